@@ -1,0 +1,139 @@
+/* Shared declarations of the capture library, grouped by the file that
+ * defines them. Everything not declared here is static. */
+#pragma once
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MT_EXPORT __attribute__((visibility("default")))
+#define MT_TLS __thread __attribute__((tls_model("initial-exec")))
+#define MT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define MT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- hooks.def: API ids (0 is "none") ---- */
+enum mt_api {
+	MT_API_NONE = 0,
+#define MT_HOOK(lib, ret, name, params, args) MT_API_##name,
+#define MT_REAL(lib, ret, name, params, args) MT_API_##name,
+#include "hooks.def"
+	MT_API_COUNT,
+};
+
+/* hook-real.c */
+const char *mt_api_name(unsigned api);
+
+/* ---- event.h-like: the fixed-size record that crosses the queue ---- */
+struct mt_event {
+	uint64_t time_ns; /* CLOCK_MONOTONIC, absolute */
+	uint64_t address;
+	uint64_t bytes;
+	uint64_t stream;
+	uint64_t device_free; /* oom only */
+	uint64_t device_total; /* oom only */
+	uint32_t stack;
+	uint32_t tid;
+	int32_t status;
+	int16_t device;
+	uint8_t kind; /* enum mt_event_kind */
+	uint8_t mem; /* enum mt_mem_kind */
+	uint16_t api; /* enum mt_api */
+	uint16_t pad;
+	uint32_t pad2;
+};
+
+/* ---- log.c: the one error funnel ---- */
+enum mt_who {
+	MT_INFO, /* not an error; silenced by MEMTRACE_QUIET */
+	MT_USER, /* a bad setting or input from the user */
+	MT_ENV, /* the environment: file system, missing library */
+	MT_BUG, /* a bug in memtrace: please report */
+};
+void mt_log(enum mt_who who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mt_log_set_quiet(bool quiet);
+void mt_log_reset(void);
+
+/* ---- config.c: settings from the environment ---- */
+#define MT_PATH_MAX 4096
+struct mt_config {
+	char output[MT_PATH_MAX]; /* pattern, before expansion */
+	int depth; /* native frames */
+	bool quiet;
+};
+typedef const char *(*mt_getenv_fn)(const char *name);
+void mt_config_load(struct mt_config *cfg, mt_getenv_fn get);
+int mt_config_expand_output(const char *pattern, pid_t pid, const char *host, const char *rank,
+			    char *out, size_t outsz);
+const char *mt_config_rank(mt_getenv_fn get);
+
+/* ---- stack-table.c: interned stacks, shared by all threads ---- */
+struct mt_stack_table;
+struct mt_stack_table *mt_stack_table_new(unsigned log2_slots, size_t max_frames);
+void mt_stack_table_free(struct mt_stack_table *t);
+/* Returns the stack id (>= 1), or 0 when the table is full. */
+uint32_t mt_stack_intern(struct mt_stack_table *t, const uintptr_t *ips, unsigned n);
+/* The frames of a stack id returned by mt_stack_intern on any thread. */
+const uintptr_t *mt_stack_get(const struct mt_stack_table *t, uint32_t id, unsigned *n);
+uint32_t mt_stack_count(const struct mt_stack_table *t);
+
+/* ---- queue.c: bounded, lossless multi-producer single-consumer queue ---- */
+struct mt_queue;
+struct mt_queue *mt_queue_new(unsigned log2_capacity);
+void mt_queue_free(struct mt_queue *q);
+/* Blocks while the queue is full; returns the event's sequence number. */
+uint64_t mt_queue_push(struct mt_queue *q, const struct mt_event *ev);
+/* Consumer only: false when the next event is not there yet. */
+bool mt_queue_pop(struct mt_queue *q, struct mt_event *ev);
+uint64_t mt_queue_pushed(const struct mt_queue *q);
+uint64_t mt_queue_popped(const struct mt_queue *q);
+size_t mt_queue_capacity(const struct mt_queue *q);
+uint64_t mt_queue_wait_ns(const struct mt_queue *q);
+/* After close, producers waiting for room give up (the event is lost):
+ * used once the writer has stopped at exit. */
+void mt_queue_close(struct mt_queue *q);
+/* Called by a producer when the queue is more than half full. */
+void mt_queue_set_pressure_cb(struct mt_queue *q, void (*cb)(void *), void *data);
+
+/* ---- unwind.c: native stacks ---- */
+void mt_unwind_init(void);
+unsigned mt_unwind(uintptr_t *ips, unsigned max);
+
+/* ---- symbols.c: writer side, turns addresses into modules and names ---- */
+struct mt_symbol {
+	const char *module_path; /* never NULL; "" when unknown */
+	uintptr_t module_base; /* load bias */
+	const char *function; /* NULL when none */
+};
+bool mt_symbol_lookup(uintptr_t ip, struct mt_symbol *sym);
+/* Writes the hex GNU build id of the object loaded at base; "" if none. */
+void mt_symbol_build_id(uintptr_t base, const char *path, char *out, size_t outsz);
+
+/* ---- trace-writer.c: the writer thread and the SQLite file ---- */
+struct mt_writer;
+struct mt_writer_options {
+	const char *path;
+	struct mt_queue *queue;
+	struct mt_stack_table *stacks;
+	int depth;
+	unsigned interval_ms;
+	uint64_t start_ns; /* CLOCK_MONOTONIC at trace start */
+};
+struct mt_writer *mt_writer_start(const struct mt_writer_options *opt);
+/* Waits until every event with seq <= upto is committed (bounded). */
+bool mt_writer_sync(struct mt_writer *w, uint64_t upto, unsigned timeout_ms);
+void mt_writer_stop(struct mt_writer *w, bool normal_exit);
+void mt_writer_lock(struct mt_writer *w); /* around fork */
+void mt_writer_unlock(struct mt_writer *w);
+uint64_t mt_writer_committed(const struct mt_writer *w);
+
+/* ---- preload.c: the hook-path rules ---- */
+/* false: pass the call straight through (nested call, or tracing off). */
+bool mt_enter(void);
+void mt_leave(void);
+void mt_record_alloc(unsigned api, int status, bool oom, const void *ptr, uint64_t bytes,
+		     unsigned mem, uint64_t stream);
+void mt_record_free(unsigned api, const void *ptr, uint64_t stream);
+void mt_record_free_error(unsigned api, int status, const void *ptr, uint64_t stream);
+uint64_t mt_now_ns(void);

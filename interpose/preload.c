@@ -1,0 +1,300 @@
+/* The hook-path rules, in one place. Every wrapper goes through here.
+ *
+ * 1. A thread-local guard: a call made while this thread is already inside
+ *    a hook (the runtime reaching the driver, our own cudaGetDevice) passes
+ *    straight through and is not recorded twice.
+ * 2. Lazy start: the constructor only reads the environment; the trace file
+ *    and the writer thread are made at the first recorded CUDA call, so
+ *    processes that never use CUDA leave no file.
+ * 3. Frees are recorded before the real free (see hook-runtime.c).
+ * 4. Nothing the application sees changes: results are returned untouched,
+ *    errno is restored after our work, no context-creating CUDA call is
+ *    made on the application's behalf, and a failure of the tool turns the
+ *    tool off (one message) while the program runs on.
+ * 5. No lock is held across the real call and no lock is taken per event:
+ *    the stack table and the queue are lock-free for producers.
+ * 6. An allocation that fails for lack of memory is committed to the file
+ *    before the hook returns (bounded wait), so the post-mortem survives
+ *    whatever the process does next.
+ * 7. fork: the child starts its own trace at its first CUDA call; the
+ *    writer is paused across fork() so that it never holds SQLite's locks
+ *    in the child.
+ * 8. exit: the library destructor drains the queue and closes the file. */
+#include "hook-real.h"
+#include "memtrace.h"
+#include "trace-schema.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MT_QUEUE_LOG2 16 /* 65536 events, 5 MiB */
+#define MT_STACK_SLOTS_LOG2 21 /* up to 1M distinct stacks */
+#define MT_STACK_ARENA_FRAMES (64u << 20) /* 512 MiB reserved, touched on use */
+#define MT_INTERVAL_MS 50
+#define MT_OOM_SYNC_MS 5000
+
+enum state { ST_IDLE, ST_RUNNING, ST_OFF };
+
+static _Atomic int state = ST_IDLE;
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mt_config config;
+static struct mt_queue *queue;
+static struct mt_stack_table *stacks;
+static struct mt_writer *writer;
+static char trace_path[MT_PATH_MAX];
+
+static MT_TLS int in_hook;
+static MT_TLS uint32_t tls_tid;
+
+uint64_t mt_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- start and stop ---- */
+
+static bool make_path(void)
+{
+	char host[256] = "";
+	gethostname(host, sizeof(host) - 1);
+	if (mt_config_expand_output(config.output, getpid(), host,
+				    mt_config_rank((mt_getenv_fn)getenv), trace_path,
+				    sizeof(trace_path))) {
+		mt_log(MT_USER, "MEMTRACE_OUTPUT=%.200s has an unknown %%-sequence or is too "
+				"long (use %%p, %%h, %%r, %%%%); not tracing",
+		       config.output);
+		return false;
+	}
+	return true;
+}
+
+static void start(void)
+{
+	mt_unwind_init();
+	if (!make_path())
+		goto off;
+	queue = mt_queue_new(MT_QUEUE_LOG2);
+	stacks = mt_stack_table_new(MT_STACK_SLOTS_LOG2, MT_STACK_ARENA_FRAMES);
+	if (!queue || !stacks) {
+		mt_log(MT_ENV, "cannot reserve memory for the event queue; not tracing");
+		goto off;
+	}
+	struct mt_writer_options opt = {
+		.path = trace_path,
+		.queue = queue,
+		.stacks = stacks,
+		.depth = config.depth,
+		.interval_ms = MT_INTERVAL_MS,
+		.start_ns = mt_now_ns(),
+	};
+	writer = mt_writer_start(&opt);
+	if (!writer)
+		goto off;
+	mt_log(MT_INFO, "tracing to %s", trace_path);
+	atomic_store_explicit(&state, ST_RUNNING, memory_order_release);
+	return;
+off:
+	atomic_store_explicit(&state, ST_OFF, memory_order_release);
+}
+
+static bool ensure_started(void)
+{
+	int s = atomic_load_explicit(&state, memory_order_acquire);
+	if (MT_LIKELY(s == ST_RUNNING))
+		return true;
+	if (s == ST_OFF)
+		return false;
+	pthread_mutex_lock(&start_lock);
+	if (atomic_load(&state) == ST_IDLE)
+		start();
+	pthread_mutex_unlock(&start_lock);
+	return atomic_load(&state) == ST_RUNNING;
+}
+
+__attribute__((constructor)) static void mt_constructor(void)
+{
+	mt_config_load(&config, (mt_getenv_fn)getenv);
+}
+
+/* Runs after the program's atexit handlers and after the destructors of
+ * the libraries loaded after us, so late frees are still recorded. */
+__attribute__((destructor)) static void mt_destructor(void)
+{
+	pthread_mutex_lock(&start_lock);
+	if (atomic_load(&state) == ST_RUNNING) {
+		atomic_store(&state, ST_OFF);
+		mt_writer_stop(writer, true);
+		mt_queue_close(queue);
+		writer = NULL;
+		mt_log(MT_INFO, "%llu events written to %s",
+		       (unsigned long long)mt_queue_pushed(queue), trace_path);
+	}
+	pthread_mutex_unlock(&start_lock);
+}
+
+/* ---- fork ---- */
+
+static void before_fork(void)
+{
+	pthread_mutex_lock(&start_lock);
+	if (writer)
+		mt_writer_lock(writer);
+}
+
+static void after_fork_parent(void)
+{
+	if (writer)
+		mt_writer_unlock(writer);
+	pthread_mutex_unlock(&start_lock);
+}
+
+/* The child has no writer thread. Forget the parent's trace (its memory
+ * stays mapped but unused) and start a new one at the first CUDA call. */
+static void after_fork_child(void)
+{
+	pthread_mutex_init(&start_lock, NULL);
+	tls_tid = 0;
+	in_hook = 0;
+	writer = NULL;
+	queue = NULL;
+	stacks = NULL;
+	mt_log_reset();
+	if (atomic_load(&state) == ST_RUNNING)
+		atomic_store(&state, ST_IDLE);
+}
+
+__attribute__((constructor)) static void mt_register_fork(void)
+{
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+/* ---- the guard ---- */
+
+bool mt_enter(void)
+{
+	if (in_hook)
+		return false;
+	in_hook = 1;
+	if (MT_LIKELY(ensure_started()))
+		return true;
+	in_hook = 0;
+	return false;
+}
+
+void mt_leave(void)
+{
+	in_hook = 0;
+}
+
+/* ---- recording ----
+ * Allocations carry a stack and the current device. Frees carry neither
+ * (stack 0, device -1): the writer knows what a free releases, and the
+ * report needs no stack for it, so the hot path skips the unwind. */
+
+static uint32_t current_tid(void)
+{
+	if (MT_UNLIKELY(!tls_tid))
+		tls_tid = (uint32_t)syscall(SYS_gettid);
+	return tls_tid;
+}
+
+static int16_t current_device(void)
+{
+	int dev = -1;
+	mt_cudaGetDevice_fn get = mt_real_cudaGetDevice();
+	if (!get || get(&dev) != cudaSuccess)
+		return -1;
+	return (int16_t)dev;
+}
+
+static void fill_common(struct mt_event *ev, unsigned api, uint64_t stream)
+{
+	ev->time_ns = mt_now_ns();
+	ev->api = (uint16_t)api;
+	ev->stream = stream;
+	ev->tid = current_tid();
+}
+
+static uint32_t capture_stack(void)
+{
+	uintptr_t ips[256];
+	unsigned n = mt_unwind(ips, (unsigned)config.depth);
+	return n ? mt_stack_intern(stacks, ips, n) : 0;
+}
+
+/* The device's free/total right after a failure, for the post-mortem.
+ * cudaMemGetInfo needs the context the failed call already had. */
+static void fill_mem_info(struct mt_event *ev)
+{
+	size_t free_b = 0, total_b = 0;
+	mt_cudaMemGetInfo_fn get = mt_real_cudaMemGetInfo();
+	if (get && get(&free_b, &total_b) == cudaSuccess) {
+		ev->device_free = free_b;
+		ev->device_total = total_b;
+	}
+}
+
+void mt_record_alloc(unsigned api, int status, bool oom, const void *ptr, uint64_t bytes,
+		     unsigned mem, uint64_t stream)
+{
+	int saved_errno = errno;
+	struct mt_event ev = { 0 };
+	fill_common(&ev, api, stream);
+	ev.stack = capture_stack();
+	ev.kind = status == 0 ? MT_EV_ALLOC : oom ? MT_EV_OOM : MT_EV_ALLOC_ERROR;
+	ev.status = status;
+	ev.address = (uint64_t)(uintptr_t)ptr;
+	ev.bytes = bytes;
+	ev.mem = (uint8_t)mem;
+	ev.device = current_device();
+	if (ev.kind == MT_EV_OOM)
+		fill_mem_info(&ev);
+	uint64_t seq = mt_queue_push(queue, &ev);
+	if (ev.kind == MT_EV_OOM && !mt_writer_sync(writer, seq, MT_OOM_SYNC_MS))
+		mt_log(MT_ENV, "the out-of-memory event could not be committed to %s in time",
+		       trace_path);
+	errno = saved_errno;
+}
+
+static void record_free_kind(unsigned kind, unsigned api, int status, const void *ptr,
+			     uint64_t stream)
+{
+	int saved_errno = errno;
+	struct mt_event ev = { 0 };
+	fill_common(&ev, api, stream);
+	ev.kind = (uint8_t)kind;
+	ev.status = status;
+	ev.address = (uint64_t)(uintptr_t)ptr;
+	ev.device = -1;
+	mt_queue_push(queue, &ev);
+	errno = saved_errno;
+}
+
+void mt_record_free(unsigned api, const void *ptr, uint64_t stream)
+{
+	record_free_kind(MT_EV_FREE, api, 0, ptr, stream);
+}
+
+void mt_record_free_error(unsigned api, int status, const void *ptr, uint64_t stream)
+{
+	record_free_kind(MT_EV_FREE_ERROR, api, status, ptr, stream);
+}
+
+/* ---- public API (memtrace.h) ---- */
+
+MT_EXPORT int memtrace_flush(void)
+{
+	if (atomic_load(&state) != ST_RUNNING)
+		return -1;
+	uint64_t pushed = mt_queue_pushed(queue);
+	if (pushed == 0)
+		return 0;
+	return mt_writer_sync(writer, pushed - 1, 2000) ? 0 : -1;
+}

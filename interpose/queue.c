@@ -1,0 +1,149 @@
+/* A bounded, lossless multi-producer single-consumer queue of fixed-size
+ * events (after Dmitry Vyukov's bounded queue). Each producer takes a
+ * ticket with one fetch-add: the ticket is the event's sequence number, so
+ * the trace has a total order with no gaps. When the queue is full the
+ * producer waits for its cell (never drops), and the time it waited is
+ * added up for the trace. When the queue passes half full the producer
+ * pokes the consumer so it drains before anyone has to wait. */
+#include "internal.h"
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+struct cell {
+	_Atomic uint64_t seq;
+	struct mt_event ev;
+};
+
+struct mt_queue {
+	struct cell *cells;
+	uint64_t mask;
+	void (*pressure_cb)(void *);
+	void *pressure_data;
+	_Alignas(64) _Atomic uint64_t head; /* next ticket */
+	_Alignas(64) _Atomic uint64_t tail; /* next to pop; written by the consumer */
+	_Alignas(64) _Atomic uint64_t wait_ns;
+	_Atomic bool closed;
+};
+
+struct mt_queue *mt_queue_new(unsigned log2_capacity)
+{
+	size_t cap = (size_t)1 << log2_capacity;
+	struct mt_queue *q = mmap(NULL, sizeof(*q), PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q == MAP_FAILED)
+		return NULL;
+	memset(q, 0, sizeof(*q));
+	q->cells = mmap(NULL, cap * sizeof(struct cell), PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q->cells == MAP_FAILED) {
+		munmap(q, sizeof(*q));
+		return NULL;
+	}
+	q->mask = cap - 1;
+	for (size_t i = 0; i < cap; i++)
+		atomic_init(&q->cells[i].seq, i);
+	return q;
+}
+
+void mt_queue_free(struct mt_queue *q)
+{
+	if (!q)
+		return;
+	munmap(q->cells, (q->mask + 1) * sizeof(struct cell));
+	munmap(q, sizeof(*q));
+}
+
+void mt_queue_set_pressure_cb(struct mt_queue *q, void (*cb)(void *), void *data)
+{
+	q->pressure_data = data;
+	q->pressure_cb = cb;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The cell is still held by an event the consumer has not taken. Spin a
+ * little, then yield, then sleep in short steps, poking the consumer. */
+static bool wait_for_cell(struct mt_queue *q, struct cell *c, uint64_t pos)
+{
+	uint64_t start = now_ns();
+	for (unsigned spins = 0; atomic_load_explicit(&c->seq, memory_order_acquire) != pos;
+	     spins++) {
+		if (atomic_load_explicit(&q->closed, memory_order_relaxed))
+			return false;
+		if (spins < 64)
+			continue;
+		if (q->pressure_cb)
+			q->pressure_cb(q->pressure_data);
+		if (spins < 256) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 50000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	atomic_fetch_add_explicit(&q->wait_ns, now_ns() - start, memory_order_relaxed);
+	return true;
+}
+
+uint64_t mt_queue_push(struct mt_queue *q, const struct mt_event *ev)
+{
+	uint64_t pos = atomic_fetch_add_explicit(&q->head, 1, memory_order_relaxed);
+	struct cell *c = &q->cells[pos & q->mask];
+	if (MT_UNLIKELY(atomic_load_explicit(&c->seq, memory_order_acquire) != pos) &&
+	    !wait_for_cell(q, c, pos))
+		return pos;
+	c->ev = *ev;
+	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+
+	/* Poke the consumer once, when this push crosses the half-full mark. */
+	uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+	if (MT_UNLIKELY(pos - tail == (q->mask + 1) / 2) && q->pressure_cb)
+		q->pressure_cb(q->pressure_data);
+	return pos;
+}
+
+bool mt_queue_pop(struct mt_queue *q, struct mt_event *ev)
+{
+	uint64_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+	struct cell *c = &q->cells[pos & q->mask];
+	if (atomic_load_explicit(&c->seq, memory_order_acquire) != pos + 1)
+		return false;
+	*ev = c->ev;
+	atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
+	atomic_store_explicit(&q->tail, pos + 1, memory_order_relaxed);
+	return true;
+}
+
+void mt_queue_close(struct mt_queue *q)
+{
+	atomic_store(&q->closed, true);
+}
+
+uint64_t mt_queue_pushed(const struct mt_queue *q)
+{
+	return atomic_load(&q->head);
+}
+
+uint64_t mt_queue_popped(const struct mt_queue *q)
+{
+	return atomic_load(&q->tail);
+}
+
+size_t mt_queue_capacity(const struct mt_queue *q)
+{
+	return q->mask + 1;
+}
+
+uint64_t mt_queue_wait_ns(const struct mt_queue *q)
+{
+	return atomic_load_explicit(&q->wait_ns, memory_order_relaxed);
+}

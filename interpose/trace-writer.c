@@ -1,0 +1,614 @@
+/* The writer thread: drains the queue into the SQLite trace, one
+ * transaction per flush, at least every interval_ms and sooner when the
+ * queue fills or an OOM asks for a synchronous commit. All symbol work and
+ * all bookkeeping that the hot path must not pay for happens here: new
+ * stacks and frames are written once, frees get the size of what they
+ * release. The schema is docs/trace-format.md (interpose/trace-schema.h). */
+#include "internal.h"
+#include "trace-schema.h"
+#include "u64map.h"
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum stmt_id {
+	ST_EVENT,
+	ST_OOM,
+	ST_FRAME,
+	ST_MODULE,
+	ST_STACK_FRAME,
+	ST_THREAD,
+	ST_META,
+	ST_COUNT,
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+	[ST_EVENT] = "INSERT INTO events(seq,time_ns,kind,api,thread,device,stream,address,"
+		     "bytes,mem,stack,status) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_OOM] = "INSERT INTO ooms(seq,device_free,device_total) VALUES(?,?,?)",
+	[ST_FRAME] = "INSERT INTO frames(id,kind,ip,module,offset,function) VALUES(?,0,?,?,?,?)",
+	[ST_MODULE] = "INSERT INTO modules(id,path,base,build_id) VALUES(?,?,?,?)",
+	[ST_STACK_FRAME] = "INSERT INTO stack_frames(stack,depth,frame) VALUES(?,?,?)",
+	[ST_THREAD] = "INSERT OR IGNORE INTO threads(id,name) VALUES(?,?)",
+	[ST_META] = "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)",
+};
+
+struct module {
+	uintptr_t base;
+	char *path;
+};
+
+/* Recently freed allocations, so that a free that failed (free_error)
+ * can put its allocation back. */
+#define FREED_RING 64
+struct freed {
+	uint64_t address;
+	uint64_t info;
+};
+
+struct mt_writer {
+	sqlite3 *db;
+	sqlite3_stmt *stmt[ST_COUNT];
+	struct mt_queue *queue;
+	struct mt_stack_table *stacks;
+	uint64_t start_ns;
+	unsigned interval_ms;
+	char path[MT_PATH_MAX];
+
+	pthread_t thread;
+	pthread_mutex_t work; /* held while draining: fork waits for it */
+	pthread_mutex_t lock; /* guards the fields below */
+	pthread_cond_t wake;
+	pthread_cond_t done;
+	bool poke;
+	bool stop;
+	_Atomic uint64_t committed; /* events with seq < committed are in the file */
+	_Atomic bool failed; /* the file is unusable: events are drained and dropped */
+
+	struct u64map frames; /* ip -> frame id */
+	struct u64map threads; /* tid -> 1 */
+	struct u64map live; /* address -> bytes << 8 | mem */
+	struct freed freed[FREED_RING];
+	unsigned freed_next;
+	uint8_t *stack_written; /* by stack id */
+	size_t stack_written_cap;
+	struct module *modules;
+	size_t nmodules;
+	int64_t next_frame_id;
+	uint64_t dropped;
+};
+
+/* ---- SQLite helpers ---- */
+
+static bool sql_ok(struct mt_writer *w, int rc, const char *what)
+{
+	if (rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW)
+		return true;
+	if (!w->failed)
+		mt_log(MT_ENV, "cannot write the trace %s (%s: %s); tracing stops here, the "
+			       "program runs on",
+		       w->path, what, sqlite3_errmsg(w->db));
+	w->failed = true;
+	return false;
+}
+
+static bool exec_sql(struct mt_writer *w, const char *sql)
+{
+	return sql_ok(w, sqlite3_exec(w->db, sql, NULL, NULL, NULL), sql);
+}
+
+static bool step(struct mt_writer *w, enum stmt_id id)
+{
+	sqlite3_stmt *s = w->stmt[id];
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return sql_ok(w, rc, stmt_sql[id]);
+}
+
+static void bind_text_or_null(sqlite3_stmt *s, int col, const char *text)
+{
+	if (text && *text)
+		sqlite3_bind_text(s, col, text, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s, col);
+}
+
+static void put_meta(struct mt_writer *w, const char *key, const char *value)
+{
+	sqlite3_stmt *s = w->stmt[ST_META];
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, value, -1, SQLITE_TRANSIENT);
+	step(w, ST_META);
+}
+
+static void put_meta_u64(struct mt_writer *w, const char *key, uint64_t value)
+{
+	char buf[24];
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)value);
+	put_meta(w, key, buf);
+}
+
+/* ---- the file ---- */
+
+/* Create the file ourselves: O_EXCL|O_NOFOLLOW so a planted symlink or
+ * another run's trace is never written through, mode 0600 because a trace
+ * holds paths and command lines. */
+static bool create_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			mt_log(MT_USER, "the trace file %s already exists; not tracing this process "
+					"(remove it, or put %%p in MEMTRACE_OUTPUT)",
+			       path);
+		else
+			mt_log(MT_ENV, "cannot create the trace file %s: %s; not tracing this "
+				       "process",
+			       path, strerror(errno));
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
+static bool open_db(struct mt_writer *w)
+{
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW;
+	if (sqlite3_open_v2(w->path, &w->db, flags, NULL) != SQLITE_OK)
+		return sql_ok(w, SQLITE_ERROR, "open");
+	/* WAL: readers (sqlite3, the reporter) see every committed flush while
+	 * the program runs. synchronous=NORMAL: a commit survives the process
+	 * being killed (it is in the OS), which is the failure that matters. */
+	if (!exec_sql(w, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"))
+		return false;
+	char sql[sizeof(MT_SCHEMA_SQL) + 64];
+	snprintf(sql, sizeof(sql), "BEGIN;" MT_SCHEMA_SQL "PRAGMA user_version=%d;",
+		 MT_SCHEMA_VERSION);
+	if (!exec_sql(w, sql))
+		return false;
+	for (int i = 0; i < ST_COUNT; i++)
+		if (!sql_ok(w, sqlite3_prepare_v2(w->db, stmt_sql[i], -1, &w->stmt[i], NULL),
+			    stmt_sql[i]))
+			return false;
+	return true;
+}
+
+static void read_file(const char *path, char *buf, size_t bufsz, bool nul_to_space)
+{
+	buf[0] = '\0';
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, bufsz - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0' && nul_to_space)
+			buf[i] = ' ';
+	while (n > 0 && (buf[n - 1] == ' ' || buf[n - 1] == '\n'))
+		buf[--n] = '\0';
+}
+
+static void write_static_meta(struct mt_writer *w, const struct mt_writer_options *opt)
+{
+	char buf[MT_PATH_MAX];
+	struct timespec rt;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	uint64_t now = mt_now_ns();
+	uint64_t realtime = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+
+	put_meta(w, "format", "memtrace-trace");
+	put_meta_u64(w, "schema_version", MT_SCHEMA_VERSION);
+	put_meta(w, "memtrace_version", MEMTRACE_VERSION);
+	put_meta_u64(w, "pid", (uint64_t)getpid());
+	put_meta_u64(w, "ppid", (uint64_t)getppid());
+	gethostname(buf, sizeof(buf) - 1);
+	buf[sizeof(buf) - 1] = '\0';
+	put_meta(w, "host", buf);
+	put_meta(w, "rank", mt_config_rank((mt_getenv_fn)getenv));
+	read_file("/proc/self/cmdline", buf, sizeof(buf), true);
+	put_meta(w, "cmdline", buf);
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	put_meta(w, "exe", buf);
+	put_meta_u64(w, "start_realtime_ns", realtime - (now - opt->start_ns));
+	put_meta_u64(w, "start_monotonic_ns", opt->start_ns);
+	put_meta_u64(w, "depth", (uint64_t)opt->depth);
+	put_meta_u64(w, "queue_capacity", mt_queue_capacity(opt->queue));
+	put_meta_u64(w, "commit_interval_ms", opt->interval_ms);
+	put_meta(w, "end", "running");
+
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(w->db, "INSERT INTO apis(id,name) VALUES(?,?)", -1, &s, NULL))
+		return;
+	for (unsigned api = 1; api < MT_API_COUNT; api++) {
+		sqlite3_bind_int(s, 1, (int)api);
+		sqlite3_bind_text(s, 2, mt_api_name(api), -1, SQLITE_STATIC);
+		sqlite3_step(s);
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+}
+
+/* ---- stacks, frames, modules, threads ---- */
+
+static int64_t module_id(struct mt_writer *w, uintptr_t base, const char *path)
+{
+	for (size_t i = 0; i < w->nmodules; i++)
+		if (w->modules[i].base == base && !strcmp(w->modules[i].path, path))
+			return (int64_t)i + 1;
+	struct module *m = realloc(w->modules, (w->nmodules + 1) * sizeof(*m));
+	if (!m)
+		return 0;
+	w->modules = m;
+	m[w->nmodules].base = base;
+	m[w->nmodules].path = strdup(path);
+	int64_t id = (int64_t)++w->nmodules;
+
+	char build_id[128];
+	mt_symbol_build_id(base, path, build_id, sizeof(build_id));
+	sqlite3_stmt *s = w->stmt[ST_MODULE];
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_text(s, 2, path, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(s, 3, (int64_t)base);
+	bind_text_or_null(s, 4, build_id);
+	step(w, ST_MODULE);
+	return id;
+}
+
+static int64_t frame_id(struct mt_writer *w, uintptr_t ip)
+{
+	uint64_t *known = u64map_get(&w->frames, ip);
+	if (known)
+		return (int64_t)*known;
+	int64_t id = ++w->next_frame_id;
+	u64map_put(&w->frames, ip, (uint64_t)id);
+
+	struct mt_symbol sym;
+	bool found = mt_symbol_lookup(ip, &sym);
+	sqlite3_stmt *s = w->stmt[ST_FRAME];
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int64(s, 2, (int64_t)ip);
+	if (found) {
+		sqlite3_bind_int64(s, 3, module_id(w, sym.module_base, sym.module_path));
+		sqlite3_bind_int64(s, 4, (int64_t)(ip - sym.module_base));
+	}
+	bind_text_or_null(s, 5, sym.function);
+	step(w, ST_FRAME);
+	return id;
+}
+
+static bool mark_stack_written(struct mt_writer *w, uint32_t id)
+{
+	if (id >= w->stack_written_cap) {
+		size_t cap = w->stack_written_cap ? w->stack_written_cap : 1024;
+		while (cap <= id)
+			cap *= 2;
+		uint8_t *p = realloc(w->stack_written, cap);
+		if (!p)
+			return false;
+		memset(p + w->stack_written_cap, 0, cap - w->stack_written_cap);
+		w->stack_written = p;
+		w->stack_written_cap = cap;
+	}
+	if (w->stack_written[id])
+		return false;
+	w->stack_written[id] = 1;
+	return true;
+}
+
+static void write_stack(struct mt_writer *w, uint32_t id)
+{
+	if (id == 0 || !mark_stack_written(w, id))
+		return;
+	unsigned n;
+	const uintptr_t *ips = mt_stack_get(w->stacks, id, &n);
+	for (unsigned depth = 0; depth < n; depth++) {
+		int64_t frame = frame_id(w, ips[depth]);
+		sqlite3_stmt *s = w->stmt[ST_STACK_FRAME];
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_int64(s, 2, depth);
+		sqlite3_bind_int64(s, 3, frame);
+		step(w, ST_STACK_FRAME);
+	}
+}
+
+static void write_thread(struct mt_writer *w, uint32_t tid)
+{
+	if (!tid || u64map_get(&w->threads, tid))
+		return;
+	u64map_put(&w->threads, tid, 1);
+	char path[64], name[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+	read_file(path, name, sizeof(name), false);
+	sqlite3_stmt *s = w->stmt[ST_THREAD];
+	sqlite3_bind_int64(s, 1, tid);
+	bind_text_or_null(s, 2, name);
+	step(w, ST_THREAD);
+}
+
+/* ---- events ---- */
+
+/* Keeps the live map in step and fills in what a free releases. */
+static void track_live(struct mt_writer *w, struct mt_event *ev)
+{
+	uint64_t info = 0;
+	switch (ev->kind) {
+	case MT_EV_ALLOC:
+		u64map_put(&w->live, ev->address, ev->bytes << 8 | ev->mem);
+		break;
+	case MT_EV_FREE:
+		if (u64map_del(&w->live, ev->address, &info)) {
+			ev->bytes = info >> 8;
+			ev->mem = (uint8_t)(info & 0xff);
+			w->freed[w->freed_next++ % FREED_RING] =
+				(struct freed){ ev->address, info };
+		}
+		break;
+	case MT_EV_FREE_ERROR:
+		for (unsigned i = 0; i < FREED_RING; i++) {
+			struct freed *f = &w->freed[i];
+			if (f->address == ev->address && f->address) {
+				u64map_put(&w->live, f->address, f->info);
+				ev->bytes = f->info >> 8;
+				ev->mem = (uint8_t)(f->info & 0xff);
+				f->address = 0;
+				break;
+			}
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void bind_u64_or_null(sqlite3_stmt *s, int col, uint64_t v, bool present)
+{
+	if (present)
+		sqlite3_bind_int64(s, col, (int64_t)v);
+	else
+		sqlite3_bind_null(s, col);
+}
+
+static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
+{
+	write_thread(w, ev->tid);
+	write_stack(w, ev->stack);
+	track_live(w, ev);
+
+	bool sized = ev->kind != MT_EV_FREE && ev->kind != MT_EV_FREE_ERROR ? true : ev->mem != 0;
+	sqlite3_stmt *s = w->stmt[ST_EVENT];
+	sqlite3_bind_int64(s, 1, (int64_t)seq);
+	sqlite3_bind_int64(s, 2, (int64_t)(ev->time_ns - w->start_ns));
+	sqlite3_bind_int(s, 3, ev->kind);
+	sqlite3_bind_int(s, 4, ev->api);
+	sqlite3_bind_int64(s, 5, ev->tid);
+	sqlite3_bind_int(s, 6, ev->device);
+	sqlite3_bind_int64(s, 7, (int64_t)ev->stream);
+	sqlite3_bind_int64(s, 8, (int64_t)ev->address);
+	bind_u64_or_null(s, 9, ev->bytes, sized);
+	bind_u64_or_null(s, 10, ev->mem, sized);
+	sqlite3_bind_int64(s, 11, ev->stack);
+	sqlite3_bind_int(s, 12, ev->status);
+	step(w, ST_EVENT);
+
+	if (ev->kind == MT_EV_OOM) {
+		s = w->stmt[ST_OOM];
+		sqlite3_bind_int64(s, 1, (int64_t)seq);
+		bind_u64_or_null(s, 2, ev->device_free, ev->device_total != 0);
+		bind_u64_or_null(s, 3, ev->device_total, ev->device_total != 0);
+		step(w, ST_OOM);
+	}
+}
+
+/* One flush: everything in the queue now, in one transaction. */
+static void drain(struct mt_writer *w)
+{
+	pthread_mutex_lock(&w->work);
+	struct mt_event ev;
+	uint64_t seq = mt_queue_popped(w->queue);
+	uint64_t first = seq;
+	bool open = false;
+	while (mt_queue_pop(w->queue, &ev)) {
+		if (!open && !w->failed)
+			open = exec_sql(w, "BEGIN");
+		if (open && !w->failed)
+			write_event(w, seq, &ev);
+		else
+			w->dropped++;
+		seq++;
+	}
+	if (open && !w->failed) {
+		put_meta_u64(w, "events_written", seq);
+		put_meta_u64(w, "producer_wait_ns", mt_queue_wait_ns(w->queue));
+		put_meta_u64(w, "end_monotonic_ns", mt_now_ns() - w->start_ns);
+		exec_sql(w, "COMMIT");
+	}
+	pthread_mutex_unlock(&w->work);
+
+	if (seq != first || w->failed) {
+		pthread_mutex_lock(&w->lock);
+		atomic_store(&w->committed, seq);
+		pthread_cond_broadcast(&w->done);
+		pthread_mutex_unlock(&w->lock);
+	}
+}
+
+static void wait_for_work(struct mt_writer *w)
+{
+	pthread_mutex_lock(&w->lock);
+	if (!w->poke && !w->stop) {
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_nsec += (long)w->interval_ms * 1000000L;
+		until.tv_sec += until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&w->wake, &w->lock, &until);
+	}
+	w->poke = false;
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void *writer_main(void *arg)
+{
+	struct mt_writer *w = arg;
+	for (;;) {
+		wait_for_work(w);
+		pthread_mutex_lock(&w->lock);
+		bool stop = w->stop;
+		pthread_mutex_unlock(&w->lock);
+		drain(w);
+		if (stop)
+			break;
+	}
+	return NULL;
+}
+
+static void poke(void *arg)
+{
+	struct mt_writer *w = arg;
+	pthread_mutex_lock(&w->lock);
+	w->poke = true;
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* ---- lifetime ---- */
+
+static void init_sync(struct mt_writer *w)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->wake, &ca);
+	pthread_cond_init(&w->done, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&w->work, NULL);
+	pthread_mutex_init(&w->lock, NULL);
+}
+
+static bool start_thread(struct mt_writer *w)
+{
+	/* The writer takes no signals: they belong to the program's threads. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&w->thread, NULL, writer_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		mt_log(MT_ENV, "cannot start the writer thread: %s; not tracing", strerror(rc));
+		return false;
+	}
+	pthread_setname_np(w->thread, "memtrace-writer");
+	return true;
+}
+
+static void destroy(struct mt_writer *w)
+{
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(w->stmt[i]);
+	if (w->db)
+		sqlite3_close(w->db);
+	u64map_fini(&w->frames);
+	u64map_fini(&w->threads);
+	u64map_fini(&w->live);
+	for (size_t i = 0; i < w->nmodules; i++)
+		free(w->modules[i].path);
+	free(w->modules);
+	free(w->stack_written);
+	free(w);
+}
+
+struct mt_writer *mt_writer_start(const struct mt_writer_options *opt)
+{
+	struct mt_writer *w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	snprintf(w->path, sizeof(w->path), "%s", opt->path);
+	w->queue = opt->queue;
+	w->stacks = opt->stacks;
+	w->start_ns = opt->start_ns;
+	w->interval_ms = opt->interval_ms;
+	atomic_init(&w->committed, mt_queue_popped(opt->queue));
+	init_sync(w);
+	if (!u64map_init(&w->frames, 12) || !u64map_init(&w->threads, 6) ||
+	    !u64map_init(&w->live, 12) || !create_file(w->path))
+		goto fail;
+	if (!open_db(w))
+		goto fail;
+	write_static_meta(w, opt);
+	if (!exec_sql(w, "COMMIT") || !start_thread(w))
+		goto fail;
+	mt_queue_set_pressure_cb(w->queue, poke, w);
+	return w;
+fail:
+	destroy(w);
+	return NULL;
+}
+
+bool mt_writer_sync(struct mt_writer *w, uint64_t upto, unsigned timeout_ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	until.tv_sec += until.tv_nsec / 1000000000L;
+	until.tv_nsec %= 1000000000L;
+
+	pthread_mutex_lock(&w->lock);
+	w->poke = true;
+	pthread_cond_signal(&w->wake);
+	int rc = 0;
+	while (atomic_load(&w->committed) <= upto && !w->failed && rc == 0)
+		rc = pthread_cond_timedwait(&w->done, &w->lock, &until);
+	bool ok = atomic_load(&w->committed) > upto && !w->failed;
+	pthread_mutex_unlock(&w->lock);
+	return ok;
+}
+
+uint64_t mt_writer_committed(const struct mt_writer *w)
+{
+	return atomic_load(&((struct mt_writer *)w)->committed);
+}
+
+void mt_writer_stop(struct mt_writer *w, bool normal_exit)
+{
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	mt_queue_set_pressure_cb(w->queue, NULL, NULL);
+	if (normal_exit && !w->failed) {
+		exec_sql(w, "BEGIN");
+		put_meta(w, "end", "exit");
+		exec_sql(w, "COMMIT");
+	}
+	if (w->dropped)
+		mt_log(MT_ENV, "%llu events could not be written to %s",
+		       (unsigned long long)w->dropped, w->path);
+	destroy(w);
+}
+
+void mt_writer_lock(struct mt_writer *w)
+{
+	pthread_mutex_lock(&w->work);
+}
+
+void mt_writer_unlock(struct mt_writer *w)
+{
+	pthread_mutex_unlock(&w->work);
+}

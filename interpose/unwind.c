@@ -1,0 +1,59 @@
+/* Native stacks on the application thread: return addresses only (no
+ * symbol work here, that is the writer's job). memtrace's own frames are
+ * dropped so that frame 0 is the code that called the CUDA function. */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#include <link.h>
+
+#include "internal.h"
+
+static uintptr_t self_lo, self_hi;
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t probe = (uintptr_t)data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (probe >= lo && probe < lo + ph->p_memsz) {
+			self_lo = lo;
+			self_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void mt_unwind_init(void)
+{
+	/* Per-thread caching keeps unw_backtrace lock-free on the hot path. */
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	dl_iterate_phdr(find_self, (void *)(uintptr_t)&mt_unwind_init);
+}
+
+static bool is_self(uintptr_t ip)
+{
+	return ip >= self_lo && ip < self_hi;
+}
+
+#define MT_UNWIND_SLACK 8 /* room for memtrace's own frames */
+
+unsigned mt_unwind(uintptr_t *ips, unsigned max)
+{
+	void *buf[256 + MT_UNWIND_SLACK];
+	unsigned want = max + MT_UNWIND_SLACK;
+	if (want > sizeof(buf) / sizeof(buf[0]))
+		want = sizeof(buf) / sizeof(buf[0]);
+	int n = unw_backtrace(buf, (int)want);
+	if (n <= 0)
+		return 0;
+	unsigned i = 0;
+	while (i < (unsigned)n && is_self((uintptr_t)buf[i]))
+		i++;
+	unsigned out = 0;
+	for (; i < (unsigned)n && out < max; i++)
+		ips[out++] = (uintptr_t)buf[i];
+	return out;
+}
