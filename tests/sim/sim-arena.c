@@ -1,0 +1,184 @@
+/* The free list is a sorted array of holes: first fit is a scan from the
+ * lowest address, and a freed block merges with its neighbours, so the
+ * addresses a test sees follow from its call sequence alone. */
+#include "sim-arena.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Rounded size, or 0 when rounding would overflow. */
+size_t
+sim_arena_round(size_t bytes)
+{
+	if (bytes > SIZE_MAX - (SIM_ARENA_GRANULE - 1))
+		return 0;
+	return (bytes + SIM_ARENA_GRANULE - 1) & ~(SIM_ARENA_GRANULE - 1);
+}
+
+static bool
+reserve_holes(struct sim_arena *a, size_t n)
+{
+	struct sim_extent *h;
+	size_t cap;
+
+	if (n <= a->capholes)
+		return true;
+	cap = a->capholes ? a->capholes * 2 : 16;
+	h = realloc(a->holes, cap * sizeof(*h));
+	if (!h)
+		return false;
+	a->holes = h;
+	a->capholes = cap;
+	return true;
+}
+
+bool
+sim_arena_init(struct sim_arena *a, uintptr_t base, size_t size)
+{
+	memset(a, 0, sizeof(*a));
+	a->base = base;
+	a->size = size & ~(SIM_ARENA_GRANULE - 1);
+	if (a->size == 0)
+		return true;
+	if (!reserve_holes(a, 1))
+		return false;
+	a->holes[0] = (struct sim_extent){ .off = 0, .len = a->size };
+	a->nholes = 1;
+	return true;
+}
+
+void
+sim_arena_fini(struct sim_arena *a)
+{
+	free(a->holes);
+	sim_blockmap_fini(&a->live);
+	memset(a, 0, sizeof(*a));
+}
+
+static void
+remove_hole(struct sim_arena *a, size_t i)
+{
+	memmove(&a->holes[i], &a->holes[i + 1],
+		(a->nholes - i - 1) * sizeof(*a->holes));
+	a->nholes--;
+}
+
+static size_t
+first_fit(const struct sim_arena *a, size_t len)
+{
+	for (size_t i = 0; i < a->nholes; i++)
+		if (a->holes[i].len >= len)
+			return i;
+	return SIZE_MAX;
+}
+
+/* False when the request does not fit (or its bookkeeping cannot be
+ * allocated): the caller reports out of memory and *addr is untouched. */
+bool
+sim_arena_alloc(struct sim_arena *a, size_t bytes, uint32_t owner,
+		uint32_t kind, uintptr_t *addr)
+{
+	size_t len = sim_arena_round(bytes);
+	size_t i = len ? first_fit(a, len) : SIZE_MAX;
+	struct sim_block b;
+
+	if (i == SIZE_MAX)
+		return false;
+	b = (struct sim_block){ .addr = a->base + a->holes[i].off,
+				.size = len, .owner = owner, .kind = kind };
+	if (!sim_blockmap_insert(&a->live, &b))
+		return false;
+	a->holes[i].off += len;
+	a->holes[i].len -= len;
+	if (a->holes[i].len == 0)
+		remove_hole(a, i);
+	a->used += len;
+	*addr = b.addr;
+	return true;
+}
+
+/* Index of the first hole that starts after off. */
+static size_t
+hole_after(const struct sim_arena *a, size_t off)
+{
+	size_t lo = 0, hi = a->nholes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->holes[mid].off > off)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+static bool
+merge_with_neighbours(struct sim_arena *a, size_t i, size_t off, size_t len)
+{
+	bool prev = i > 0 && a->holes[i - 1].off + a->holes[i - 1].len == off;
+	bool next = i < a->nholes && off + len == a->holes[i].off;
+
+	if (prev && next) {
+		a->holes[i - 1].len += len + a->holes[i].len;
+		remove_hole(a, i);
+	} else if (prev) {
+		a->holes[i - 1].len += len;
+	} else if (next) {
+		a->holes[i].off = off;
+		a->holes[i].len += len;
+	}
+	return prev || next;
+}
+
+/* Give a block's range back to the free list. */
+static bool
+add_hole(struct sim_arena *a, size_t off, size_t len)
+{
+	size_t i = hole_after(a, off);
+
+	if (merge_with_neighbours(a, i, off, len))
+		return true;
+	if (!reserve_holes(a, a->nholes + 1))
+		return false;
+	memmove(&a->holes[i + 1], &a->holes[i], (a->nholes - i) * sizeof(*a->holes));
+	a->holes[i] = (struct sim_extent){ .off = off, .len = len };
+	a->nholes++;
+	return true;
+}
+
+/* False for an address that is not the start of a live block. */
+bool
+sim_arena_free(struct sim_arena *a, uintptr_t addr)
+{
+	struct sim_block b;
+
+	if (!sim_blockmap_remove(&a->live, addr, &b))
+		return false;
+	/* If the hole array cannot grow, the range is lost to the arena but
+	 * the bookkeeping stays consistent; only a host OOM gets here. */
+	(void)add_hole(a, b.addr - a->base, b.size);
+	a->used -= b.size;
+	return true;
+}
+
+/* Free every block of one context (it was destroyed). Returns the count. */
+size_t
+sim_arena_release_owner(struct sim_arena *a, uint32_t owner)
+{
+	uintptr_t *addrs;
+	size_t n = sim_blockmap_owned(&a->live, owner, &addrs);
+
+	for (size_t i = 0; i < n; i++)
+		sim_arena_free(a, addrs[i]);
+	free(addrs);
+	return n;
+}
+
+/* Whether [addr, addr + bytes) lies inside this device's memory. */
+bool
+sim_arena_contains(const struct sim_arena *a, uintptr_t addr, size_t bytes)
+{
+	return addr >= a->base && addr - a->base <= a->size &&
+	       bytes <= a->size - (addr - a->base);
+}

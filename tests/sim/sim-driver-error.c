@@ -1,0 +1,63 @@
+/* Simulated driver: error names and strings, worded as the real driver
+ * words them, for the codes the simulator can return and a few more. */
+#include "sim-driver.h"
+
+#include <stddef.h>
+
+struct sim_error {
+	CUresult code;
+	const char *name;
+	const char *text;
+};
+
+#define ERR(code, text) { code, #code, text }
+
+static const struct sim_error sim_errors[] = {
+	ERR(CUDA_SUCCESS, "no error"),
+	ERR(CUDA_ERROR_INVALID_VALUE, "invalid argument"),
+	ERR(CUDA_ERROR_OUT_OF_MEMORY, "out of memory"),
+	ERR(CUDA_ERROR_NOT_INITIALIZED, "initialization error"),
+	ERR(CUDA_ERROR_DEINITIALIZED, "driver shutting down"),
+	ERR(CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected"),
+	ERR(CUDA_ERROR_INVALID_DEVICE, "invalid device ordinal"),
+	ERR(CUDA_ERROR_INVALID_CONTEXT, "invalid device context"),
+	ERR(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, "context already current"),
+	ERR(CUDA_ERROR_INVALID_HANDLE, "invalid resource handle"),
+	ERR(CUDA_ERROR_NOT_FOUND, "named symbol not found"),
+	ERR(CUDA_ERROR_NOT_READY, "device not ready"),
+	ERR(CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered"),
+	ERR(CUDA_ERROR_NOT_PERMITTED, "operation not permitted"),
+	ERR(CUDA_ERROR_NOT_SUPPORTED, "operation not supported"),
+	ERR(CUDA_ERROR_UNKNOWN, "unknown error"),
+};
+
+static const struct sim_error *
+find_error(CUresult code)
+{
+	for (size_t i = 0; i < sizeof(sim_errors) / sizeof(sim_errors[0]); i++)
+		if (sim_errors[i].code == code)
+			return &sim_errors[i];
+	return NULL;
+}
+
+CUresult CUDAAPI
+cuGetErrorString(CUresult error, const char **pStr)
+{
+	const struct sim_error *e = find_error(error);
+
+	if (!pStr)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pStr = e ? e->text : NULL;
+	return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI
+cuGetErrorName(CUresult error, const char **pStr)
+{
+	const struct sim_error *e = find_error(error);
+
+	if (!pStr)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pStr = e ? e->name : NULL;
+	return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}

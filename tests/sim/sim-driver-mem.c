@@ -1,0 +1,369 @@
+/* Simulated driver: memory. Device and managed memory come from the
+ * device's first-fit arena (sim-arena.c) and count against its capacity;
+ * pinned host memory is plain host memory and does not. Copies and sets
+ * are plain memcpy/memset on the backing memory. */
+#include "sim-driver.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static CUresult
+arena_alloc(CUdeviceptr *dptr, size_t bytes, CUcontext ctx, enum sim_kind kind)
+{
+	struct sim_arena *arena = &sim_drv.dev[ctx->device].arena;
+	uintptr_t addr;
+
+	/* On failure *dptr is left as it was, as on the real driver. */
+	if (!sim_arena_alloc(arena, bytes, ctx->id, kind, &addr))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*dptr = (CUdeviceptr)addr;
+	return CUDA_SUCCESS;
+}
+
+/* One path for every device allocation; stream is NULL for the
+ * synchronous calls, and the stream-ordered ones complete at once. */
+static CUresult
+mem_alloc(CUdeviceptr *dptr, size_t bytes, enum sim_kind kind, CUstream stream)
+{
+	CUcontext ctx;
+	CUresult rc;
+
+	sim_lock();
+	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS && (!dptr || bytes == 0))
+		rc = CUDA_ERROR_INVALID_VALUE;
+	if (rc == CUDA_SUCCESS)
+		rc = sim_stream_check(stream, ctx);
+	if (rc == CUDA_SUCCESS)
+		rc = arena_alloc(dptr, bytes, ctx, kind);
+	sim_unlock();
+	return rc;
+}
+
+static CUresult
+mem_free(CUdeviceptr dptr, CUstream stream)
+{
+	struct sim_device *d;
+	CUcontext ctx;
+	CUresult rc;
+
+	sim_lock();
+	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS)
+		rc = sim_stream_check(stream, ctx);
+	if (rc == CUDA_SUCCESS) {
+		d = sim_device_of((uintptr_t)dptr, 0);
+		if (!d || !sim_arena_free(&d->arena, (uintptr_t)dptr))
+			rc = CUDA_ERROR_INVALID_VALUE;
+	}
+	sim_unlock();
+	return rc;
+}
+
+CUresult CUDAAPI
+cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+	return mem_alloc(dptr, bytesize, SIM_KIND_DEVICE, NULL);
+}
+
+CUresult CUDAAPI
+cuMemFree_v2(CUdeviceptr dptr)
+{
+	return mem_free(dptr, NULL);
+}
+
+CUresult CUDAAPI
+cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+	return mem_alloc(dptr, bytesize, SIM_KIND_DEVICE, hStream);
+}
+
+CUresult CUDAAPI
+cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+	return mem_alloc(dptr, bytesize, SIM_KIND_DEVICE, hStream);
+}
+
+CUresult CUDAAPI
+cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+	return mem_free(dptr, hStream);
+}
+
+CUresult CUDAAPI
+cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+	return mem_free(dptr, hStream);
+}
+
+CUresult CUDAAPI
+cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+	if (sim_ready() != CUDA_SUCCESS)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
+		return CUDA_ERROR_INVALID_VALUE;
+	return mem_alloc(dptr, bytesize, SIM_KIND_MANAGED, NULL);
+}
+
+/* Rows are padded to the allocation granule, the pitch a real device
+ * of this generation reports for small widths. */
+CUresult CUDAAPI
+cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+		   size_t Height, unsigned int ElementSizeBytes)
+{
+	size_t pitch = sim_arena_round(WidthInBytes);
+	CUresult rc;
+
+	if (sim_ready() != CUDA_SUCCESS)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!pPitch || WidthInBytes == 0 || Height == 0 ||
+	    (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (pitch == 0 || Height > SIZE_MAX / pitch)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = mem_alloc(dptr, pitch * Height, SIM_KIND_DEVICE, NULL);
+	if (rc == CUDA_SUCCESS)
+		*pPitch = pitch;
+	return rc;
+}
+
+CUresult CUDAAPI
+cuMemGetInfo_v2(size_t *free, size_t *total)
+{
+	struct sim_device *d;
+	CUcontext ctx;
+	CUresult rc;
+
+	sim_lock();
+	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS && (!free || !total))
+		rc = CUDA_ERROR_INVALID_VALUE;
+	if (rc == CUDA_SUCCESS) {
+		d = &sim_drv.dev[ctx->device];
+		*total = d->capacity;
+		*free = d->capacity - d->reserved - d->arena.used;
+	}
+	sim_unlock();
+	return rc;
+}
+
+/* Pinned host memory: its own mapping, so that a free of the wrong
+ * pointer is caught and the memory is page-aligned like the real thing. */
+static CUresult
+pinned_alloc(void **pp, size_t bytes, CUcontext ctx)
+{
+	struct sim_block b = { .size = bytes, .owner = ctx->id, .kind = SIM_KIND_PINNED };
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	b.addr = (uintptr_t)p;
+	if (!sim_blockmap_insert(&sim_drv.pinned, &b)) {
+		munmap(p, bytes);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*pp = p;
+	return CUDA_SUCCESS;
+}
+
+static CUresult
+host_alloc(void **pp, size_t bytesize, unsigned int flags)
+{
+	const unsigned int known = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |
+				   CU_MEMHOSTALLOC_WRITECOMBINED;
+	CUcontext ctx;
+	CUresult rc;
+
+	sim_lock();
+	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS && (!pp || bytesize == 0 || (flags & ~known)))
+		rc = CUDA_ERROR_INVALID_VALUE;
+	if (rc == CUDA_SUCCESS)
+		rc = pinned_alloc(pp, bytesize, ctx);
+	sim_unlock();
+	return rc;
+}
+
+CUresult CUDAAPI
+cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+	return host_alloc(pp, bytesize, 0);
+}
+
+CUresult CUDAAPI
+cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+{
+	return host_alloc(pp, bytesize, Flags);
+}
+
+static bool
+pinned_free(uintptr_t addr)
+{
+	struct sim_block b;
+
+	if (!sim_blockmap_remove(&sim_drv.pinned, addr, &b))
+		return false;
+	munmap((void *)b.addr, b.size);
+	return true;
+}
+
+CUresult CUDAAPI
+cuMemFreeHost(void *p)
+{
+	CUcontext ctx;
+	CUresult rc;
+
+	sim_lock();
+	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS && !pinned_free((uintptr_t)p))
+		rc = CUDA_ERROR_INVALID_VALUE;
+	sim_unlock();
+	return rc;
+}
+
+/* Lock held: the pinned memory of a context that is being destroyed. */
+void
+sim_pinned_release_owner(uint32_t owner)
+{
+	uintptr_t *addrs;
+	size_t n = sim_blockmap_owned(&sim_drv.pinned, owner, &addrs);
+
+	for (size_t i = 0; i < n; i++)
+		pinned_free(addrs[i]);
+	free(addrs);
+}
+
+/* With unified addressing a pointer is device memory when it falls in a
+ * device's range, and then the whole range must; anything else is host
+ * memory, which the caller vouches for. */
+static bool
+range_ok(uintptr_t addr, size_t bytes, bool device_only)
+{
+	struct sim_device *d = sim_device_of(addr, 0);
+
+	if (!addr)
+		return false;
+	if (!d)
+		return !device_only;
+	return sim_arena_contains(&d->arena, addr, bytes);
+}
+
+static CUresult
+stream_enter(CUstream stream)
+{
+	CUcontext ctx;
+	CUresult rc = sim_ctx_enter(&ctx);
+
+	return rc == CUDA_SUCCESS ? sim_stream_check(stream, ctx) : rc;
+}
+
+/* Checks under the lock, moves the bytes outside it: device memory is
+ * never unmapped, so only a racing free by the application could bite. */
+static CUresult
+mem_copy(uintptr_t dst, bool dst_device, uintptr_t src, bool src_device,
+	 size_t bytes, CUstream stream)
+{
+	CUresult rc;
+
+	sim_lock();
+	rc = stream_enter(stream);
+	if (rc == CUDA_SUCCESS && bytes &&
+	    (!range_ok(dst, bytes, dst_device) || !range_ok(src, bytes, src_device)))
+		rc = CUDA_ERROR_INVALID_VALUE;
+	sim_unlock();
+	if (rc == CUDA_SUCCESS && bytes)
+		memmove((void *)dst, (const void *)src, bytes);
+	return rc;
+}
+
+static CUresult
+mem_set(uintptr_t dst, unsigned char uc, size_t bytes, CUstream stream)
+{
+	CUresult rc;
+
+	sim_lock();
+	rc = stream_enter(stream);
+	if (rc == CUDA_SUCCESS && bytes && !range_ok(dst, bytes, true))
+		rc = CUDA_ERROR_INVALID_VALUE;
+	sim_unlock();
+	if (rc == CUDA_SUCCESS && bytes)
+		memset((void *)dst, uc, bytes);
+	return rc;
+}
+
+CUresult CUDAAPI
+cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+{
+	return mem_copy(dst, false, src, false, ByteCount, NULL);
+}
+
+CUresult CUDAAPI
+cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+{
+	return mem_copy(dst, false, src, false, ByteCount, CU_STREAM_PER_THREAD);
+}
+
+CUresult CUDAAPI
+cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
+{
+	return mem_copy(dst, false, src, false, ByteCount, hStream);
+}
+
+CUresult CUDAAPI
+cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
+{
+	return mem_copy(dst, false, src, false, ByteCount, hStream);
+}
+
+CUresult CUDAAPI
+cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+	return mem_copy(dstDevice, true, (uintptr_t)srcHost, false, ByteCount, NULL);
+}
+
+CUresult CUDAAPI
+cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+	return mem_copy(dstDevice, true, (uintptr_t)srcHost, false, ByteCount,
+			CU_STREAM_PER_THREAD);
+}
+
+CUresult CUDAAPI
+cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+	return mem_copy((uintptr_t)dstHost, false, srcDevice, true, ByteCount, NULL);
+}
+
+CUresult CUDAAPI
+cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+	return mem_copy((uintptr_t)dstHost, false, srcDevice, true, ByteCount,
+			CU_STREAM_PER_THREAD);
+}
+
+CUresult CUDAAPI
+cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+	return mem_set(dstDevice, uc, N, NULL);
+}
+
+CUresult CUDAAPI
+cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+{
+	return mem_set(dstDevice, uc, N, CU_STREAM_PER_THREAD);
+}
+
+CUresult CUDAAPI
+cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+{
+	return mem_set(dstDevice, uc, N, hStream);
+}
+
+CUresult CUDAAPI
+cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+{
+	return mem_set(dstDevice, uc, N, hStream);
+}

@@ -1,0 +1,158 @@
+/* Simulated driver: cuGetProcAddress. The CUDA runtime reaches every
+ * driver function through it, by base name ("cuMemAlloc") and the CUDA
+ * version it was built for; the driver answers with the newest ABI of that
+ * name the version knows (cuMemAlloc_v2 from 3.2 on). An interposer has to
+ * map each answer back to the wrapper of exactly that ABI, so the table
+ * below keeps every ABI of a name that the simulator implements.
+ *
+ * To add a function: implement it, then add one row per ABI with the CUDA
+ * version that introduced it (the _vNNNN suffix of its PFN_ typedef in
+ * cudaTypedefs.h). Versions older than the oldest row of a name answer
+ * CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT here; the real driver would
+ * still have the legacy ABIs this simulator leaves out. */
+#include "sim-driver.h"
+
+#include <string.h>
+
+/* cuda.h renames cuGetProcAddress to the _v2 ABI; the 4-argument ABI of
+ * CUDA 11.3 is still exported under the plain name. */
+#undef cuGetProcAddress
+CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
+				  cuuint64_t flags);
+
+/* Which default stream an entry's implicit stream means. */
+enum sim_stream_abi {
+	SIM_ABI_ANY,         /* the function has no per-thread twin */
+	SIM_ABI_LEGACY,      /* the legacy default stream */
+	SIM_ABI_PER_THREAD,  /* the _ptds / _ptsz twin */
+};
+
+struct sim_proc {
+	const char *name;    /* base name, as callers ask for it */
+	int version;         /* first CUDA version with this ABI */
+	enum sim_stream_abi abi;
+	void *fn;
+};
+
+/* #name is never macro-expanded, so cuda.h's renames do not apply to it. */
+#define PROC(name, version, fn) { #name, version, SIM_ABI_ANY, (void *)fn }
+#define PROC_LEGACY(name, version, fn) { #name, version, SIM_ABI_LEGACY, (void *)fn }
+#define PROC_PER_THREAD(name, version, fn) { #name, version, SIM_ABI_PER_THREAD, (void *)fn }
+
+static const struct sim_proc sim_procs[] = {
+	PROC(cuGetProcAddress, 11030, cuGetProcAddress),
+	PROC(cuGetProcAddress, 12000, cuGetProcAddress_v2),
+	PROC(cuGetErrorString, 6000, cuGetErrorString),
+	PROC(cuGetErrorName, 6000, cuGetErrorName),
+	PROC(cuInit, 2000, cuInit),
+	PROC(cuDriverGetVersion, 2020, cuDriverGetVersion),
+
+	PROC(cuDeviceGet, 2000, cuDeviceGet),
+	PROC(cuDeviceGetCount, 2000, cuDeviceGetCount),
+	PROC(cuDeviceGetName, 2000, cuDeviceGetName),
+	PROC(cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2),
+	PROC(cuDeviceGetAttribute, 2000, cuDeviceGetAttribute),
+	PROC(cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain),
+	PROC(cuDevicePrimaryCtxRelease, 11000, cuDevicePrimaryCtxRelease_v2),
+
+	PROC(cuCtxCreate, 12050, cuCtxCreate_v4),
+	PROC(cuCtxDestroy, 4000, cuCtxDestroy_v2),
+	PROC(cuCtxGetCurrent, 4000, cuCtxGetCurrent),
+	PROC(cuCtxSetCurrent, 4000, cuCtxSetCurrent),
+	PROC(cuCtxGetDevice, 2000, cuCtxGetDevice),
+	PROC(cuCtxGetDevice, 13000, cuCtxGetDevice_v2),
+	PROC(cuCtxSynchronize, 2000, cuCtxSynchronize),
+	PROC(cuCtxSynchronize, 13000, cuCtxSynchronize_v2),
+
+	PROC(cuStreamCreate, 2000, cuStreamCreate),
+	PROC(cuStreamDestroy, 4000, cuStreamDestroy_v2),
+	PROC_LEGACY(cuStreamSynchronize, 2000, cuStreamSynchronize),
+	PROC_PER_THREAD(cuStreamSynchronize, 7000, cuStreamSynchronize_ptsz),
+
+	PROC(cuMemGetInfo, 3020, cuMemGetInfo_v2),
+	PROC(cuMemAlloc, 3020, cuMemAlloc_v2),
+	PROC(cuMemFree, 3020, cuMemFree_v2),
+	PROC(cuMemAllocPitch, 3020, cuMemAllocPitch_v2),
+	PROC(cuMemAllocManaged, 6000, cuMemAllocManaged),
+	PROC(cuMemAllocHost, 3020, cuMemAllocHost_v2),
+	PROC(cuMemHostAlloc, 2020, cuMemHostAlloc),
+	PROC(cuMemFreeHost, 2000, cuMemFreeHost),
+	PROC_LEGACY(cuMemAllocAsync, 11020, cuMemAllocAsync),
+	PROC_PER_THREAD(cuMemAllocAsync, 11020, cuMemAllocAsync_ptsz),
+	PROC_LEGACY(cuMemFreeAsync, 11020, cuMemFreeAsync),
+	PROC_PER_THREAD(cuMemFreeAsync, 11020, cuMemFreeAsync_ptsz),
+
+	PROC_LEGACY(cuMemcpy, 4000, cuMemcpy),
+	PROC_PER_THREAD(cuMemcpy, 7000, cuMemcpy_ptds),
+	PROC_LEGACY(cuMemcpyAsync, 4000, cuMemcpyAsync),
+	PROC_PER_THREAD(cuMemcpyAsync, 7000, cuMemcpyAsync_ptsz),
+	PROC_LEGACY(cuMemcpyHtoD, 3020, cuMemcpyHtoD_v2),
+	PROC_PER_THREAD(cuMemcpyHtoD, 7000, cuMemcpyHtoD_v2_ptds),
+	PROC_LEGACY(cuMemcpyDtoH, 3020, cuMemcpyDtoH_v2),
+	PROC_PER_THREAD(cuMemcpyDtoH, 7000, cuMemcpyDtoH_v2_ptds),
+	PROC_LEGACY(cuMemsetD8, 3020, cuMemsetD8_v2),
+	PROC_PER_THREAD(cuMemsetD8, 7000, cuMemsetD8_v2_ptds),
+	PROC_LEGACY(cuMemsetD8Async, 3020, cuMemsetD8Async),
+	PROC_PER_THREAD(cuMemsetD8Async, 7000, cuMemsetD8Async_ptsz),
+};
+
+#define SIM_NPROCS (sizeof(sim_procs) / sizeof(sim_procs[0]))
+
+/* Newest row of this name and stream class that the version knows.
+ * *named tells whether the name exists at all. */
+static const struct sim_proc *
+newest(const char *symbol, int version, bool per_thread, bool *named)
+{
+	const struct sim_proc *best = NULL;
+
+	for (size_t i = 0; i < SIM_NPROCS; i++) {
+		const struct sim_proc *p = &sim_procs[i];
+		if (strcmp(p->name, symbol) != 0)
+			continue;
+		*named = true;
+		if ((p->abi == SIM_ABI_PER_THREAD) != per_thread || p->version > version)
+			continue;
+		if (!best || p->version > best->version)
+			best = p;
+	}
+	return best;
+}
+
+/* A per-thread request falls back to the legacy ABI where a function has
+ * no per-thread twin, as the real driver documents. */
+static const struct sim_proc *
+lookup(const char *symbol, int version, cuuint64_t flags, bool *named)
+{
+	const struct sim_proc *p = NULL;
+
+	*named = false;
+	if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
+		p = newest(symbol, version, true, named);
+	return p ? p : newest(symbol, version, false, named);
+}
+
+CUresult CUDAAPI
+cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+		    CUdriverProcAddressQueryResult *symbolStatus)
+{
+	const cuuint64_t known = CU_GET_PROC_ADDRESS_LEGACY_STREAM |
+				 CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+	const struct sim_proc *p;
+	bool named;
+
+	if (!symbol || !pfn || (flags & ~known) || (flags & known) == known)
+		return CUDA_ERROR_INVALID_VALUE;
+	p = lookup(symbol, cudaVersion, flags, &named);
+	*pfn = p ? p->fn : NULL;
+	if (symbolStatus)
+		*symbolStatus = p ? CU_GET_PROC_ADDRESS_SUCCESS :
+			named ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT :
+				CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	return p ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult CUDAAPI
+cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+	return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
+}

@@ -1,0 +1,248 @@
+/* Simulated CUDA driver (libcuda.so.1): initialisation, versions and
+ * device queries. A TEST FIXTURE: it gives the tests a device with a fixed,
+ * configurable memory capacity so that out-of-memory is deterministic.
+ * Contexts and streams: sim-driver-ctx.c. Memory: sim-driver-mem.c.
+ * cuGetProcAddress: sim-driver-proc.c. Error strings: sim-driver-error.c. */
+#include "sim-driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* Device i's memory is mapped, when that range is free, at a fixed
+ * address in the range the real driver uses, so that addresses repeat
+ * from run to run as well as within one. */
+#define SIM_VA_BASE   ((uintptr_t)0x200000000)
+#define SIM_VA_STRIDE ((uintptr_t)1 << 32)
+
+struct sim_driver sim_drv = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.next_id = 1,
+};
+
+enum { SIM_UNINITIALIZED, SIM_READY, SIM_FAILED };
+static int sim_state = SIM_UNINITIALIZED;
+static CUresult sim_init_result = CUDA_ERROR_NOT_INITIALIZED;
+static pthread_once_t sim_once = PTHREAD_ONCE_INIT;
+
+void
+sim_lock(void)
+{
+	pthread_mutex_lock(&sim_drv.lock);
+}
+
+void
+sim_unlock(void)
+{
+	pthread_mutex_unlock(&sim_drv.lock);
+}
+
+/* Every entry point but cuInit, cuDriverGetVersion, cuGetProcAddress and
+ * the error strings needs a successful cuInit first, as on the real driver. */
+CUresult
+sim_ready(void)
+{
+	if (__atomic_load_n(&sim_state, __ATOMIC_ACQUIRE) == SIM_READY)
+		return CUDA_SUCCESS;
+	return CUDA_ERROR_NOT_INITIALIZED;
+}
+
+static uintptr_t
+map_device_memory(int ordinal, size_t bytes)
+{
+	size_t stride = (bytes + SIM_VA_STRIDE - 1) & ~(SIM_VA_STRIDE - 1);
+	void *hint = (void *)(SIM_VA_BASE + (uintptr_t)ordinal * stride);
+	/* NORESERVE: a 80 GiB device costs nothing until a test writes to it. */
+	void *p = mmap(hint, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? 0 : (uintptr_t)p;
+}
+
+static CUresult
+init_device(struct sim_device *d, int ordinal, const struct sim_config *cfg)
+{
+	size_t usable = (cfg->capacity - cfg->reserved) & ~(SIM_ARENA_GRANULE - 1);
+	uintptr_t base = usable ? map_device_memory(ordinal, usable) : 0;
+
+	if (usable && !base) {
+		fprintf(stderr, "cudasim: cannot map %zu bytes for device %d\n",
+			usable, ordinal);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	d->capacity = cfg->capacity;
+	d->reserved = cfg->reserved;
+	d->primary = (struct CUctx_st){ .device = ordinal, .primary = true };
+	/* An empty arena still needs a base no other device or host pointer
+	 * can match; its own address is as good as any. */
+	if (!sim_arena_init(&d->arena, base ? base : (uintptr_t)d, usable))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return CUDA_SUCCESS;
+}
+
+static CUresult
+init_devices(void)
+{
+	struct sim_config cfg;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!sim_config_load(&cfg))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (cfg.device_count == 0)
+		return CUDA_ERROR_NO_DEVICE;
+	sim_drv.dev = calloc((size_t)cfg.device_count, sizeof(*sim_drv.dev));
+	if (!sim_drv.dev)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (int i = 0; i < cfg.device_count && rc == CUDA_SUCCESS; i++)
+		rc = init_device(&sim_drv.dev[i], i, &cfg);
+	sim_drv.ndev = cfg.device_count;
+	return rc;
+}
+
+static void
+init_once(void)
+{
+	sim_lock();
+	sim_init_result = init_devices();
+	sim_unlock();
+	__atomic_store_n(&sim_state,
+			 sim_init_result == CUDA_SUCCESS ? SIM_READY : SIM_FAILED,
+			 __ATOMIC_RELEASE);
+}
+
+CUresult CUDAAPI
+cuInit(unsigned int Flags)
+{
+	if (Flags != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_once(&sim_once, init_once);
+	return sim_init_result;
+}
+
+CUresult CUDAAPI
+cuDriverGetVersion(int *driverVersion)
+{
+	if (!driverVersion)
+		return CUDA_ERROR_INVALID_VALUE;
+	*driverVersion = SIM_DRIVER_VERSION;
+	return CUDA_SUCCESS;
+}
+
+/* NULL for an ordinal that is not a device. Needs sim_ready(). */
+struct sim_device *
+sim_device_get(CUdevice dev)
+{
+	if (dev < 0 || dev >= sim_drv.ndev)
+		return NULL;
+	return &sim_drv.dev[dev];
+}
+
+/* The device whose memory holds [addr, addr + bytes), or NULL for memory
+ * that is not device memory (host memory, with unified addressing). */
+struct sim_device *
+sim_device_of(uintptr_t addr, size_t bytes)
+{
+	for (int i = 0; i < sim_drv.ndev; i++)
+		if (sim_drv.dev[i].arena.size &&
+		    sim_arena_contains(&sim_drv.dev[i].arena, addr, bytes))
+			return &sim_drv.dev[i];
+	return NULL;
+}
+
+CUresult CUDAAPI
+cuDeviceGetCount(int *count)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!count)
+		return CUDA_ERROR_INVALID_VALUE;
+	*count = sim_drv.ndev;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI
+cuDeviceGet(CUdevice *device, int ordinal)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!device)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!sim_device_get(ordinal))
+		return CUDA_ERROR_INVALID_DEVICE;
+	*device = ordinal;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI
+cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!name || len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!sim_device_get(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	snprintf(name, (size_t)len, "cudasim device %d", dev);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI
+cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!bytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!sim_device_get(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	*bytes = sim_drv.dev[dev].capacity;
+	return CUDA_SUCCESS;
+}
+
+/* A Hopper-like device that supports what the simulator implements:
+ * unified addressing, managed memory and stream-ordered allocation; no
+ * virtual memory management (yet), so frameworks do not try cuMemCreate. */
+static int
+attribute_value(CUdevice_attribute attrib, CUdevice dev)
+{
+	switch (attrib) {
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
+	case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return 32;
+	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return 16;
+	case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return dev + 1;
+	case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: return 5120;
+	case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: return 50 << 20;
+	case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
+	case CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: return (int)SIM_ARENA_GRANULE;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return 9;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return 0;
+	case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 1;
+	case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: return 1;
+	case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1;
+	default: return 0;
+	}
+}
+
+CUresult CUDAAPI
+cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!pi || attrib <= 0 || attrib >= CU_DEVICE_ATTRIBUTE_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!sim_device_get(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	*pi = attribute_value(attrib, dev);
+	return CUDA_SUCCESS;
+}

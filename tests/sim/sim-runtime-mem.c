@@ -1,0 +1,200 @@
+/* Simulated runtime: memory. Each entry point makes the thread's context
+ * current, then calls the driver function it fetched at initialisation. */
+#include "sim-runtime.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The prologue of every entry point here: returns the error unless the
+ * thread has its context. */
+#define SIM_RT_ENTER()                                    \
+	do {                                              \
+		cudaError_t enter_err_ = sim_rt_enter();  \
+		if (enter_err_ != cudaSuccess)            \
+			return sim_rt_fail(enter_err_);   \
+	} while (0)
+
+/* Stores a device pointer only on success, so a failed call leaves the
+ * caller's variable as it was, as the driver does. */
+static cudaError_t
+store_pointer(void **out, CUdeviceptr dptr, CUresult rc)
+{
+	if (rc == CUDA_SUCCESS)
+		*out = (void *)(uintptr_t)dptr;
+	return sim_rt_check(rc);
+}
+
+/* A zero-byte cudaMalloc succeeds with a NULL pointer and reaches no
+ * driver function, as on the real runtime. */
+cudaError_t CUDARTAPI
+cudaMalloc(void **devPtr, size_t size)
+{
+	CUdeviceptr dptr = 0;
+
+	SIM_RT_ENTER();
+	if (!devPtr)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	if (size == 0) {
+		*devPtr = NULL;
+		return cudaSuccess;
+	}
+	return store_pointer(devPtr, dptr, sim_rt_drv.mem_alloc(&dptr, size));
+}
+
+/* cudaFree(NULL) is the classic way to create the context: it does that
+ * and frees nothing. */
+cudaError_t CUDARTAPI
+cudaFree(void *devPtr)
+{
+	SIM_RT_ENTER();
+	if (!devPtr)
+		return cudaSuccess;
+	return sim_rt_check(sim_rt_drv.mem_free((CUdeviceptr)(uintptr_t)devPtr));
+}
+
+cudaError_t CUDARTAPI
+cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
+{
+	CUdeviceptr dptr = 0;
+
+	SIM_RT_ENTER();
+	if (!devPtr)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	return store_pointer(devPtr, dptr, sim_rt_drv.mem_alloc_async(&dptr, size, hStream));
+}
+
+cudaError_t CUDARTAPI
+cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
+{
+	CUdeviceptr dptr = 0;
+
+	SIM_RT_ENTER();
+	if (!devPtr)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	return store_pointer(devPtr, dptr,
+			     sim_rt_drv.mem_alloc_async_ptsz(&dptr, size, hStream));
+}
+
+cudaError_t CUDARTAPI
+cudaFreeAsync(void *devPtr, cudaStream_t hStream)
+{
+	SIM_RT_ENTER();
+	if (!devPtr)
+		return cudaSuccess;
+	return sim_rt_check(sim_rt_drv.mem_free_async((CUdeviceptr)(uintptr_t)devPtr, hStream));
+}
+
+cudaError_t CUDARTAPI
+cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
+{
+	SIM_RT_ENTER();
+	if (!devPtr)
+		return cudaSuccess;
+	return sim_rt_check(
+		sim_rt_drv.mem_free_async_ptsz((CUdeviceptr)(uintptr_t)devPtr, hStream));
+}
+
+cudaError_t CUDARTAPI
+cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
+{
+	CUdeviceptr dptr = 0;
+
+	SIM_RT_ENTER();
+	if (!devPtr)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	return store_pointer(devPtr, dptr, sim_rt_drv.mem_alloc_managed(&dptr, size, flags));
+}
+
+/* Rows are padded by the driver; the runtime asks for 4-byte elements. */
+cudaError_t CUDARTAPI
+cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
+{
+	CUdeviceptr dptr = 0;
+
+	SIM_RT_ENTER();
+	if (!devPtr || !pitch)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	return store_pointer(devPtr, dptr,
+			     sim_rt_drv.mem_alloc_pitch(&dptr, pitch, width, height, 4));
+}
+
+cudaError_t CUDARTAPI
+cudaMallocHost(void **ptr, size_t size)
+{
+	SIM_RT_ENTER();
+	return sim_rt_check(sim_rt_drv.mem_alloc_host(ptr, size));
+}
+
+/* cudaHostAlloc* flags have the values of the driver's CU_MEMHOSTALLOC_*. */
+cudaError_t CUDARTAPI
+cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+{
+	SIM_RT_ENTER();
+	return sim_rt_check(sim_rt_drv.mem_host_alloc(pHost, size, flags));
+}
+
+cudaError_t CUDARTAPI
+cudaFreeHost(void *ptr)
+{
+	SIM_RT_ENTER();
+	if (!ptr)
+		return cudaSuccess;
+	return sim_rt_check(sim_rt_drv.mem_free_host(ptr));
+}
+
+cudaError_t CUDARTAPI
+cudaMemGetInfo(size_t *free, size_t *total)
+{
+	SIM_RT_ENTER();
+	return sim_rt_check(sim_rt_drv.mem_get_info(free, total));
+}
+
+static CUresult
+copy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+	CUdeviceptr d = (CUdeviceptr)(uintptr_t)dst;
+	CUdeviceptr s = (CUdeviceptr)(uintptr_t)src;
+
+	switch (kind) {
+	case cudaMemcpyHostToDevice:
+		return sim_rt_drv.memcpy_htod(d, src, count);
+	case cudaMemcpyDeviceToHost:
+		return sim_rt_drv.memcpy_dtoh(dst, s, count);
+	default:
+		return sim_rt_drv.memcpy(d, s, count);
+	}
+}
+
+static bool
+valid_kind(enum cudaMemcpyKind kind)
+{
+	return kind >= cudaMemcpyHostToHost && kind <= cudaMemcpyDefault;
+}
+
+cudaError_t CUDARTAPI
+cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+	SIM_RT_ENTER();
+	if (!valid_kind(kind))
+		return sim_rt_fail(cudaErrorInvalidMemcpyDirection);
+	return sim_rt_check(copy(dst, src, count, kind));
+}
+
+cudaError_t CUDARTAPI
+cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+		cudaStream_t stream)
+{
+	SIM_RT_ENTER();
+	if (!valid_kind(kind))
+		return sim_rt_fail(cudaErrorInvalidMemcpyDirection);
+	return sim_rt_check(sim_rt_drv.memcpy_async((CUdeviceptr)(uintptr_t)dst,
+						    (CUdeviceptr)(uintptr_t)src, count, stream));
+}
+
+cudaError_t CUDARTAPI
+cudaMemset(void *devPtr, int value, size_t count)
+{
+	SIM_RT_ENTER();
+	return sim_rt_check(sim_rt_drv.memset_d8((CUdeviceptr)(uintptr_t)devPtr,
+						 (unsigned char)value, count));
+}

@@ -1,0 +1,75 @@
+/* Internals shared by the files of the simulated runtime (libcudart.so.13).
+ * Only the cuda* entry points are exported (libcudart.map). */
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
+
+/* The version cudaRuntimeGetVersion reports, and the version the runtime
+ * asks the driver's cuGetProcAddress for, as a CUDA 13.0 runtime does. */
+#define SIM_RT_VERSION 13000
+
+/* Every driver function the runtime calls, fetched once through the
+ * driver's cuGetProcAddress_v2 by base name: X(field, base name, search
+ * flags, typedef of the ABI the driver answers with at SIM_RT_VERSION). */
+#define SIM_RT_LEGACY     CU_GET_PROC_ADDRESS_DEFAULT
+#define SIM_RT_PER_THREAD CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+#define SIM_RT_DRIVER_FUNCTIONS(X) \
+	X(init,                 "cuInit",                    SIM_RT_LEGACY, PFN_cuInit_v2000) \
+	X(driver_get_version,   "cuDriverGetVersion",        SIM_RT_LEGACY, PFN_cuDriverGetVersion_v2020) \
+	X(device_get_count,     "cuDeviceGetCount",          SIM_RT_LEGACY, PFN_cuDeviceGetCount_v2000) \
+	X(device_get_name,      "cuDeviceGetName",           SIM_RT_LEGACY, PFN_cuDeviceGetName_v2000) \
+	X(device_total_mem,     "cuDeviceTotalMem",          SIM_RT_LEGACY, PFN_cuDeviceTotalMem_v3020) \
+	X(device_get_attribute, "cuDeviceGetAttribute",      SIM_RT_LEGACY, PFN_cuDeviceGetAttribute_v2000) \
+	X(primary_retain,       "cuDevicePrimaryCtxRetain",  SIM_RT_LEGACY, PFN_cuDevicePrimaryCtxRetain_v7000) \
+	X(primary_release,      "cuDevicePrimaryCtxRelease", SIM_RT_LEGACY, PFN_cuDevicePrimaryCtxRelease_v11000) \
+	X(ctx_set_current,      "cuCtxSetCurrent",           SIM_RT_LEGACY, PFN_cuCtxSetCurrent_v4000) \
+	X(ctx_synchronize,      "cuCtxSynchronize",          SIM_RT_LEGACY, PFN_cuCtxSynchronize_v13000) \
+	X(stream_create,        "cuStreamCreate",            SIM_RT_LEGACY, PFN_cuStreamCreate_v2000) \
+	X(stream_destroy,       "cuStreamDestroy",           SIM_RT_LEGACY, PFN_cuStreamDestroy_v4000) \
+	X(stream_synchronize,   "cuStreamSynchronize",       SIM_RT_LEGACY, PFN_cuStreamSynchronize_v2000) \
+	X(mem_get_info,         "cuMemGetInfo",              SIM_RT_LEGACY, PFN_cuMemGetInfo_v3020) \
+	X(mem_alloc,            "cuMemAlloc",                SIM_RT_LEGACY, PFN_cuMemAlloc_v3020) \
+	X(mem_free,             "cuMemFree",                 SIM_RT_LEGACY, PFN_cuMemFree_v3020) \
+	X(mem_alloc_pitch,      "cuMemAllocPitch",           SIM_RT_LEGACY, PFN_cuMemAllocPitch_v3020) \
+	X(mem_alloc_managed,    "cuMemAllocManaged",         SIM_RT_LEGACY, PFN_cuMemAllocManaged_v6000) \
+	X(mem_alloc_host,       "cuMemAllocHost",            SIM_RT_LEGACY, PFN_cuMemAllocHost_v3020) \
+	X(mem_host_alloc,       "cuMemHostAlloc",            SIM_RT_LEGACY, PFN_cuMemHostAlloc_v2020) \
+	X(mem_free_host,        "cuMemFreeHost",             SIM_RT_LEGACY, PFN_cuMemFreeHost_v2000) \
+	X(mem_alloc_async,      "cuMemAllocAsync",           SIM_RT_LEGACY, PFN_cuMemAllocAsync_v11020) \
+	X(mem_free_async,       "cuMemFreeAsync",            SIM_RT_LEGACY, PFN_cuMemFreeAsync_v11020) \
+	X(mem_alloc_async_ptsz, "cuMemAllocAsync",           SIM_RT_PER_THREAD, PFN_cuMemAllocAsync_v11020_ptsz) \
+	X(mem_free_async_ptsz,  "cuMemFreeAsync",            SIM_RT_PER_THREAD, PFN_cuMemFreeAsync_v11020_ptsz) \
+	X(memcpy,               "cuMemcpy",                  SIM_RT_LEGACY, PFN_cuMemcpy_v4000) \
+	X(memcpy_async,         "cuMemcpyAsync",             SIM_RT_LEGACY, PFN_cuMemcpyAsync_v4000) \
+	X(memcpy_htod,          "cuMemcpyHtoD",              SIM_RT_LEGACY, PFN_cuMemcpyHtoD_v3020) \
+	X(memcpy_dtoh,          "cuMemcpyDtoH",              SIM_RT_LEGACY, PFN_cuMemcpyDtoH_v3020) \
+	X(memset_d8,            "cuMemsetD8",                SIM_RT_LEGACY, PFN_cuMemsetD8_v3020)
+
+struct sim_rt_driver {
+	PFN_cuGetProcAddress_v12000 get_proc_address;
+#define SIM_RT_FIELD(field, name, flags, type) type field;
+	SIM_RT_DRIVER_FUNCTIONS(SIM_RT_FIELD)
+#undef SIM_RT_FIELD
+};
+
+/* sim-runtime.c */
+extern struct sim_rt_driver sim_rt_drv;
+cudaError_t sim_rt_init(void);
+cudaError_t sim_rt_enter(void);
+
+/* sim-runtime-error.c */
+cudaError_t sim_rt_from_driver(CUresult rc);
+cudaError_t sim_rt_fail(cudaError_t err);
+cudaError_t sim_rt_check(CUresult rc);
+
+/* Exported entry points that cuda_runtime_api.h declares only for
+ * per-thread-default-stream builds; the real library exports both. */
+cudaError_t CUDARTAPI cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream);
+cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream);
+cudaError_t CUDARTAPI cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr,
+	unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus);
+cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(const char *symbol, void **funcPtr,
+	unsigned int cudaVersion, unsigned long long flags,
+	enum cudaDriverEntryPointQueryResult *driverStatus);
