@@ -54,7 +54,9 @@ streams_release_owner(uint32_t owner)
 }
 
 /* Destroying a context frees everything made in it, as on a real device:
- * this is what cudaDeviceReset does to a process's allocations. */
+ * this is what cudaDeviceReset does to a process's allocations. A primary
+ * context stays current where it was (inactive until retained again), as
+ * on the real driver. */
 static void
 ctx_teardown(CUcontext ctx)
 {
@@ -62,8 +64,6 @@ ctx_teardown(CUcontext ctx)
 	sim_pinned_release_owner(ctx->id);
 	streams_release_owner(ctx->id);
 	sim_blockmap_remove(&sim_drv.contexts, (uintptr_t)ctx, NULL);
-	if (sim_current == ctx)
-		sim_current = NULL;
 }
 
 static CUresult
@@ -171,6 +171,8 @@ cuCtxDestroy_v2(CUcontext ctx)
 		rc = CUDA_ERROR_INVALID_CONTEXT;
 	} else {
 		ctx_teardown(ctx);
+		if (sim_current == ctx)
+			sim_current = NULL;
 		free(ctx);
 	}
 	sim_unlock();

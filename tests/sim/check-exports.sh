@@ -1,0 +1,80 @@
+#!/bin/sh
+# Checks that the simulated libraries look like the real ones to the
+# dynamic linker: sonames, exported names, symbol versions, and that the
+# runtime does not link the driver (it must dlopen it, as NVIDIA's does).
+#
+# usage: check-exports.sh SIM_CUDART SIM_CUDA [REAL_CUDART]
+# Exits 77 (skipped) without objdump.
+set -u
+
+if [ $# -lt 2 ]; then
+	echo "usage: $0 SIM_CUDART SIM_CUDA [REAL_CUDART]" >&2
+	exit 99
+fi
+cudart=$1 cuda=$2 real=${3:-}
+command -v objdump >/dev/null || { echo "objdump not found"; exit 77; }
+
+fail=0
+bad() {
+	echo "FAIL: $*"
+	fail=1
+}
+
+# "VERSION NAME" for each symbol a library defines (Base: unversioned).
+defined() {
+	objdump -T "$1" | grep -E '^[0-9a-f]+ ' | grep -v '\*UND\*' |
+		awk '{ print $(NF-1), $NF }' | grep -v '^libcudart.so.13 libcudart.so.13$'
+}
+
+# The entry points the tests rely on.
+runtime_api="cudaMalloc cudaFree cudaMallocAsync cudaFreeAsync cudaMallocAsync_ptsz
+cudaFreeAsync_ptsz cudaMallocManaged cudaMallocHost cudaHostAlloc cudaFreeHost
+cudaMallocPitch cudaMemGetInfo cudaGetDevice cudaSetDevice cudaGetDeviceCount
+cudaGetDeviceProperties cudaDeviceSynchronize cudaDeviceReset cudaStreamCreate
+cudaStreamCreateWithFlags cudaStreamDestroy cudaStreamSynchronize cudaMemcpy
+cudaMemcpyAsync cudaMemset cudaGetLastError cudaPeekAtLastError cudaGetErrorString
+cudaGetErrorName cudaRuntimeGetVersion cudaDriverGetVersion cudaGetDriverEntryPoint
+cudaGetDriverEntryPointByVersion"
+driver_api="cuInit cuDriverGetVersion cuDeviceGet cuDeviceGetCount cuDeviceGetName
+cuDeviceTotalMem_v2 cuDeviceGetAttribute cuDevicePrimaryCtxRetain
+cuDevicePrimaryCtxRelease_v2 cuCtxCreate_v4 cuCtxDestroy_v2 cuCtxGetCurrent
+cuCtxSetCurrent cuCtxGetDevice cuCtxSynchronize cuStreamCreate cuStreamDestroy_v2
+cuStreamSynchronize cuMemAlloc_v2 cuMemFree_v2 cuMemAllocPitch_v2 cuMemAllocManaged
+cuMemAllocHost_v2 cuMemHostAlloc cuMemFreeHost cuMemAllocAsync cuMemFreeAsync
+cuMemGetInfo_v2 cuMemcpy cuMemcpyHtoD_v2 cuMemcpyDtoH_v2 cuMemsetD8_v2
+cuGetErrorString cuGetErrorName cuGetProcAddress cuGetProcAddress_v2"
+
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+defined "$cudart" >"$tmp/cudart"
+defined "$cuda" >"$tmp/cuda"
+
+# Runtime: soname, no libcuda, everything cuda* under libcudart.so.13.
+objdump -p "$cudart" | grep -q 'SONAME *libcudart\.so\.13$' || bad "$cudart: soname is not libcudart.so.13"
+objdump -p "$cudart" | grep 'NEEDED.*libcuda\.' && bad "$cudart links libcuda; it must dlopen it"
+grep -v '^libcudart\.so\.13 cuda' "$tmp/cudart" | while read -r line; do
+	echo "FAIL: $cudart exports '$line' (want cuda* under libcudart.so.13)"
+done | grep . && fail=1
+for f in $runtime_api; do
+	grep -q "^libcudart\.so\.13 $f\$" "$tmp/cudart" || bad "$cudart: no $f@@libcudart.so.13"
+done
+
+# Each simulated runtime symbol exists, with the same version, in the real one.
+if [ -n "$real" ] && [ -r "$real" ]; then
+	defined "$real" >"$tmp/real"
+	while read -r line; do
+		grep -qx "$line" "$tmp/real" || bad "$real has no '$line'"
+	done <"$tmp/cudart"
+fi
+
+# Driver: soname, only cu* and unversioned, as the real libcuda.so.1.
+objdump -p "$cuda" | grep -q 'SONAME *libcuda\.so\.1$' || bad "$cuda: soname is not libcuda.so.1"
+grep -v '^Base cu' "$tmp/cuda" | while read -r line; do
+	echo "FAIL: $cuda exports '$line' (want unversioned cu*)"
+done | grep . && fail=1
+for f in $driver_api; do
+	grep -q "^Base $f\$" "$tmp/cuda" || bad "$cuda: no $f"
+done
+
+[ $fail -eq 0 ] && echo "exports ok: $(wc -l <"$tmp/cudart") runtime, $(wc -l <"$tmp/cuda") driver symbols"
+exit $fail

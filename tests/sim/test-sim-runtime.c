@@ -1,0 +1,183 @@
+/* Self-test of the simulated runtime, built like a test program (real
+ * headers, linked against the toolkit's libcudart) and run with sim_env:
+ * one 1 GiB device. Covers what the programs do not: error semantics,
+ * entry points, reset. */
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#define GiB ((size_t)1 << 30)
+
+/* Exported by the real library too, declared only for per-thread builds. */
+cudaError_t CUDARTAPI cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream);
+cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream);
+
+static int failures;
+
+#define EXPECT(cond)                                                         \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			fprintf(stderr, "%s:%d: expected %s\n", __FILE__,    \
+				__LINE__, #cond);                            \
+			failures++;                                          \
+		}                                                            \
+	} while (0)
+
+#define EXPECT_ERR(call, want)                                               \
+	do {                                                                 \
+		cudaError_t got_ = (call);                                   \
+		if (got_ != (want)) {                                        \
+			fprintf(stderr, "%s:%d: %s returned %s, expected %s\n", \
+				__FILE__, __LINE__, #call,                   \
+				cudaGetErrorName(got_), #want);              \
+			failures++;                                          \
+		}                                                            \
+	} while (0)
+
+static size_t
+used_bytes(void)
+{
+	size_t free_bytes = 0, total = 0;
+
+	EXPECT_ERR(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
+	EXPECT(total == GiB);
+	return total - free_bytes;
+}
+
+static void
+test_versions_and_device(void)
+{
+	struct cudaDeviceProp prop;
+	int v = 0, count = 0, dev = -1;
+
+	EXPECT_ERR(cudaRuntimeGetVersion(&v), cudaSuccess);
+	EXPECT(v == 13000);
+	EXPECT_ERR(cudaDriverGetVersion(&v), cudaSuccess);
+	EXPECT(v == 13000);
+	EXPECT_ERR(cudaGetDeviceCount(&count), cudaSuccess);
+	EXPECT(count == 1);
+	EXPECT_ERR(cudaGetDevice(&dev), cudaSuccess);
+	EXPECT(dev == 0);
+	EXPECT_ERR(cudaSetDevice(1), cudaErrorInvalidDevice);
+	EXPECT_ERR(cudaGetLastError(), cudaErrorInvalidDevice);
+	EXPECT_ERR(cudaSetDevice(0), cudaSuccess);
+	EXPECT_ERR(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+	EXPECT(strcmp(prop.name, "cudasim device 0") == 0);
+	EXPECT(prop.totalGlobalMem == GiB && prop.warpSize == 32 && prop.major == 9);
+	EXPECT(prop.unifiedAddressing == 1 && prop.memoryPoolsSupported == 1);
+}
+
+/* The last error is per thread, sticky until cudaGetLastError reads it. */
+static void
+test_errors(void)
+{
+	void *p = (void *)0x1234;
+
+	EXPECT_ERR(cudaGetLastError(), cudaSuccess);
+	EXPECT_ERR(cudaMalloc(&p, 2 * GiB), cudaErrorMemoryAllocation);
+	EXPECT(p == (void *)0x1234);
+	EXPECT_ERR(cudaMalloc(&p, 512), cudaSuccess);
+	EXPECT_ERR(cudaPeekAtLastError(), cudaErrorMemoryAllocation);
+	EXPECT_ERR(cudaGetLastError(), cudaErrorMemoryAllocation);
+	EXPECT_ERR(cudaGetLastError(), cudaSuccess);
+	EXPECT_ERR(cudaFree(p), cudaSuccess);
+	EXPECT_ERR(cudaFree(p), cudaErrorInvalidValue);
+	EXPECT_ERR(cudaGetLastError(), cudaErrorInvalidValue);
+	EXPECT_ERR(cudaFree(NULL), cudaSuccess);
+	EXPECT_ERR(cudaMalloc(&p, 0), cudaSuccess);
+	EXPECT(p == NULL);
+	EXPECT_ERR(cudaFreeHost((void *)0x1000), cudaErrorInvalidValue);
+	EXPECT_ERR(cudaStreamDestroy((cudaStream_t)0x1000), cudaErrorInvalidResourceHandle);
+	EXPECT_ERR(cudaMemcpy(&p, &p, sizeof(p), (enum cudaMemcpyKind)9),
+		   cudaErrorInvalidMemcpyDirection);
+	EXPECT(strcmp(cudaGetErrorString(cudaErrorMemoryAllocation), "out of memory") == 0);
+	EXPECT(strcmp(cudaGetErrorName(cudaErrorMemoryAllocation),
+		      "cudaErrorMemoryAllocation") == 0);
+	cudaGetLastError();
+	EXPECT(used_bytes() == 0);
+}
+
+static void
+test_copies_and_async(void)
+{
+	char in[1000], out[1000];
+	void *p, *q;
+
+	memset(in, 'x', sizeof(in));
+	EXPECT_ERR(cudaMalloc(&p, sizeof(in)), cudaSuccess);
+	EXPECT(used_bytes() == 1024);
+	EXPECT_ERR(cudaMemcpy(p, in, sizeof(in), cudaMemcpyHostToDevice), cudaSuccess);
+	EXPECT_ERR(cudaMemset(p, 'y', 10), cudaSuccess);
+	EXPECT_ERR(cudaMemcpyAsync(out, p, sizeof(out), cudaMemcpyDefault, 0), cudaSuccess);
+	EXPECT(out[9] == 'y' && out[10] == 'x');
+	EXPECT_ERR(cudaMallocAsync_ptsz(&q, 512, 0), cudaSuccess);
+	EXPECT_ERR(cudaFreeAsync_ptsz(q, 0), cudaSuccess);
+	EXPECT_ERR(cudaFree(p), cudaSuccess);
+	EXPECT_ERR(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+/* Entry points are the driver's own functions, found by its cuGetProcAddress. */
+static void
+test_entry_points(void)
+{
+	enum cudaDriverEntryPointQueryResult status;
+	void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	void *fn = NULL;
+	CUdeviceptr dptr = 0;
+
+	EXPECT(driver != NULL);
+	EXPECT_ERR(cudaGetDriverEntryPointByVersion("cuMemAlloc", &fn, 12000, cudaEnableDefault,
+						    &status), cudaSuccess);
+	EXPECT(status == cudaDriverEntryPointSuccess);
+	EXPECT(driver && fn == dlsym(driver, "cuMemAlloc_v2"));
+	if (fn) {
+		EXPECT(((PFN_cuMemAlloc_v3020)fn)(&dptr, 4096) == CUDA_SUCCESS);
+		EXPECT(used_bytes() == 4096);
+		EXPECT_ERR(cudaFree((void *)(uintptr_t)dptr), cudaSuccess);
+	}
+	EXPECT_ERR(cudaGetDriverEntryPointByVersion("cuMemAlloc", &fn, 3000, cudaEnableDefault,
+						    &status), cudaSuccess);
+	EXPECT(fn == NULL && status == cudaDriverEntryPointVersionNotSufficent);
+	EXPECT_ERR(cudaGetDriverEntryPointByVersion("cuNoSuchThing", &fn, 13000, 0, &status),
+		   cudaSuccess);
+	EXPECT(fn == NULL && status == cudaDriverEntryPointSymbolNotFound);
+	EXPECT_ERR(cudaGetDriverEntryPointByVersion("cuMemAlloc", &fn, 13010, 0, NULL),
+		   cudaErrorInvalidValue);
+	EXPECT_ERR(cudaGetDriverEntryPointByVersion("cuMemAllocAsync", &fn, 13000,
+						    cudaEnablePerThreadDefaultStream, NULL),
+		   cudaSuccess);
+	EXPECT(driver && fn == dlsym(driver, "cuMemAllocAsync_ptsz"));
+	cudaGetLastError();
+}
+
+/* cudaDeviceReset frees everything; the next call starts afresh. */
+static void
+test_reset(void)
+{
+	void *p, *host;
+
+	EXPECT_ERR(cudaMalloc(&p, 64 << 20), cudaSuccess);
+	EXPECT_ERR(cudaMallocHost(&host, 4096), cudaSuccess);
+	EXPECT(used_bytes() == 64 << 20);
+	EXPECT_ERR(cudaDeviceReset(), cudaSuccess);
+	EXPECT(used_bytes() == 0);
+	EXPECT_ERR(cudaFree(p), cudaErrorInvalidValue);
+	EXPECT_ERR(cudaFreeHost(host), cudaErrorInvalidValue);
+	cudaGetLastError();
+}
+
+int
+main(void)
+{
+	test_versions_and_device();
+	test_errors();
+	test_copies_and_async();
+	test_entry_points();
+	test_reset();
+	if (failures)
+		fprintf(stderr, "%d failures\n", failures);
+	return failures ? 1 : 0;
+}
