@@ -1,0 +1,54 @@
+"""The trace is readable while the program runs, and a program killed with
+SIGKILL leaves a valid trace that holds its OOM event."""
+import os
+import signal
+import sqlite3
+import subprocess
+
+import mtest
+
+MiB = 1 << 20
+
+
+class Durability(mtest.TraceTest):
+    def start_waiting_program(self, trace):
+        env = mtest.sim_env({"LD_PRELOAD": mtest.LIB, "MEMTRACE_OUTPUT": trace,
+                             "MEMTRACE_QUIET": "1"})
+        proc = subprocess.Popen([os.path.join(mtest.BUILD, "tests", "e2e", "oom-then-wait")],
+                                env=env, stdout=subprocess.PIPE, text=True)
+        self.addCleanup(proc.stdout.close)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        self.assertEqual(proc.stdout.readline(), "cudaErrorMemoryAllocation\n")
+        self.assertEqual(proc.stdout.readline(), "waiting\n")
+        return proc
+
+    def check_trace(self, trace):
+        conn = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+        try:
+            self.assertEqual(conn.execute("PRAGMA integrity_check").fetchone(), ("ok",))
+            allocs = conn.execute("SELECT bytes FROM events WHERE kind = 1").fetchall()
+            ooms = conn.execute("SELECT e.bytes, o.device_total FROM events e "
+                                "JOIN ooms o ON o.seq = e.seq").fetchall()
+        finally:
+            conn.close()
+        self.assertEqual(allocs, [(100 * MiB,)] * 3)
+        self.assertEqual(ooms, [(2048 * MiB, 1024 * MiB)])
+
+    def test_read_while_running_then_sigkill(self):
+        trace = os.path.join(self.tmp, "t.db")
+        proc = self.start_waiting_program(trace)
+        # no sleep: the OOM was committed before cudaMalloc returned
+        self.check_trace(trace)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        self.assertEqual(proc.returncode, -signal.SIGKILL)
+        self.check_trace(trace)
+        rep = self.report(trace)
+        self.assertEqual(rep["ooms"][0]["requested_bytes"], 2048 * MiB)
+        self.assertEqual(rep["ooms"][0]["live_bytes"], 300 * MiB)
+        self.assertEqual(rep["ooms"][0]["frames"][0]["function"], "huge_request")
+        self.assertEqual(rep["trace"]["end"], "running")
+
+
+if __name__ == "__main__":
+    mtest.main()

@@ -1,0 +1,100 @@
+"""The library itself: what it exports, what it links, what it does to a
+process that never uses CUDA, and how it treats bad settings."""
+import os
+import re
+import subprocess
+
+import mtest
+
+
+class LibraryTest(mtest.TraceTest):
+    def test_exports_exactly_the_hook_list(self):
+        with open(os.path.join(mtest.BUILD, "interpose", "libmemtrace.map")) as f:
+            text = f.read()
+        listed = re.search(r"global:(.*)local:", text, re.S).group(1)
+        expected = {s.strip() for s in listed.split(";") if s.strip()}
+        nm = subprocess.run(["nm", "-D", "--defined-only", mtest.LIB],
+                            capture_output=True, text=True, check=True).stdout
+        exported = {line.split()[-1] for line in nm.splitlines() if line.strip()}
+        self.assertIn("cudaMalloc", expected)
+        self.assertIn("memtrace_flush", expected)
+        self.assertEqual(exported, expected)
+
+    def test_links_no_cuda_library(self):
+        out = subprocess.run(["readelf", "-d", mtest.LIB], capture_output=True, text=True,
+                             check=True).stdout
+        needed = re.findall(r"\(NEEDED\).*\[(.*)\]", out)
+        self.assertTrue(needed)
+        for lib in needed:
+            self.assertNotRegex(lib, r"^lib(cuda|cudart|cupti)\b")
+
+    def test_no_file_without_cuda(self):
+        env = {"MEMTRACE_OUTPUT": os.path.join(self.tmp, "x-%p.db"), "MEMTRACE_QUIET": "0"}
+        run = self.run_program("nocuda", env=env, trace=None)
+        plain = self.run_program("nocuda", preload=False, trace=None)
+        self.assertEqual(run.rc, 0)
+        self.assertEqual(run.stdout, plain.stdout)
+        self.assertEqual(run.stderr, "")
+        self.assertEqual(os.listdir(self.tmp), [])
+
+    def test_bad_settings_get_one_message_and_defaults(self):
+        env = {"MEMTRACE_DEPTH": "lots", "MEMTRACE_QUIET": "0"}
+        run = self.run_program("leaks", env=env)
+        plain = self.run_program("leaks", preload=False)
+        self.assertEqual((run.rc, run.stdout), (plain.rc, plain.stdout))
+        self.assertIn("memtrace: MEMTRACE_DEPTH=lots is not a number from 1 to 256; using 64",
+                      run.stderr)
+        with self.db(run.trace) as db:
+            depth, = db.execute("SELECT value FROM meta WHERE key='depth'").fetchone()
+        self.assertEqual(depth, "64")
+
+    def test_existing_trace_is_not_touched(self):
+        path = os.path.join(self.tmp, "taken.db")
+        with open(path, "w") as f:
+            f.write("someone else's file")
+        env = {"MEMTRACE_OUTPUT": path, "MEMTRACE_QUIET": "0"}
+        run = self.run_program("leaks", env=env, trace=None)
+        plain = self.run_program("leaks", preload=False, trace=None)
+        self.assertEqual((run.rc, run.stdout), (plain.rc, plain.stdout))
+        self.assertIn("already exists; not tracing this process", run.stderr)
+        self.assertEqual(run.stderr.count("memtrace:"), 1)
+        with open(path) as f:
+            self.assertEqual(f.read(), "someone else's file")
+
+    def test_symlink_at_trace_path_is_not_followed(self):
+        victim = os.path.join(self.tmp, "victim")
+        with open(victim, "w") as f:
+            f.write("keep")
+        link = os.path.join(self.tmp, "link.db")
+        os.symlink(victim, link)
+        run = self.run_program("leaks", env={"MEMTRACE_OUTPUT": link, "MEMTRACE_QUIET": "0"},
+                               trace=None)
+        self.assertIn("memtrace:", run.stderr)
+        with open(victim) as f:
+            self.assertEqual(f.read(), "keep")
+
+    def test_unwritable_directory(self):
+        env = {"MEMTRACE_OUTPUT": "/nonexistent-dir/t.db", "MEMTRACE_QUIET": "0"}
+        run = self.run_program("leaks", env=env, trace=None)
+        plain = self.run_program("leaks", preload=False, trace=None)
+        self.assertEqual((run.rc, run.stdout), (plain.rc, plain.stdout))
+        self.assertIn("cannot create the trace file /nonexistent-dir/t.db", run.stderr)
+
+    def test_output_pattern_expands_pid_and_rank(self):
+        env = {"MEMTRACE_OUTPUT": os.path.join(self.tmp, "t-%r-%p.db"), "RANK": "3"}
+        run = self.run_program("leaks", env=env, trace=None)
+        self.assertEqual(run.rc, 0)
+        files = [f for f in os.listdir(self.tmp) if f.endswith(".db")]
+        self.assertEqual(len(files), 1)
+        self.assertRegex(files[0], r"^t-3-\d+\.db$")
+        with self.db(os.path.join(self.tmp, files[0])) as db:
+            meta = dict(db.execute("SELECT key, value FROM meta"))
+        self.assertEqual(files[0], f"t-3-{meta['pid']}.db")
+        self.assertEqual(meta["rank"], "3")
+        self.assertEqual(meta["end"], "exit")
+        st = os.stat(os.path.join(self.tmp, files[0]))
+        self.assertEqual(st.st_mode & 0o777, 0o600)
+
+
+if __name__ == "__main__":
+    mtest.main()

@@ -1,0 +1,219 @@
+"""Scenario tests: real CUDA programs (tests/programs) on the simulated
+device, traced and reported. Every expected number below is derived from
+the program's own logic (see the comment at the top of each program), not
+from the tool's output. Each program's stdout and exit status must be the
+same with and without the preload."""
+import mtest
+from mtest import by_function, innermost
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+class DemoOom(mtest.TraceTest):
+    """tests/programs/demo-oom.c on a 1 GiB device."""
+    WEIGHT = 64 * MiB
+    ACT = 96 * MiB + 256
+    CHARGED_ACT = 96 * MiB + 512  # rounded up to the simulator's 512 bytes
+
+    def test_report(self):
+        run = self.run_both("demo-oom")
+        self.assertEqual(run.rc, 1)
+        rep = self.report(run.trace)
+        W, A = self.WEIGHT, self.ACT
+        # Steps 1-5 fit (4 weights + (s + 2) activations); step 6's third
+        # forward allocation fails with 4 weights + 5 kept + 2 new live.
+        forward_ok = 5 * 3 + 2
+        live = 4 * W + 7 * A
+        t = rep["totals"]
+        self.assertEqual(t["allocations"], 4 + forward_ok)
+        self.assertEqual(t["frees"], 5 * 2)
+        self.assertEqual(t["events"], 4 + forward_ok + 1 + 5 * 2)
+        self.assertEqual(t["bytes_allocated"], 4 * W + forward_ok * A)
+        self.assertEqual(t["peak_bytes"], live)
+        self.assertEqual(t["live_bytes_at_end"], live)
+
+        self.assertEqual(len(rep["ooms"]), 1)
+        oom = rep["ooms"][0]
+        self.assertEqual(oom["api"], "cudaMalloc")
+        self.assertEqual(oom["requested_bytes"], A)
+        self.assertEqual(innermost(oom), "forward")
+        self.assertEqual(oom["live_bytes"], live)
+        self.assertEqual(oom["device_total"], 1 * GiB)
+        self.assertEqual(oom["device_free"], 1 * GiB - 4 * W - 7 * self.CHARGED_ACT)
+        holders = by_function(oom["holders"])
+        self.assertEqual(set(holders), {"forward", "load_weights"})
+        self.assertEqual((holders["forward"]["bytes"], holders["forward"]["count"]), (7 * A, 7))
+        self.assertEqual((holders["load_weights"]["bytes"], holders["load_weights"]["count"]),
+                         (4 * W, 4))
+        self.assertEqual(oom["holders"][0]["bytes"], 7 * A, "largest holder first")
+
+        sites = by_function(rep["sites"])
+        fwd, lw = sites["forward"], sites["load_weights"]
+        # the peak is first reached by step 5's third activation: 4 kept + 3
+        self.assertEqual(fwd["peak_bytes"], 7 * A)
+        self.assertEqual((fwd["total_bytes"], fwd["count"]), (forward_ok * A, forward_ok))
+        self.assertEqual(fwd["live_bytes_at_end"], 7 * A)
+        self.assertEqual((lw["peak_bytes"], lw["total_bytes"], lw["count"]), (4 * W, 4 * W, 4))
+        self.assertEqual(innermost(rep["sites"][0]), "forward", "ranked by bytes at peak")
+        self.assertTrue(fwd["frames"][0]["file"].endswith("demo-oom.c"))
+        self.assertEqual(fwd["frames"][1]["function"], "main")
+
+        leaks = by_function(rep["leaks"])
+        self.assertEqual((leaks["forward"]["bytes"], leaks["forward"]["count"]), (7 * A, 7))
+        self.assertEqual((leaks["load_weights"]["bytes"], leaks["load_weights"]["count"]),
+                         (4 * W, 4))
+
+    def test_text_report_names_the_oom(self):
+        run = self.run_program("demo-oom")
+        text = self.report_text(run.trace)
+        self.assertIn("OUT OF MEMORY", text)
+        self.assertIn("forward", text)
+        self.assertIn("96.0 MiB", text)
+
+    def test_oom_row_in_trace(self):
+        """The trace alone (plain SQL) has the failure and the device state."""
+        run = self.run_program("demo-oom")
+        with self.db(run.trace) as db:
+            rows = db.execute("SELECT e.bytes, o.device_free, o.device_total FROM events e "
+                              "JOIN ooms o ON o.seq = e.seq WHERE e.kind = 3").fetchall()
+        self.assertEqual(rows, [(self.ACT, 1 * GiB - 4 * self.WEIGHT - 7 * self.CHARGED_ACT,
+                                 1 * GiB)])
+
+
+class Leaks(mtest.TraceTest):
+    """tests/programs/leaks.c"""
+
+    def test_report(self):
+        run = self.run_both("leaks")
+        self.assertEqual(run.rc, 0)
+        rep = self.report(run.trace)
+        t = rep["totals"]
+        self.assertEqual((t["allocations"], t["frees"]), (3 + 5 + 3, 5 + 3))
+        self.assertEqual(t["bytes_allocated"], 3 * 1000000 + 5 * MiB + 3 * 3000)
+        self.assertEqual(t["peak_bytes"], 3 * 1000000 + 5 * MiB)
+        self.assertEqual(t["live_bytes_at_end"], 3 * 1000000)
+        self.assertEqual(t["events"], 11 + 8 + 2 + 1)
+        h = rep["host"]
+        self.assertEqual((h["allocations"], h["frees"]), (2, 1))
+        self.assertEqual(h["bytes_allocated"], 2 * 65536)
+        self.assertEqual(h["live_bytes_at_end"], 65536)
+
+        leaks = by_function(rep["leaks"])
+        self.assertEqual(set(leaks), {"leaky_cache", "stage_host_buffer"})
+        self.assertEqual((leaks["leaky_cache"]["bytes"], leaks["leaky_cache"]["count"],
+                          leaks["leaky_cache"]["mem"]), (3000000, 3, "device"))
+        self.assertEqual((leaks["stage_host_buffer"]["bytes"],
+                          leaks["stage_host_buffer"]["count"],
+                          leaks["stage_host_buffer"]["mem"]), (65536, 1, "host_pinned"))
+
+        sites = by_function(rep["sites"])
+        self.assertEqual(set(sites), {"leaky_cache", "build_index", "run_scratch"})
+        expect = {  # peak_bytes, total_bytes, count, live_bytes_at_end
+            "leaky_cache": (3000000, 3000000, 3, 3000000),
+            "build_index": (5 * MiB, 5 * MiB, 5, 0),
+            "run_scratch": (0, 9000, 3, 0),
+        }
+        for name, (peak, total, count, live) in expect.items():
+            s = sites[name]
+            self.assertEqual((s["peak_bytes"], s["total_bytes"], s["count"],
+                              s["live_bytes_at_end"]), (peak, total, count, live), name)
+        self.assertEqual([innermost(s) for s in rep["sites"]][:2],
+                         ["build_index", "leaky_cache"])
+        self.assertEqual(rep["ooms"], [])
+
+
+class Threads(mtest.TraceTest):
+    """tests/programs/threads.c: 8 threads x 20000 pairs."""
+
+    def test_exact_counts(self):
+        run = self.run_both("threads")
+        self.assertEqual(run.rc, 0)
+        rep = self.report(run.trace)
+        pairs = 1 + 8 * 20000
+        per_thread = 2500 * sum(512 * k for k in range(1, 9))
+        t = rep["totals"]
+        self.assertEqual((t["allocations"], t["frees"], t["events"]),
+                         (pairs, pairs, 2 * pairs))
+        self.assertEqual(t["bytes_allocated"], 4096 + 8 * per_thread)
+        self.assertEqual(t["live_bytes_at_end"], 0)
+        self.assertEqual(t["unmatched_frees"], 0)
+        self.assertGreaterEqual(t["peak_bytes"], 4096)
+        self.assertLessEqual(t["peak_bytes"], 8 * 4096)
+        self.assertEqual(rep["leaks"], [])
+        sites = by_function(rep["sites"])
+        self.assertEqual(sites["churn_once"]["count"], 8 * 20000)
+        self.assertEqual(sites["warmup"]["count"], 1)
+        with self.db(run.trace) as db:
+            threads, = db.execute("SELECT count(DISTINCT thread) FROM events").fetchone()
+            seqs = db.execute("SELECT min(seq), max(seq), count(*) FROM events").fetchone()
+            meta = dict(db.execute("SELECT key, value FROM meta"))
+        self.assertEqual(threads, 9)
+        self.assertEqual(seqs, (0, 2 * pairs - 1, 2 * pairs))
+        self.assertEqual(int(meta["events_written"]), 2 * pairs)
+
+
+class Kinds(mtest.TraceTest):
+    """tests/programs/kinds.c: managed, pinned, pitched, async on two streams."""
+
+    def test_report(self):
+        run = self.run_both("kinds")
+        self.assertEqual(run.rc, 0)
+        rep = self.report(run.trace)
+        t = rep["totals"]
+        pitched = 1024 * 16  # width 1000 rounded to a 1024-byte pitch, 16 rows
+        self.assertEqual((t["allocations"], t["frees"]), (4, 2))
+        self.assertEqual(t["bytes_allocated"], MiB + pitched + 4096 + 8192)
+        self.assertEqual(t["peak_bytes"], MiB + pitched)
+        self.assertEqual(t["live_bytes_at_end"], MiB + 8192)
+        h = rep["host"]
+        self.assertEqual((h["allocations"], h["frees"], h["bytes_allocated"]),
+                         (2, 2, 8192 + 12288))
+        leaks = by_function(rep["leaks"])
+        self.assertEqual((leaks["alloc_managed"]["bytes"], leaks["alloc_managed"]["mem"]),
+                         (MiB, "managed"))
+        self.assertEqual((leaks["alloc_async"]["bytes"], leaks["alloc_async"]["mem"]),
+                         (8192, "device"))
+        with self.db(run.trace) as db:
+            streams = db.execute(
+                "SELECT e.bytes, e.stream FROM events e JOIN apis a ON a.id = e.api "
+                "WHERE a.name = 'cudaMallocAsync' ORDER BY e.seq").fetchall()
+            pitch, = db.execute(
+                "SELECT e.bytes FROM events e JOIN apis a ON a.id = e.api "
+                "WHERE a.name = 'cudaMallocPitch'").fetchone()
+            freed_async, = db.execute(
+                "SELECT e.stream FROM events e JOIN apis a ON a.id = e.api "
+                "WHERE a.name = 'cudaFreeAsync'").fetchone()
+        self.assertEqual([b for b, _ in streams], [4096, 8192])
+        self.assertNotEqual(streams[0][1], 0)
+        self.assertNotEqual(streams[1][1], 0)
+        self.assertNotEqual(streams[0][1], streams[1][1])
+        self.assertEqual(freed_async, streams[0][1])
+        self.assertEqual(pitch, pitched)
+
+
+class OomRetry(mtest.TraceTest):
+    """tests/programs/oom-retry.c: fail, empty the cache, retry."""
+
+    def test_report(self):
+        run = self.run_both("oom-retry")
+        self.assertEqual(run.rc, 0)
+        rep = self.report(run.trace)
+        cache, batch = 6 * 128 * MiB, 384 * MiB
+        t = rep["totals"]
+        self.assertEqual((t["allocations"], t["frees"], t["live_bytes_at_end"]), (7, 7, 0))
+        self.assertEqual(t["peak_bytes"], cache)
+        self.assertEqual(t["bytes_allocated"], cache + batch)
+        self.assertEqual(len(rep["ooms"]), 1)
+        oom = rep["ooms"][0]
+        self.assertEqual((oom["requested_bytes"], oom["live_bytes"]), (batch, cache))
+        self.assertEqual((oom["device_free"], oom["device_total"]), (GiB - cache, GiB))
+        self.assertEqual(innermost(oom), "allocate_batch")
+        holders = by_function(oom["holders"])
+        self.assertEqual((holders["fill_cache"]["bytes"], holders["fill_cache"]["count"]),
+                         (cache, 6))
+        self.assertEqual(rep["leaks"], [])
+
+
+if __name__ == "__main__":
+    mtest.main()
