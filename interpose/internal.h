@@ -136,4 +136,3 @@ void mt_record_alloc(unsigned api, int status, bool oom, const void *ptr, uint64
 		     unsigned mem, uint64_t stream);
 void mt_record_free(unsigned api, const void *ptr, uint64_t stream);
 void mt_record_free_error(unsigned api, int status, const void *ptr, uint64_t stream);
-uint64_t mt_now_ns(void);

@@ -20,6 +20,7 @@
  *    writer is paused across fork() so that it never holds SQLite's locks
  *    in the child.
  * 8. exit: the library destructor drains the queue and closes the file. */
+#include "clock.h"
 #include "hook-real.h"
 #include "memtrace.h"
 #include "trace-schema.h"
@@ -50,13 +51,6 @@ static char trace_path[MT_PATH_MAX];
 
 static MT_TLS int in_hook;
 static MT_TLS uint32_t tls_tid;
-
-uint64_t mt_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- start and stop ---- */
 

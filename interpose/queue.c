@@ -5,6 +5,7 @@
  * producer waits for its cell (never drops), and the time it waited is
  * added up for the trace. When the queue passes half full the producer
  * pokes the consumer so it drains before anyone has to wait. */
+#include "clock.h"
 #include "internal.h"
 
 #include <sched.h>
@@ -63,18 +64,11 @@ void mt_queue_set_pressure_cb(struct mt_queue *q, void (*cb)(void *), void *data
 	q->pressure_cb = cb;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The cell is still held by an event the consumer has not taken. Spin a
  * little, then yield, then sleep in short steps, poking the consumer. */
 static bool wait_for_cell(struct mt_queue *q, struct cell *c, uint64_t pos)
 {
-	uint64_t start = now_ns();
+	uint64_t start = mt_now_ns();
 	for (unsigned spins = 0; atomic_load_explicit(&c->seq, memory_order_acquire) != pos;
 	     spins++) {
 		if (atomic_load_explicit(&q->closed, memory_order_relaxed))
@@ -90,7 +84,7 @@ static bool wait_for_cell(struct mt_queue *q, struct cell *c, uint64_t pos)
 			nanosleep(&ts, NULL);
 		}
 	}
-	atomic_fetch_add_explicit(&q->wait_ns, now_ns() - start, memory_order_relaxed);
+	atomic_fetch_add_explicit(&q->wait_ns, mt_now_ns() - start, memory_order_relaxed);
 	return true;
 }
 

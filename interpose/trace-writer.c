@@ -4,6 +4,7 @@
  * all bookkeeping that the hot path must not pay for happens here: new
  * stacks and frames are written once, frees get the size of what they
  * release. The schema is docs/trace-format.md (interpose/trace-schema.h). */
+#include "clock.h"
 #include "internal.h"
 #include "trace-schema.h"
 #include "u64map.h"
