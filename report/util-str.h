@@ -1,0 +1,36 @@
+/* Strings from the trace are untrusted: every renderer writes them through
+ * one of the escapers here, which replace invalid UTF-8 with U+FFFD. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Decode one UTF-8 sequence at s (n bytes available). Returns its length
+ * and sets *cp; returns 1 and sets *cp = 0xFFFD for an invalid or truncated
+ * sequence, overlong forms and surrogates included. n must be > 0. */
+size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+
+/* Write s as a JSON string literal, quotes included; NULL writes null. */
+void escape_json(FILE *f, const char *s);
+
+/* Write s HTML-escaped (<>&"' as entities), invalid UTF-8 replaced. */
+void escape_html(FILE *f, const char *s);
+
+/* Write s for a terminal: control characters as '?', invalid UTF-8
+ * replaced, at most width code points (0: no limit), "..." marking a cut.
+ * Returns the number of code points written. */
+size_t escape_text(FILE *f, const char *s, size_t width);
+
+/* Code points escape_text would write for s without a limit. */
+size_t text_width(const char *s);
+
+/* "123 B", "1.5 KiB", "96.0 MiB", "1.0 GiB", "2.0 TiB". */
+void fmt_size(char *buf, size_t len, uint64_t bytes);
+
+/* Nanoseconds as seconds with milliseconds: "1.234 s". */
+void fmt_seconds(char *buf, size_t len, int64_t ns);
+
+/* The part of path after its last '/'. */
+const char *path_basename(const char *path);
