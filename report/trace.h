@@ -1,0 +1,105 @@
+/* Reading a trace (docs/trace-format.md, schema version 1). Everything but
+ * the events is loaded into memory; the events are streamed in seq order.
+ * Keep in step with interpose/trace-schema.h and docs/trace-format.md. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "util-map.h"
+
+typedef struct sqlite3 sqlite3;
+
+#define TRACE_NONE UINT32_MAX
+
+struct trace_meta {
+	char *key, *value;
+};
+
+struct trace_api {
+	int64_t id;
+	char *name;
+};
+
+struct trace_module {
+	int64_t id, base;
+	char *path;
+	char *build_id; /* lowercase hex, or NULL */
+};
+
+struct trace_frame {
+	int64_t id;
+	int kind; /* enum mt_frame_kind */
+	int64_t ip, offset;
+	bool has_offset;
+	uint32_t module; /* index in trace.modules, or TRACE_NONE */
+	char *function;	 /* NULL when unknown */
+	char *file;	 /* NULL when unknown */
+	int64_t line;	 /* 0 when unknown */
+};
+
+struct trace_stack {
+	int64_t id;
+	uint32_t first; /* index in trace.stack_frames */
+	uint32_t depth;
+};
+
+struct trace {
+	sqlite3 *db;
+	char *path;
+	bool immutable;	  /* opened with immutable=1 (no -shm could be made) */
+	bool wal_ignored; /* ... and a non-empty -wal file was ignored */
+	int64_t schema_version;
+
+	struct trace_meta *meta;
+	size_t n_meta;
+	struct trace_api *apis;
+	size_t n_apis;
+	struct mt_map api_index; /* id -> index */
+	struct trace_module *modules;
+	size_t n_modules;
+	struct mt_map module_index;
+	struct trace_frame *frames;
+	size_t n_frames;
+	struct mt_map frame_index;
+	struct trace_stack *stacks;
+	size_t n_stacks;
+	struct mt_map stack_index;
+	uint32_t *stack_frames; /* frame indices, TRACE_NONE for a missing frame */
+	size_t n_stack_frames;
+	struct mt_map ooms; /* seq -> struct trace_oom_info */
+	size_t n_threads;
+
+	/* references to rows that are not there: shown as unknown */
+	uint64_t missing_frames;  /* stack_frames rows naming no frame */
+	uint64_t missing_modules; /* native frames naming no module */
+	uint64_t missing_stacks;  /* events naming a stack with no frames */
+
+	char error[1024]; /* why the last call failed, without prefix */
+};
+
+/* Open read-only and check this is a trace of a schema version we read.
+ * On failure returns -1 with t->error set. trace_close in any case. */
+int trace_open(struct trace *t, const char *path);
+
+/* Load meta, apis, modules, frames, stacks, threads and ooms. */
+int trace_load(struct trace *t);
+
+typedef void (*trace_event_fn)(void *ctx, const struct mt_event *ev);
+
+/* Call fn for each event in seq order. */
+int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx);
+
+void trace_close(struct trace *t);
+
+const char *trace_meta_get(const struct trace *t, const char *key);
+const char *trace_api_name(const struct trace *t, int64_t id);
+/* NULL when the trace has no frames for that stack id */
+const struct trace_stack *trace_find_stack(const struct trace *t, int64_t id);
+/* Frame at depth i of s, or NULL when that row names a missing frame. */
+const struct trace_frame *trace_stack_frame(const struct trace *t,
+					    const struct trace_stack *s, uint32_t i);
+const struct trace_module *trace_frame_module(const struct trace *t,
+					      const struct trace_frame *f);
