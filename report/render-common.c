@@ -1,0 +1,100 @@
+/* Helpers the renderers share: labels for frames and stacks, limits. */
+#include "render.h"
+
+#include <errno.h>
+#include <inttypes.h>
+
+#include "trace-schema.h"
+#include "util-mem.h"
+#include "util-str.h"
+
+size_t render_limit(const struct render_opts *o, size_t n)
+{
+	return o->top && o->top < n ? o->top : n;
+}
+
+const char *render_mem_name(int mem)
+{
+	switch (mem) {
+	case MT_MEM_DEVICE: return "device";
+	case MT_MEM_MANAGED: return "managed";
+	case MT_MEM_HOST_PINNED: return "host_pinned";
+	}
+	return "unknown";
+}
+
+bool render_meta_int(const struct trace *t, const char *key, int64_t *out)
+{
+	const char *v = trace_meta_get(t, key);
+	char *end;
+	long long x;
+
+	if (!v || !*v)
+		return false;
+	errno = 0;
+	x = strtoll(v, &end, 10);
+	if (errno || *end)
+		return false;
+	*out = x;
+	return true;
+}
+
+int64_t render_duration_ns(const struct trace *t, const struct model *m)
+{
+	int64_t end;
+
+	if (render_meta_int(t, "end_monotonic_ns", &end) && end > m->last_time_ns)
+		return end;
+	return m->last_time_ns;
+}
+
+const struct model_oom *render_headline_oom(const struct model *m)
+{
+	return m->n_ooms ? &m->ooms[m->n_ooms - 1] : NULL;
+}
+
+const struct trace_frame *render_site_frame(const struct trace *t,
+					    const struct trace_stack *s, uint32_t *depth)
+{
+	*depth = 0;
+	for (uint32_t i = 0; s && i < s->depth; i++) {
+		const struct trace_frame *f = trace_stack_frame(t, s, i);
+
+		if (f && f->function) {
+			*depth = i;
+			return f;
+		}
+	}
+	return trace_stack_frame(t, s, 0);
+}
+
+char *render_frame_label(const struct trace *t, const struct trace_frame *f, bool short_file)
+{
+	const struct trace_module *mod = trace_frame_module(t, f);
+	const char *file;
+
+	if (!f)
+		return mt_xasprintf("??");
+	file = short_file ? path_basename(f->file) : f->file;
+	if (f->function && file && f->line > 0)
+		return mt_xasprintf("%s (%s:%" PRId64 ")", f->function, file, f->line);
+	if (f->function && file)
+		return mt_xasprintf("%s (%s)", f->function, file);
+	if (f->function)
+		return mt_xasprintf("%s", f->function);
+	if (mod && f->has_offset)
+		return mt_xasprintf("%s+0x%" PRIx64, path_basename(mod->path), (uint64_t)f->offset);
+	return mt_xasprintf("??");
+}
+
+char *render_stack_label(const struct trace *t, int64_t stack, bool short_file)
+{
+	const struct trace_stack *s = trace_find_stack(t, stack);
+	uint32_t depth;
+
+	if (stack == 0)
+		return mt_xasprintf("(no stack recorded)");
+	if (!s)
+		return mt_xasprintf("(stack %" PRId64 " is not in the trace)", stack);
+	return render_frame_label(t, render_site_frame(t, s, &depth), short_file);
+}

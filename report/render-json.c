@@ -1,0 +1,305 @@
+/* The JSON report. Its keys are a contract with scripts and tests:
+ * docs/report-json.md describes every one; keep them in step. */
+#include <inttypes.h>
+
+#include "render.h"
+#include "trace-schema.h"
+#include "util-str.h"
+
+#define MAX_DEPTH 16
+
+/* A small streaming writer: pretty-printed, except objects opened "inline"
+ * (frames, groups), which stay on one line so stacks read as lists. */
+struct jw {
+	FILE *f;
+	int depth;
+	bool first[MAX_DEPTH];
+	bool inline_[MAX_DEPTH];
+};
+
+static void jw_sep(struct jw *w)
+{
+	bool in = w->depth > 0 && w->inline_[w->depth - 1];
+
+	if (w->depth > 0 && !w->first[w->depth - 1])
+		fputc(',', w->f);
+	if (w->depth > 0)
+		w->first[w->depth - 1] = false;
+	if (in) {
+		fputc(' ', w->f);
+		return;
+	}
+	if (w->depth > 0)
+		fprintf(w->f, "\n%*s", w->depth * 2, "");
+}
+
+static void jw_key(struct jw *w, const char *key)
+{
+	jw_sep(w);
+	if (key) {
+		escape_json(w->f, key);
+		fputs(": ", w->f);
+	}
+}
+
+static void jw_open(struct jw *w, const char *key, char c, bool inline_)
+{
+	jw_key(w, key);
+	fputc(c, w->f);
+	/* deeper than MAX_DEPTH never happens: the report's shape is fixed */
+	if (w->depth < MAX_DEPTH) {
+		w->first[w->depth] = true;
+		w->inline_[w->depth] = inline_ || (w->depth > 0 && w->inline_[w->depth - 1]);
+		w->depth++;
+	}
+}
+
+static void jw_close(struct jw *w, char c)
+{
+	w->depth--;
+	if (!w->first[w->depth]) {
+		if (w->inline_[w->depth])
+			fputc(' ', w->f);
+		else
+			fprintf(w->f, "\n%*s", w->depth * 2, "");
+	}
+	fputc(c, w->f);
+}
+
+static void jw_str(struct jw *w, const char *key, const char *v)
+{
+	jw_key(w, key);
+	escape_json(w->f, v);
+}
+
+static void jw_u64(struct jw *w, const char *key, uint64_t v)
+{
+	jw_key(w, key);
+	fprintf(w->f, "%" PRIu64, v);
+}
+
+static void jw_i64(struct jw *w, const char *key, int64_t v)
+{
+	jw_key(w, key);
+	fprintf(w->f, "%" PRId64, v);
+}
+
+static void jw_null(struct jw *w, const char *key)
+{
+	jw_key(w, key);
+	fputs("null", w->f);
+}
+
+static void jw_bool(struct jw *w, const char *key, bool v)
+{
+	jw_key(w, key);
+	fputs(v ? "true" : "false", w->f);
+}
+
+/* ---- the report ------------------------------------------------------- */
+
+static void meta_int_or_null(struct jw *w, const struct trace *t, const char *key,
+			     const char *meta_key)
+{
+	int64_t v;
+
+	if (render_meta_int(t, meta_key, &v))
+		jw_i64(w, key, v);
+	else
+		jw_null(w, key);
+}
+
+static void write_trace(struct jw *w, const struct trace *t, const struct model *m)
+{
+	jw_open(w, "trace", '{', false);
+	jw_str(w, "path", t->path);
+	meta_int_or_null(w, t, "pid", "pid");
+	jw_str(w, "cmdline", trace_meta_get(t, "cmdline"));
+	jw_str(w, "exe", trace_meta_get(t, "exe"));
+	jw_str(w, "host", trace_meta_get(t, "host"));
+	meta_int_or_null(w, t, "rank", "rank");
+	jw_i64(w, "schema_version", t->schema_version);
+	jw_str(w, "memtrace_version", trace_meta_get(t, "memtrace_version"));
+	jw_str(w, "end", trace_meta_get(t, "end"));
+	jw_i64(w, "duration_ns", render_duration_ns(t, m));
+	meta_int_or_null(w, t, "start_realtime_ns", "start_realtime_ns");
+	jw_bool(w, "read_immutable", t->immutable);
+	jw_bool(w, "wal_ignored", t->wal_ignored);
+	jw_u64(w, "missing_stacks", t->missing_stacks);
+	jw_u64(w, "missing_frames", t->missing_frames);
+	jw_u64(w, "missing_modules", t->missing_modules);
+	jw_close(w, '}');
+}
+
+static void write_totals(struct jw *w, const struct model *m)
+{
+	const struct model_mem *d = &m->device;
+
+	jw_open(w, "totals", '{', false);
+	jw_u64(w, "events", m->events);
+	jw_u64(w, "allocations", d->allocations);
+	jw_u64(w, "frees", d->frees);
+	jw_u64(w, "bytes_allocated", d->bytes_allocated);
+	jw_u64(w, "peak_bytes", d->peak_bytes);
+	if (d->peak_bytes)
+		jw_i64(w, "peak_time_ns", d->peak_time_ns);
+	else
+		jw_null(w, "peak_time_ns");
+	jw_u64(w, "live_bytes_at_end", d->live_bytes);
+	jw_u64(w, "live_allocations_at_end", d->live_count);
+	jw_u64(w, "ooms", m->n_ooms);
+	jw_u64(w, "unmatched_frees", m->unmatched_frees);
+	jw_u64(w, "alloc_errors", m->alloc_errors);
+	jw_u64(w, "free_errors", m->free_errors);
+	jw_u64(w, "reused_addresses", m->reused_addresses);
+	jw_u64(w, "untracked_allocations", m->untracked_allocs);
+	jw_u64(w, "unknown_events", m->unknown_events);
+	jw_u64(w, "sites", m->n_sites);
+	jw_close(w, '}');
+}
+
+static void write_host(struct jw *w, const struct model *m)
+{
+	const struct model_mem *h = &m->host;
+
+	jw_open(w, "host", '{', false);
+	jw_u64(w, "allocations", h->allocations);
+	jw_u64(w, "frees", h->frees);
+	jw_u64(w, "bytes_allocated", h->bytes_allocated);
+	jw_u64(w, "peak_bytes", h->peak_bytes);
+	if (h->peak_bytes)
+		jw_i64(w, "peak_time_ns", h->peak_time_ns);
+	else
+		jw_null(w, "peak_time_ns");
+	jw_u64(w, "live_bytes_at_end", h->live_bytes);
+	jw_u64(w, "live_allocations_at_end", h->live_count);
+	jw_close(w, '}');
+}
+
+static void write_frame(struct jw *w, const struct trace *t, const struct trace_frame *f)
+{
+	const struct trace_module *mod = trace_frame_module(t, f);
+	static const char *const kinds[] = { "native", "python", "op" };
+
+	jw_open(w, NULL, '{', true);
+	jw_str(w, "function", f ? f->function : NULL);
+	jw_str(w, "file", f ? f->file : NULL);
+	if (f && f->line > 0)
+		jw_i64(w, "line", f->line);
+	else
+		jw_null(w, "line");
+	jw_str(w, "module", mod ? path_basename(mod->path) : NULL);
+	if (f && f->kind == MT_FRAME_NATIVE && f->has_offset)
+		jw_i64(w, "offset", f->offset);
+	else
+		jw_null(w, "offset");
+	jw_str(w, "kind", f && f->kind >= 0 && f->kind <= 2 ? kinds[f->kind] : NULL);
+	jw_close(w, '}');
+}
+
+static void write_frames(struct jw *w, const struct trace *t, int64_t stack)
+{
+	const struct trace_stack *s = trace_find_stack(t, stack);
+
+	jw_open(w, "frames", '[', false);
+	for (uint32_t i = 0; s && i < s->depth; i++)
+		write_frame(w, t, trace_stack_frame(t, s, i));
+	jw_close(w, ']');
+}
+
+static void write_sites(struct jw *w, const struct trace *t, const struct model *m,
+			size_t n)
+{
+	jw_open(w, "sites", '[', false);
+	for (size_t i = 0; i < n; i++) {
+		const struct model_site *s = &m->sites[i];
+
+		jw_open(w, NULL, '{', false);
+		jw_i64(w, "stack", s->stack);
+		write_frames(w, t, s->stack);
+		jw_u64(w, "peak_bytes", s->at_peak);
+		jw_u64(w, "total_bytes", s->total_bytes);
+		jw_u64(w, "count", s->count);
+		jw_u64(w, "live_bytes_at_end", s->live);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+static void write_group(struct jw *w, const struct trace *t, const struct model_group *g,
+			bool with_mem)
+{
+	jw_open(w, NULL, '{', false);
+	jw_i64(w, "stack", g->stack);
+	write_frames(w, t, g->stack);
+	jw_u64(w, "bytes", g->bytes);
+	jw_u64(w, "count", g->count);
+	if (with_mem)
+		jw_str(w, "mem", render_mem_name(g->mem));
+	jw_close(w, '}');
+}
+
+static void write_leaks(struct jw *w, const struct trace *t, const struct model *m, size_t n)
+{
+	jw_open(w, "leaks", '[', false);
+	for (size_t i = 0; i < n; i++)
+		write_group(w, t, &m->leaks[i], true);
+	jw_close(w, ']');
+}
+
+static void write_oom(struct jw *w, const struct trace *t, const struct model_oom *o,
+		      const struct render_opts *opts)
+{
+	jw_open(w, NULL, '{', false);
+	jw_i64(w, "seq", o->seq);
+	jw_i64(w, "time_ns", o->time_ns);
+	jw_str(w, "api", trace_api_name(t, o->api));
+	jw_u64(w, "requested_bytes", o->requested);
+	jw_str(w, "mem", o->mem ? render_mem_name(o->mem) : NULL);
+	jw_i64(w, "stack", o->stack);
+	write_frames(w, t, o->stack);
+	jw_u64(w, "live_bytes", o->live_bytes);
+	jw_u64(w, "live_allocations", o->live_count);
+	if (o->has_device_free)
+		jw_i64(w, "device_free", o->device_free);
+	else
+		jw_null(w, "device_free");
+	if (o->has_device_total)
+		jw_i64(w, "device_total", o->device_total);
+	else
+		jw_null(w, "device_total");
+	if (o->has_holders) {
+		size_t n = render_limit(opts, o->n_holders);
+
+		jw_open(w, "holders", '[', false);
+		for (size_t i = 0; i < n; i++)
+			write_group(w, t, &o->holders[i], false);
+		jw_close(w, ']');
+	} else {
+		jw_null(w, "holders");
+	}
+	jw_close(w, '}');
+}
+
+void render_json(FILE *f, const struct trace *t, const struct model *m,
+		 const struct render_opts *o)
+{
+	struct jw w = { .f = f };
+	/* JSON is for programs: everything, unless --top was asked for */
+	struct render_opts all = { .top = o->top_given ? o->top : 0, .top_given = o->top_given };
+
+	jw_open(&w, NULL, '{', false);
+	jw_i64(&w, "memtrace_report", 1);
+	write_trace(&w, t, m);
+	write_totals(&w, m);
+	write_host(&w, m);
+	write_sites(&w, t, m, render_limit(&all, m->n_sites));
+	write_leaks(&w, t, m, render_limit(&all, m->n_leaks));
+	jw_open(&w, "ooms", '[', false);
+	for (size_t i = 0; i < m->n_ooms; i++)
+		write_oom(&w, t, &m->ooms[i], &all);
+	jw_close(&w, ']');
+	jw_u64(&w, "oom_snapshots_dropped", m->oom_snapshots_dropped);
+	jw_close(&w, '}');
+	fputc('\n', f);
+}

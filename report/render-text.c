@@ -1,0 +1,318 @@
+/* The text report: about 100 columns, for a terminal or a CI log. It leads
+ * with the story (the OOM and who held the memory), then the peak, the
+ * sites, leaks and pinned host memory. Every line goes through escape_text:
+ * a trace must not be able to put escape sequences on a terminal. */
+#include <inttypes.h>
+#include <stdarg.h>
+
+#include "render.h"
+#include "util-mem.h"
+#include "util-str.h"
+
+#define WIDTH 100
+#define CALLERS 3
+
+struct text {
+	FILE *f;
+	const struct trace *t;
+	const struct model *m;
+	const struct render_opts *o;
+};
+
+/* One output line, cut to width (0: never cut). */
+static void __attribute__((format(printf, 3, 4)))
+line(const struct text *tx, size_t width, const char *fmt, ...)
+{
+	_autofree_ char *s = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (s)
+		escape_text(tx->f, s, width);
+	fputc('\n', tx->f);
+}
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* Size and seconds formatters usable several times in one printf. */
+struct num {
+	char s[32];
+};
+
+static struct num size(uint64_t bytes)
+{
+	struct num n;
+
+	fmt_size(n.s, sizeof(n.s), bytes);
+	return n;
+}
+
+static struct num secs(int64_t ns)
+{
+	struct num n;
+
+	fmt_seconds(n.s, sizeof(n.s), ns);
+	return n;
+}
+
+/* "<- caller (file:line) <- ..." for up to CALLERS frames above depth. */
+static char *caller_chain(const struct trace *t, const struct trace_stack *s, uint32_t depth)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return mt_xstrdup("");
+	for (uint32_t i = depth + 1; s && i < s->depth && i <= depth + CALLERS; i++) {
+		_autofree_ char *label = render_frame_label(t, trace_stack_frame(t, s, i), true);
+
+		fprintf(f, "%s<- %s", i > depth + 1 ? " " : "", label);
+	}
+	fclose(f);
+	return buf ? buf : mt_xstrdup("");
+}
+
+/* A table row ending in the site of stack, then its callers on a line
+ * indented to where the site column starts. */
+static void stack_row(const struct text *tx, const char *cells, int64_t stack)
+{
+	const struct trace_stack *s = trace_find_stack(tx->t, stack);
+	_autofree_ char *label = render_stack_label(tx->t, stack, true);
+	_autofree_ char *callers = NULL;
+	uint32_t depth;
+
+	render_site_frame(tx->t, s, &depth);
+	callers = caller_chain(tx->t, s, depth);
+	line(tx, WIDTH, "%s%s", cells, label);
+	if (*callers)
+		line(tx, WIDTH, "%*s%s", (int)strlen(cells) + 2, "", callers);
+}
+
+static void section_title(const struct text *tx, const char *what, size_t shown,
+			  size_t n, const char *unit)
+{
+	if (shown < n)
+		line(tx, 0, "%s (%zu %s; top %zu):", what, n, unit, shown);
+	else
+		line(tx, 0, "%s (%zu %s):", what, n, unit);
+}
+
+static const char *end_story(const char *end)
+{
+	if (!end)
+		return "how the program ended is unknown";
+	if (strcmp(end, "exit") == 0)
+		return "the program exited normally";
+	if (strcmp(end, "running") == 0)
+		return "trace not closed: killed, crashed or still running";
+	return "how the program ended is unknown";
+}
+
+static void print_header(const struct text *tx)
+{
+	const struct trace *t = tx->t;
+	const char *cmd = trace_meta_get(t, "cmdline");
+	const char *host = trace_meta_get(t, "host");
+	const char *rank = trace_meta_get(t, "rank");
+	const char *version = trace_meta_get(t, "memtrace_version");
+	const char *pid = trace_meta_get(t, "pid");
+
+	if (!cmd || !*cmd)
+		cmd = trace_meta_get(t, "exe");
+	line(tx, WIDTH, "memtrace report: %s", cmd && *cmd ? cmd : "(command line not recorded)");
+	line(tx, WIDTH, "  pid %s on %s%s%s; ran %s; %s", pid ? pid : "?", host ? host : "?",
+	     rank && *rank ? ", rank " : "", rank && *rank ? rank : "",
+	     secs(render_duration_ns(t, tx->m)).s, end_story(trace_meta_get(t, "end")));
+	line(tx, WIDTH, "  trace %s: schema %" PRId64 ", written by memtrace %s, %" PRIu64 " %s",
+	     t->path, t->schema_version, version ? version : "?", tx->m->events,
+	     plural(tx->m->events, "event", "events"));
+	fputc('\n', tx->f);
+}
+
+static void print_oom_headline(const struct text *tx, const struct model_oom *o)
+{
+	const char *api = trace_api_name(tx->t, o->api);
+	_autofree_ char *where = render_stack_label(tx->t, o->stack, true);
+	_autofree_ char *dev = NULL;
+
+	if (o->has_device_free && o->has_device_total)
+		dev = mt_xasprintf("; device had %s free of %s",
+				   size((uint64_t)(o->device_free < 0 ? 0 : o->device_free)).s,
+				   size((uint64_t)(o->device_total < 0 ? 0 : o->device_total)).s);
+	line(tx, 0, "OUT OF MEMORY: %s of %s failed at %s in %s%s; %s live in %" PRIu64 " %s",
+	     api ? api : "allocation", size(o->requested).s, secs(o->time_ns).s, where,
+	     dev ? dev : "", size(o->live_bytes).s, o->live_count,
+	     plural(o->live_count, "allocation", "allocations"));
+	if (tx->m->n_ooms > 1)
+		line(tx, 0, "  (the last of %zu out-of-memory failures; the first was at %s)",
+		     tx->m->n_ooms, secs(tx->m->ooms[0].time_ns).s);
+	fputc('\n', tx->f);
+}
+
+static void print_holders(const struct text *tx, const struct model_oom *o)
+{
+	size_t shown = render_limit(tx->o, o->n_holders);
+
+	if (o->n_holders == 0) {
+		line(tx, 0, "No device memory was live at the failure.");
+		fputc('\n', tx->f);
+		return;
+	}
+	section_title(tx, "Live device memory at the failure, by allocating stack", shown,
+		      o->n_holders, plural(o->n_holders, "stack", "stacks"));
+	line(tx, 0, "       bytes   allocs  allocated at");
+	for (size_t i = 0; i < shown; i++) {
+		const struct model_group *g = &o->holders[i];
+		_autofree_ char *cells = mt_xasprintf("  %10s  %7" PRIu64 "  ", size(g->bytes).s, g->count);
+
+		stack_row(tx, cells, g->stack);
+	}
+	fputc('\n', tx->f);
+}
+
+static void print_device(const struct text *tx)
+{
+	const struct model *m = tx->m;
+	const struct model_mem *d = &m->device;
+
+	if (d->allocations == 0) {
+		line(tx, 0, "No device memory was allocated.");
+	} else {
+		line(tx, 0, "Peak device memory (device + managed): %s at %s", size(d->peak_bytes).s,
+		     secs(d->peak_time_ns).s);
+		line(tx, 0, "Device memory: %" PRIu64 " %s (%s), %" PRIu64 " %s; %s live at the end in %"
+				PRIu64 " %s",
+		     d->allocations, plural(d->allocations, "allocation", "allocations"),
+		     size(d->bytes_allocated).s, d->frees, plural(d->frees, "free", "frees"),
+		     size(d->live_bytes).s, d->live_count,
+		     plural(d->live_count, "allocation", "allocations"));
+	}
+	if (m->n_ooms == 0 && m->alloc_errors == 0 && m->unmatched_frees == 0 && m->free_errors == 0)
+		return;
+	line(tx, 0, "Failures: %zu out of memory, %" PRIu64 " other failed %s, %" PRIu64
+			" failed %s; %" PRIu64 " %s",
+	     m->n_ooms, m->alloc_errors, plural(m->alloc_errors, "allocation", "allocations"),
+	     m->free_errors, plural(m->free_errors, "free", "frees"), m->unmatched_frees,
+	     plural(m->unmatched_frees, "free of an unknown address", "frees of unknown addresses"));
+}
+
+static void print_sites(const struct text *tx)
+{
+	const struct model *m = tx->m;
+	size_t shown = render_limit(tx->o, m->n_sites);
+
+	if (m->n_sites == 0)
+		return;
+	fputc('\n', tx->f);
+	section_title(tx, "Top allocation sites by device memory live at the peak", shown,
+		      m->n_sites, plural(m->n_sites, "site", "sites"));
+	line(tx, 0, "     at peak       total   allocs      at end  site");
+	for (size_t i = 0; i < shown; i++) {
+		const struct model_site *s = &m->sites[i];
+		_autofree_ char *cells = mt_xasprintf("  %10s  %10s  %7" PRIu64 "  %10s  ",
+						      size(s->at_peak).s, size(s->total_bytes).s,
+						      s->count, size(s->live).s);
+
+		stack_row(tx, cells, s->stack);
+	}
+}
+
+static void print_leaks(const struct text *tx)
+{
+	const struct model *m = tx->m;
+	const char *end = trace_meta_get(tx->t, "end");
+	bool exited = end && strcmp(end, "exit") == 0;
+	size_t shown = render_limit(tx->o, m->n_leaks);
+
+	fputc('\n', tx->f);
+	if (m->n_leaks == 0) {
+		line(tx, 0, "Leaks: none: all device and pinned host memory was freed.");
+		return;
+	}
+	section_title(tx, exited ? "Leaks: memory still live at exit, by stack"
+				 : "Live at the end of the trace (the program did not exit), by stack",
+		      shown, m->n_leaks, plural(m->n_leaks, "stack", "stacks"));
+	line(tx, 0, "       bytes   allocs  memory       allocated at");
+	for (size_t i = 0; i < shown; i++) {
+		const struct model_group *g = &m->leaks[i];
+		_autofree_ char *cells = mt_xasprintf("  %10s  %7" PRIu64 "  %-11s  ", size(g->bytes).s,
+						      g->count, render_mem_name(g->mem));
+
+		stack_row(tx, cells, g->stack);
+	}
+}
+
+static void print_host(const struct text *tx)
+{
+	const struct model_mem *h = &tx->m->host;
+
+	fputc('\n', tx->f);
+	if (h->allocations == 0) {
+		line(tx, 0, "Pinned host memory: none allocated.");
+		return;
+	}
+	line(tx, 0, "Pinned host memory: %" PRIu64 " %s (%s), %" PRIu64
+			" %s; peak %s at %s; %s live at the end",
+	     h->allocations, plural(h->allocations, "allocation", "allocations"),
+	     size(h->bytes_allocated).s, h->frees, plural(h->frees, "free", "frees"),
+	     size(h->peak_bytes).s, secs(h->peak_time_ns).s, size(h->live_bytes).s);
+}
+
+static void note(const struct text *tx, uint64_t n, const char *one, const char *many)
+{
+	if (n)
+		line(tx, 0, "Note: %" PRIu64 " %s.", n, plural(n, one, many));
+}
+
+static void print_notes(const struct text *tx)
+{
+	const struct trace *t = tx->t;
+	const struct model *m = tx->m;
+
+	if (m->oom_snapshots_dropped)
+		line(tx, 0, "Note: live memory was kept for %d of %zu out-of-memory failures "
+			    "(the first %d and the last).",
+		     MODEL_OOM_SNAPSHOTS, m->n_ooms, MODEL_OOM_SNAPSHOTS - 1);
+	note(tx, t->missing_stacks, "event names a stack the trace does not contain (shown as such)",
+	     "events name stacks the trace does not contain (shown as such)");
+	note(tx, t->missing_frames, "stack row names a frame the trace does not contain (shown as \"?\?\")",
+	     "stack rows name frames the trace does not contain (shown as \"?\?\")");
+	note(tx, t->missing_modules, "frame names a module the trace does not contain",
+	     "frames name modules the trace does not contain");
+	note(tx, m->reused_addresses, "allocation at an address still live (a free memtrace did not see)",
+	     "allocations at addresses still live (frees memtrace did not see)");
+	note(tx, m->untracked_allocs, "allocation without an address or memory kind (not counted)",
+	     "allocations without an address or memory kind (not counted)");
+	note(tx, m->unknown_events, "event of a kind this version does not know (ignored)",
+	     "events of kinds this version does not know (ignored)");
+}
+
+void render_text(FILE *f, const struct trace *t, const struct model *m,
+		 const struct render_opts *o)
+{
+	const struct text tx = { .f = f, .t = t, .m = m, .o = o };
+	const struct model_oom *oom = render_headline_oom(m);
+
+	print_header(&tx);
+	if (oom) {
+		print_oom_headline(&tx, oom);
+		print_holders(&tx, oom);
+	}
+	print_device(&tx);
+	print_sites(&tx);
+	print_leaks(&tx);
+	print_host(&tx);
+	if (t->missing_stacks || t->missing_frames || t->missing_modules ||
+	    m->oom_snapshots_dropped || m->reused_addresses || m->untracked_allocs ||
+	    m->unknown_events) {
+		fputc('\n', f);
+		print_notes(&tx);
+	}
+}

@@ -1,0 +1,58 @@
+/* Renderers: text (terminal, CI log), JSON (a contract: docs/report-json.md)
+ * and a single-file HTML page. They only read the trace and the model;
+ * render-common.c holds what they share. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model.h"
+#include "trace.h"
+
+#define RENDER_DEFAULT_TOP 10
+
+struct render_opts {
+	size_t top;	/* entries per section; 0: all */
+	bool top_given; /* --top on the command line (JSON lists all otherwise) */
+};
+
+void render_text(FILE *f, const struct trace *t, const struct model *m,
+		 const struct render_opts *o);
+void render_json(FILE *f, const struct trace *t, const struct model *m,
+		 const struct render_opts *o);
+void render_html(FILE *f, const struct trace *t, const struct model *m,
+		 const struct render_opts *o);
+
+/* ---- render-common.c ---- */
+
+/* How many of n entries a section shows. */
+size_t render_limit(const struct render_opts *o, size_t n);
+
+/* "device", "managed", "host_pinned" (the JSON names), else "unknown". */
+const char *render_mem_name(int mem);
+
+/* The run's duration: the last flush, or the last event when later. */
+int64_t render_duration_ns(const struct trace *t, const struct model *m);
+
+/* The OOM a report leads with: the last one, usually the one the program
+ * died of (frameworks retry after freeing caches). NULL when none. */
+const struct model_oom *render_headline_oom(const struct model *m);
+
+/* The frame a one-line summary shows: the innermost one with a function
+ * name, else the innermost. *depth is set to its depth. NULL when the stack
+ * has no frame to show. */
+const struct trace_frame *render_site_frame(const struct trace *t,
+					    const struct trace_stack *s, uint32_t *depth);
+
+/* "function (file:line)", "function", "module+0x1a2b" or "??"; file as a
+ * basename when short. Untrusted: escape it to output. Caller frees. */
+char *render_frame_label(const struct trace *t, const struct trace_frame *f, bool short_file);
+
+/* Label of the site frame of stack id: render_frame_label, or why there is
+ * none ("no stack recorded", "stack 12 not in the trace"). Caller frees. */
+char *render_stack_label(const struct trace *t, int64_t stack, bool short_file);
+
+/* A meta value parsed as a decimal integer. */
+bool render_meta_int(const struct trace *t, const char *key, int64_t *out);
