@@ -1,0 +1,250 @@
+#!/bin/sh
+# Bad input must end in one clear line and the right exit status, never a
+# crash: usage errors (2), unreadable or foreign files (1), damaged but
+# readable traces (0, with what is missing shown as unknown).
+#   bad-input.sh REPORT SQL-LOAD TESTS-SOURCE-DIR
+set -eu
+
+abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+report=$(abs "$1")
+sqlload=$(abs "$2")
+src=$(abs "$3")
+tmp=$(mktemp -d)
+trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
+cd "$tmp"
+failures=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	failures=$((failures + 1))
+}
+
+# run WANT-RC STDERR-PATTERN ARGS...: a nonzero WANT-RC also requires
+# exactly one line on stderr, prefixed "memtrace report: ".
+run() {
+	want=$1
+	pattern=$2
+	shift 2
+	set +e
+	"$report" "$@" >out 2>err
+	rc=$?
+	set -e
+	if [ "$rc" -ne "$want" ]; then
+		fail "memtrace-report $* exited $rc, expected $want"
+		sed 's/^/    /' err >&2
+		return
+	fi
+	if [ "$want" -ne 0 ]; then
+		if [ "$(wc -l <err)" -ne 1 ] || ! grep -q '^memtrace report: ' err; then
+			fail "memtrace-report $*: not one prefixed line on stderr:"
+			sed 's/^/    /' err >&2
+		fi
+	fi
+	if [ -n "$pattern" ] && ! grep -q -- "$pattern" err; then
+		fail "memtrace-report $*: stderr lacks '$pattern':"
+		sed 's/^/    /' err >&2
+	fi
+	return 0
+}
+
+json_ok() {
+	if command -v python3 >/dev/null; then
+		python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1" ||
+			fail "$1 is not valid JSON"
+	fi
+}
+
+trace() { # trace DB SQLFILE-OR-TEXT
+	rm -f "$1"
+	"$sqlload" "$1" "$2"
+}
+
+# --- usage -------------------------------------------------------------
+run 2 'no trace file given'
+run 2 'unknown format' x.db --format xml
+run 2 'top needs a number' x.db --top -1
+run 2 'top needs a number' x.db --top lots
+run 2 'unknown option' x.db --frobnicate
+run 2 'option needs a value' x.db --top
+run 2 'one trace at a time' a.db b.db
+run 0 '' --help
+grep -q '^Usage: memtrace report TRACE' out || fail "--help prints no usage"
+run 0 '' --version
+grep -q '^memtrace report [0-9]' out || fail "--version prints no version"
+
+# --- files that are not traces ----------------------------------------
+run 1 'cannot open nonexistent.db: No such file or directory' nonexistent.db
+mkdir adir
+run 1 'is a directory' adir
+echo "hello, I am text" >text.db
+run 1 'not a SQLite database' text.db
+: >empty.db
+run 1 'is empty' empty.db
+printf 'SQLite format 3\000garbage garbage garbage' >header-only.db
+run 1 '' header-only.db
+
+trace good.db "$src/golden/oom.sql"
+cp good.db v7.db
+echo 'PRAGMA user_version = 7;' >v7.sql
+"$sqlload" v7.db v7.sql
+run 1 'has trace schema version 7, but this memtrace report reads version 1' v7.db
+cp good.db v0.db
+echo 'PRAGMA user_version = 0;' >v0.sql
+"$sqlload" v0.db v0.sql
+run 1 'not a memtrace trace' v0.db
+
+cp good.db noooms.db
+echo 'DROP TABLE ooms;' >drop.sql
+"$sqlload" noooms.db drop.sql
+run 1 "table 'ooms' is missing" noooms.db
+
+cp good.db nocol.db
+cat >nocol.sql <<'SQL'
+ALTER TABLE events RENAME TO old_events;
+CREATE TABLE events(seq INTEGER PRIMARY KEY, time_ns INTEGER, kind INTEGER, api INTEGER);
+SQL
+"$sqlload" nocol.db nocol.sql
+run 1 "cannot read table 'events'" nocol.db
+
+# damaged files: any clean outcome, no crash
+cp good.db truncated.db
+truncate -s 6000 truncated.db
+set +e
+"$report" truncated.db >out 2>err
+rc=$?
+set -e
+[ "$rc" -le 1 ] || fail "truncated trace: exit $rc"
+cp good.db scribbled.db
+dd if="$report" of=scribbled.db bs=1 skip=4096 seek=4200 count=6000 conv=notrunc 2>/dev/null
+for format in text json html; do
+	set +e
+	"$report" scribbled.db --format $format >out 2>err
+	rc=$?
+	set -e
+	[ "$rc" -le 1 ] || fail "scribbled trace ($format): exit $rc"
+done
+
+# --- output ------------------------------------------------------------
+run 1 'cannot write the report to /nonexistent/dir/report.txt' good.db -o /nonexistent/dir/report.txt
+run 0 '' good.db -o report.json --format json
+json_ok report.json
+[ ! -s out ] || fail "-o FILE also wrote to standard output"
+
+# --- damaged but readable: dangling references, NULLs, wrong types -----
+cat >dangling.sql <<'SQL'
+INSERT INTO events VALUES (14, 1239000000, 1, 1, 4242, 0, 0, 4096, 1024, 1, 777, 0);
+INSERT INTO stack_frames VALUES (6, 0, 999), (6, 1, 3);
+INSERT INTO frames VALUES (8, 0, 1, 55, 16, NULL, NULL, NULL);
+INSERT INTO stack_frames VALUES (7, 0, 8);
+INSERT INTO events VALUES (15, 1240000000, 1, 1, 4242, 0, 0, 8192, 1024, 1, 6, 0);
+INSERT INTO events VALUES (16, 1241000000, 1, 1, 4242, 0, 0, 12288, 1024, 1, 7, 0);
+SQL
+cp good.db dangling.db
+"$sqlload" dangling.db dangling.sql
+run 0 'is incomplete' dangling.db
+grep -q 'stack 777 is not in the trace' out || fail "missing stack not shown"
+run 0 'is incomplete' dangling.db --format json
+json_ok out
+grep -q '"missing_stacks": 1,' out || fail "missing stack not counted"
+grep -q '"missing_frames": 1,' out || fail "missing frame not counted"
+grep -q '"missing_modules": 1' out || fail "missing module not counted"
+run 0 'is incomplete' dangling.db --format html
+
+cat >hostile.sql <<'SQL'
+PRAGMA user_version = 1;
+CREATE TABLE meta(key, value);
+CREATE TABLE apis(id, name);
+CREATE TABLE modules(id, path, base, build_id);
+CREATE TABLE frames(id, kind, ip, module, offset, function, file, line);
+CREATE TABLE stack_frames(stack, depth, frame);
+CREATE TABLE threads(id, name);
+CREATE TABLE events(seq INTEGER PRIMARY KEY, time_ns, kind, api, thread, device, stream,
+                    address, bytes, mem, stack, status);
+CREATE TABLE ooms(seq, device_free, device_total);
+INSERT INTO meta VALUES (NULL, 'x'), ('pid', NULL), ('end_monotonic_ns', 'soon'),
+  ('cmdline', X'00ff'), ('end', 99), ('rank', '-1');
+INSERT INTO apis VALUES (1, NULL), ('two', 'cudaFree'), (1, 'again');
+INSERT INTO modules VALUES (1, NULL, NULL, 'zz'), (1, '/dup', 0, NULL),
+  (2, '/etc/passwd', 0, NULL), (3, '/proc/self/exe', 0, 'notahexid'),
+  (4, '/dev/zero', 0, NULL), (5, '.', 0, NULL), (6, '/', 0, '');
+INSERT INTO frames VALUES (1, NULL, 'ip', 1, -5, NULL, NULL, -3),
+  (2, 0, 0, 3, 9223372036854775807, 'f', 'file', 'line'),
+  (3, 99, NULL, NULL, NULL, X'41', NULL, NULL),
+  (4, 0, 1, 2, 100, NULL, NULL, NULL), (4, 0, 1, 2, 100, 'twice', NULL, NULL),
+  (5, 0, 1, 4, 100, NULL, NULL, NULL), (6, 0, 1, 5, 1, NULL, NULL, NULL),
+  (7, 0, 1, 6, -9223372036854775808, NULL, NULL, NULL);
+INSERT INTO stack_frames VALUES (1, 0, 1), (1, 0, 2), (1, -1, 3), (1, 5, 4),
+  (NULL, NULL, NULL), ('s', 'd', 'f'), (2, 0, 5), (2, 1, 6), (2, 2, 7), (2, 3, 2);
+INSERT INTO threads VALUES (NULL, NULL);
+INSERT INTO events VALUES
+  (0, 'now', 1, 1, NULL, NULL, NULL, 4096, 9223372036854775807, 1, 1, NULL),
+  (1, -100, 1, 1, NULL, NULL, NULL, 8192, 9223372036854775807, 2, 1, NULL),
+  (2, 5, 3, 'x', NULL, NULL, NULL, NULL, -1, 1, 2, NULL),
+  (3, 5, 3, 1, NULL, NULL, NULL, NULL, 10, 1, 1, NULL),
+  (4, 6, 2, 1, NULL, NULL, NULL, -4096, NULL, NULL, NULL, NULL),
+  (5, 7, 5, 1, NULL, NULL, NULL, 12345, NULL, NULL, NULL, NULL),
+  (6, 8, 1, 1, NULL, NULL, NULL, -8192, 1e300, 3, 'stack', NULL),
+  (7, 9, -1, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+  (8, 10, 1, 1, NULL, NULL, NULL, 16384, 'many', 1, 9223372036854775807, NULL),
+  (9, 11, 5, 1, NULL, NULL, NULL, 4096, NULL, NULL, NULL, NULL),
+  (10, 12, 2, 1, NULL, NULL, NULL, 4096, NULL, NULL, NULL, NULL),
+  (11, 13, 5, 1, NULL, NULL, NULL, 4096, NULL, NULL, NULL, NULL),
+  (12, 14, 3, 1, NULL, NULL, NULL, NULL, 1, 1, -1, NULL);
+INSERT INTO ooms VALUES (2, -1, NULL), (2, 5, 5), (3, 'x', 1e300), (NULL, NULL, NULL);
+SQL
+trace hostile.db hostile.sql
+for format in text json html; do
+	run 0 '' hostile.db --format $format
+	cp out hostile.$format
+done
+json_ok hostile.json
+if grep -q "$(printf '\033')" hostile.text; then fail "an escape character reached the text report"; fi
+
+# --- a trace still being written (WAL, data only in the -wal) ----------
+rm -f wal.db*
+"$sqlload" wal.db "$src/golden/oom.sql" --keep-wal
+[ -s wal.db-wal ] || fail "the WAL fixture has no -wal file"
+run 0 '' wal.db --format json
+grep -q '"events": 14,' out || fail "events in the -wal were not read"
+
+# the -shm cannot be created (read-only directory): read as immutable. Root
+# can write anywhere, so as root this runs as nobody when setpriv can.
+as_user=
+if [ "$(id -u)" -eq 0 ]; then
+	as_user="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+	chmod 755 "$tmp"
+	$as_user "$report" --version >/dev/null 2>&1 || as_user=none
+fi
+if [ "$as_user" != none ]; then
+	mkdir ro
+	"$sqlload" ro/wal.db "$src/golden/oom.sql" --keep-wal   # all data in the -wal
+	"$sqlload" ro/flushed.db "$src/golden/oom.sql"
+	echo 'PRAGMA journal_mode=WAL;' >wal.sql
+	"$sqlload" ro/flushed.db wal.sql                         # WAL mode, checkpointed
+	rm -f ro/*-shm
+	chmod -R a+r ro
+	chmod 555 ro
+	set +e
+	$as_user "$report" ro/flushed.db --format json >out 2>err
+	rc=$?
+	set -e
+	[ "$rc" -eq 0 ] || fail "read-only WAL trace: exit $rc: $(cat err)"
+	grep -q '"read_immutable": true' out || fail "read-only WAL trace: not read as immutable"
+	grep -q '"events": 14,' out || fail "read-only WAL trace: events missing"
+	[ ! -s err ] || fail "read-only WAL trace without -wal: warned: $(cat err)"
+	set +e
+	$as_user "$report" ro/wal.db >out 2>err
+	rc=$?
+	set -e
+	[ "$rc" -eq 1 ] && grep -q 'still in its -wal file' err ||
+		fail "read-only trace with data only in its -wal: exit $rc: $(cat err)"
+	chmod 755 ro
+else
+	echo "read-only directory case skipped: running as root without setpriv"
+fi
+
+if [ "$failures" -ne 0 ]; then
+	echo "$failures bad-input checks failed" >&2
+	exit 1
+fi
+echo "all bad-input checks passed"

@@ -1,0 +1,9 @@
+/* The Check suites of the reporter; test-main.c runs the one named by
+ * -DTEST_SUITE (see meson.build). */
+#pragma once
+
+#include <check.h>
+
+Suite *model_suite(void);
+Suite *util_suite(void);
+Suite *symbolize_suite(void);

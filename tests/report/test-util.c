@@ -1,0 +1,190 @@
+/* Escaping of untrusted strings, number formatting, the hash map. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suites.h"
+#include "util-map.h"
+#include "util-str.h"
+
+typedef void (*escape_fn)(FILE *f, const char *s);
+
+/* Run an escaper into memory; the caller frees the result. */
+static char *escaped(escape_fn fn, const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	fn(f, s);
+	fclose(f);
+	return buf;
+}
+
+static void escape_text_80(FILE *f, const char *s)
+{
+	escape_text(f, s, 80);
+}
+
+static void escape_text_8(FILE *f, const char *s)
+{
+	escape_text(f, s, 8);
+}
+
+static void check_escape(escape_fn fn, const char *in, const char *want)
+{
+	char *got = escaped(fn, in);
+
+	ck_assert_str_eq(got, want);
+	free(got);
+}
+
+START_TEST(test_json_escape)
+{
+	check_escape(escape_json, NULL, "null");
+	check_escape(escape_json, "", "\"\"");
+	check_escape(escape_json, "plain", "\"plain\"");
+	check_escape(escape_json, "a\"b\\c/d", "\"a\\\"b\\\\c/d\"");
+	check_escape(escape_json, "\n\r\t\b\f", "\"\\n\\r\\t\\b\\f\"");
+	check_escape(escape_json, "\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\"");
+	check_escape(escape_json, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+		     "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+	/* invalid UTF-8 becomes U+FFFD, one per bad byte */
+	check_escape(escape_json, "a\xff" "b", "\"a\xef\xbf\xbd" "b\"");
+	check_escape(escape_json, "\xc3", "\"\xef\xbf\xbd\"");			/* truncated */
+	check_escape(escape_json, "\xc0\xaf", "\"\xef\xbf\xbd\xef\xbf\xbd\""); /* overlong */
+	check_escape(escape_json, "\xed\xa0\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""); /* surrogate */
+	check_escape(escape_json, "\xf4\x90\x80\x80",
+		     "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""); /* > U+10FFFF */
+}
+END_TEST
+
+START_TEST(test_html_escape)
+{
+	check_escape(escape_html, "<script>alert('x&y')</script>\"",
+		     "&lt;script&gt;alert(&#39;x&amp;y&#39;)&lt;/script&gt;&quot;");
+	check_escape(escape_html, "a\x1b[31mb\xfe", "a\xef\xbf\xbd[31mb\xef\xbf\xbd");
+	check_escape(escape_html, NULL, "");
+}
+END_TEST
+
+START_TEST(test_text_escape)
+{
+	check_escape(escape_text_80, "red \x1b[31m\x07 ok \xc2\x9b", "red ?[31m? ok ?");
+	check_escape(escape_text_80, "bad \xff", "bad \xef\xbf\xbd");
+	check_escape(escape_text_8, "12345678", "12345678");
+	check_escape(escape_text_8, "123456789", "12345...");
+	/* cut on code points, never inside a UTF-8 sequence */
+	check_escape(escape_text_8, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9",
+		     "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...");
+	ck_assert_uint_eq(text_width("\xc3\xa9x\xff"), 3);
+}
+END_TEST
+
+START_TEST(test_fmt_size)
+{
+	char buf[32];
+	static const struct {
+		uint64_t bytes;
+		const char *want;
+	} cases[] = {
+		{ 0, "0 B" },
+		{ 1023, "1023 B" },
+		{ 1024, "1.0 KiB" },
+		{ 1536, "1.5 KiB" },
+		{ 96ull << 20, "96.0 MiB" },
+		{ (1ull << 30) - 1, "1.0 GiB" },
+		{ 1012ull << 20, "1012.0 MiB" },
+		{ 1ull << 30, "1.0 GiB" },
+		{ 3ull << 40, "3.0 TiB" },
+		{ UINT64_MAX, "16.0 EiB" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fmt_size(buf, sizeof(buf), cases[i].bytes);
+		ck_assert_str_eq(buf, cases[i].want);
+	}
+}
+END_TEST
+
+START_TEST(test_fmt_seconds)
+{
+	char buf[32];
+
+	fmt_seconds(buf, sizeof(buf), 1234567890);
+	ck_assert_str_eq(buf, "1.234 s");
+	fmt_seconds(buf, sizeof(buf), 0);
+	ck_assert_str_eq(buf, "0.000 s");
+	fmt_seconds(buf, sizeof(buf), -1500000000);
+	ck_assert_str_eq(buf, "-1.500 s");
+	fmt_seconds(buf, sizeof(buf), INT64_MIN);
+	ck_assert_str_eq(buf, "-9223372036.854 s");
+	ck_assert_str_eq(path_basename("/a/b/c.so"), "c.so");
+	ck_assert_str_eq(path_basename("c.so"), "c.so");
+}
+END_TEST
+
+/* Random inserts and removes against a plain array, keys colliding on
+ * purpose (multiples of a power of two) to exercise backward shifts. */
+START_TEST(test_map_random)
+{
+	enum { N = 4096 };
+	static uint64_t ref[N];
+	static bool present[N];
+	struct mt_map m;
+	unsigned seed = 12345;
+
+	map_init(&m, sizeof(uint64_t));
+	memset(present, 0, sizeof(present));
+	for (int round = 0; round < 200000; round++) {
+		size_t k = (size_t)rand_r(&seed) % N;
+		uint64_t key = (uint64_t)k << 20, out = 0;
+
+		if (rand_r(&seed) % 3) {
+			*(uint64_t *)map_put(&m, key, NULL) = ref[k] = (uint64_t)round;
+			present[k] = true;
+		} else {
+			ck_assert(map_remove(&m, key, &out) == present[k]);
+			if (present[k])
+				ck_assert_uint_eq(out, ref[k]);
+			present[k] = false;
+		}
+	}
+	size_t count = 0;
+	for (size_t k = 0; k < N; k++) {
+		uint64_t *v = map_get(&m, (uint64_t)k << 20);
+
+		ck_assert(!!v == present[k]);
+		if (v)
+			ck_assert_uint_eq(*v, ref[k]);
+		count += present[k];
+	}
+	ck_assert_uint_eq(m.len, count);
+	size_t seen = 0;
+	for (size_t pos = 0; map_next(&m, &pos, NULL, NULL);)
+		seen++;
+	ck_assert_uint_eq(seen, count);
+	/* any 64-bit key works, 0 and all-ones included */
+	*(uint64_t *)map_put(&m, 0, NULL) = 7;
+	*(uint64_t *)map_put(&m, UINT64_MAX, NULL) = 8;
+	ck_assert_uint_eq(*(uint64_t *)map_get(&m, 0), 7);
+	ck_assert_uint_eq(*(uint64_t *)map_get(&m, UINT64_MAX), 8);
+	map_fini(&m);
+}
+END_TEST
+
+Suite *util_suite(void)
+{
+	Suite *s = suite_create("util");
+	TCase *tc = tcase_create("util");
+
+	tcase_add_test(tc, test_json_escape);
+	tcase_add_test(tc, test_html_escape);
+	tcase_add_test(tc, test_text_escape);
+	tcase_add_test(tc, test_fmt_size);
+	tcase_add_test(tc, test_fmt_seconds);
+	tcase_add_test(tc, test_map_random);
+	suite_add_tcase(s, tc);
+	return s;
+}
