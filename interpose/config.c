@@ -27,14 +27,16 @@ static int parse_depth(const char *s)
 	return (int)v;
 }
 
-static bool parse_bool(const char *name, const char *s)
+static bool parse_bool(const char *name, const char *s, bool def)
 {
-	if (!s || !*s || !strcmp(s, "0") || !strcmp(s, "no") || !strcmp(s, "false"))
+	if (!s || !*s)
+		return def;
+	if (!strcmp(s, "0") || !strcmp(s, "no") || !strcmp(s, "false"))
 		return false;
 	if (!strcmp(s, "1") || !strcmp(s, "yes") || !strcmp(s, "true"))
 		return true;
-	mt_log(MT_USER, "%s=%.64s is not 0 or 1; using 0", name, s);
-	return false;
+	mt_log(MT_USER, "%s=%.64s is not 0 or 1; using %d", name, s, def);
+	return def;
 }
 
 static void parse_output(const char *s, char *out, size_t outsz)
@@ -51,9 +53,10 @@ static void parse_output(const char *s, char *out, size_t outsz)
 
 void mt_config_load(struct mt_config *cfg, mt_getenv_fn get)
 {
-	cfg->quiet = parse_bool("MEMTRACE_QUIET", get("MEMTRACE_QUIET"));
+	cfg->quiet = parse_bool("MEMTRACE_QUIET", get("MEMTRACE_QUIET"), false);
 	mt_log_set_quiet(cfg->quiet);
 	cfg->depth = parse_depth(get("MEMTRACE_DEPTH"));
+	cfg->follow = parse_bool("MEMTRACE_FOLLOW", get("MEMTRACE_FOLLOW"), true);
 	parse_output(get("MEMTRACE_OUTPUT"), cfg->output, sizeof(cfg->output));
 }
 

@@ -1,32 +1,28 @@
-/* Finding the real functions behind the hooks. Never guess: the real
- * runtime function is the next definition after ours in the global scope
- * (RTLD_NEXT), or, when the runtime was dlopen'ed into a local scope (as
- * `import torch` does), the definition in the loaded libcudart itself. */
+/* Finding the real functions behind the hooks, and handing callers our
+ * wrappers on every route they take to a CUDA function pointer.
+ *
+ * Never guess. The real runtime function is the next definition after ours
+ * in the global scope (RTLD_NEXT), or the one in the loaded libcudart when
+ * the runtime sits in a local scope (as `import torch` loads it); the same
+ * for the driver and libcuda. A pointer the driver hands out through
+ * cuGetProcAddress is matched against the driver's own exported versioned
+ * symbols, so the caller gets the wrapper of exactly that ABI. */
 #include "hook-real.h"
 
 #include <dlfcn.h>
 #include <link.h>
 #include <string.h>
 
-enum lib { RT, DRV };
+/* Handing out deprecated entry points is still our job. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
-struct api_info {
-	const char *name;
-	enum lib lib;
-};
-
-static const struct api_info apis[MT_API_COUNT] = {
-#define MT_HOOK(lib_, ret, name_, params, args) [MT_API_##name_] = { #name_, lib_ },
-#define MT_REAL MT_HOOK
+/* Our own wrappers, to hand out and to recognise. */
+static void *const wrappers[MT_API_COUNT] = {
+#define MT_HOOK(lib_, ret, name_, params, args) [MT_API_##name_] = (void *)name_,
 #include "hooks.def"
 };
 
 void *_Atomic mt_real_ptrs[MT_API_COUNT];
-
-const char *mt_api_name(unsigned api)
-{
-	return api < MT_API_COUNT && apis[api].name ? apis[api].name : "unknown";
-}
 
 struct lib_query {
 	const char *prefix;
@@ -44,26 +40,110 @@ static int find_loaded(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
-static void *lookup_in_loaded(const char *prefix, const char *name)
+static void *loaded_handle(bool driver)
 {
-	struct lib_query q = { prefix, "" };
+	static void *_Atomic handles[2];
+	void *h = atomic_load(&handles[driver]);
+	if (h)
+		return h;
+	struct lib_query q = { driver ? "libcuda.so" : "libcudart.so", "" };
 	if (!dl_iterate_phdr(find_loaded, &q))
 		return NULL;
-	void *h = dlopen(q.path, RTLD_LAZY | RTLD_NOLOAD);
-	return h ? dlsym(h, name) : NULL;
+	h = dlopen(q.path, RTLD_LAZY | RTLD_NOLOAD);
+	if (h)
+		atomic_store(&handles[driver], h);
+	return h;
+}
+
+static void set_real(unsigned api, void *p)
+{
+	void *expected = NULL;
+	atomic_compare_exchange_strong(&mt_real_ptrs[api], &expected, p);
 }
 
 void *mt_real_resolve(unsigned api)
 {
-	const struct api_info *info = &apis[api];
-	void *p = dlsym(RTLD_NEXT, info->name);
-	if (!p)
-		p = lookup_in_loaded(info->lib == RT ? "libcudart.so" : "libcuda.so", info->name);
+	const char *name = mt_api_name(api);
+	void *p = mt_real_dlsym(RTLD_NEXT, name);
 	if (!p) {
-		mt_log(MT_ENV, "cannot find the real %s in this process; the call fails",
-		       info->name);
+		void *h = loaded_handle(mt_api_is_driver(api));
+		p = h ? mt_real_dlsym(h, name) : NULL;
+	}
+	if (!p) {
+		mt_log(MT_ENV, "cannot find the real %s in this process; the call fails", name);
 		return NULL;
 	}
-	atomic_store_explicit(&mt_real_ptrs[api], p, memory_order_release);
+	set_real(api, p);
+	return atomic_load(&mt_real_ptrs[api]);
+}
+
+static bool is_wrapper(const void *p)
+{
+	for (unsigned api = 1; api < MT_API_COUNT; api++)
+		if (wrappers[api] == p)
+			return true;
+	return false;
+}
+
+/* "cuMemAlloc_v2" is a version of base "cuMemAlloc"; so are "_ptsz",
+ * "_ptds", "_v2_ptsz"... */
+static bool is_version_of(const char *name, const char *base)
+{
+	size_t n = strlen(base);
+	if (strncmp(name, base, n))
+		return false;
+	const char *rest = name + n;
+	if (!*rest)
+		return true;
+	if (rest[0] == '_' && rest[1] == 'v' && rest[2] >= '0' && rest[2] <= '9') {
+		rest += 3;
+		while (*rest >= '0' && *rest <= '9')
+			rest++;
+	}
+	return !*rest || !strcmp(rest, "_ptsz") || !strcmp(rest, "_ptds");
+}
+
+/* The driver's own exported address for a versioned name, in the object
+ * that handed out p. */
+static void *driver_export(const char *name, const void *p)
+{
+	Dl_info info;
+	struct link_map *lm = NULL;
+	if (!dladdr1(p, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+		return NULL;
+	void *h = dlopen(lm->l_name && lm->l_name[0] ? lm->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return NULL;
+	void *sym = mt_real_dlsym(h, name);
+	dlclose(h);
+	return sym;
+}
+
+void *mt_wrap_driver_proc(const char *symbol, void *p)
+{
+	if (!symbol || !p || is_wrapper(p))
+		return p;
+	for (unsigned api = 1; api < MT_API_COUNT; api++) {
+		if (!wrappers[api] || !mt_api_is_driver(api) ||
+		    !is_version_of(mt_api_name(api), symbol))
+			continue;
+		if (driver_export(mt_api_name(api), p) == p) {
+			set_real(api, p);
+			return wrappers[api];
+		}
+	}
+	return p;
+}
+
+void *mt_wrap_symbol(const char *name, void *p)
+{
+	if (!name || !p || is_wrapper(p))
+		return p;
+	for (unsigned api = 1; api < MT_API_COUNT; api++) {
+		if (wrappers[api] && !strcmp(mt_api_name(api), name)) {
+			set_real(api, p);
+			return wrappers[api];
+		}
+	}
 	return p;
 }

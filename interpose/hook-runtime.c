@@ -1,84 +1,150 @@
-/* Wrappers for the CUDA runtime allocation family (hooks.def, lib RT).
- * Each one calls the real function with the caller's arguments and
- * returns its result untouched; recording happens around it, following the
- * rules in preload.c. */
-#include "hook-real.h"
-#include "trace-schema.h"
+/* Wrappers for the CUDA runtime's allocation family (hooks.def, lib RT).
+ * Runtime functions that are not wrapped still reach the driver, where
+ * hook-driver.c sees them; those that are wrapped reach it inside the
+ * guard and count once. */
+#include "hook-common.h"
 
-/* The real function is missing only if the process has no CUDA runtime at
- * all, which cannot happen for a caller linked against it. */
-#define REAL_OR_FAIL(name)                     \
-	mt_##name##_fn real = mt_real_##name(); \
-	if (MT_UNLIKELY(!real))                 \
-		return cudaErrorInitializationError
+/* Deprecated functions are still called by programs: hooked all the same. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
-static void record(unsigned api, cudaError_t rc, void *const *ptr, uint64_t bytes, unsigned mem,
-		   cudaStream_t stream)
+#define RT_ALLOC(name, params, args, PTR, BYTES, MEM, STREAM, HANDLE)                     \
+	MT_ALLOC_WRAPPER(cudaError_t, cudaSuccess, cudaErrorMemoryAllocation,              \
+			 cudaErrorInitializationError, name, params, args, PTR, BYTES, MEM, \
+			 STREAM, HANDLE)
+#define RT_FREE(name, params, args, ADDR, STREAM)                                        \
+	MT_FREE_WRAPPER(cudaError_t, cudaSuccess, cudaErrorInitializationError, name, params, \
+			args, ADDR, STREAM)
+
+RT_ALLOC(cudaMalloc, (void **devPtr, size_t size), (devPtr, size), MT_OUT(devPtr), size,
+	 MT_MEM_DEVICE, 0, 0)
+RT_ALLOC(cudaMallocAsync, (void **devPtr, size_t size, cudaStream_t stream),
+	 (devPtr, size, stream), MT_OUT(devPtr), size, MT_MEM_DEVICE, stream, 0)
+RT_ALLOC(cudaMallocAsync_ptsz, (void **devPtr, size_t size, cudaStream_t stream),
+	 (devPtr, size, stream), MT_OUT(devPtr), size, MT_MEM_DEVICE, stream, 0)
+RT_ALLOC(cudaMallocFromPoolAsync,
+	 (void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream),
+	 (ptr, size, pool, stream), MT_OUT(ptr), size, MT_MEM_POOL, stream, pool)
+RT_ALLOC(cudaMallocFromPoolAsync_ptsz,
+	 (void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream),
+	 (ptr, size, pool, stream), MT_OUT(ptr), size, MT_MEM_POOL, stream, pool)
+RT_ALLOC(cudaMallocManaged, (void **devPtr, size_t size, unsigned int flags),
+	 (devPtr, size, flags), MT_OUT(devPtr), size, MT_MEM_MANAGED, 0, 0)
+RT_ALLOC(cudaMallocHost, (void **ptr, size_t size), (ptr, size), MT_OUT(ptr), size,
+	 MT_MEM_HOST_PINNED, 0, 0)
+RT_ALLOC(cudaHostAlloc, (void **pHost, size_t size, unsigned int flags), (pHost, size, flags),
+	 MT_OUT(pHost), size, MT_MEM_HOST_PINNED, 0, 0)
+/* What the device gives is pitch x height, not width x height. */
+RT_ALLOC(cudaMallocPitch, (void **devPtr, size_t *pitch, size_t width, size_t height),
+	 (devPtr, pitch, width, height), MT_OUT(devPtr),
+	 rc == cudaSuccess && pitch ? (uint64_t)*pitch * height : (uint64_t)width * height,
+	 MT_MEM_DEVICE, 0, 0)
+
+static uint64_t extent_bytes(uint64_t row, const struct cudaExtent *e)
 {
-	const void *p = rc == cudaSuccess && ptr ? *ptr : NULL;
-	mt_record_alloc(api, rc, rc == cudaErrorMemoryAllocation, p, bytes, mem,
-			(uint64_t)(uintptr_t)stream);
+	return row * (e->height ? e->height : 1) * (e->depth ? e->depth : 1);
 }
 
-#define ALLOC_WRAPPER(name, params, args, ptrarg, bytes, mem, stream) \
-	MT_EXPORT cudaError_t name params                            \
-	{                                                            \
-		REAL_OR_FAIL(name);                                  \
-		if (!mt_enter())                                     \
-			return real args;                            \
-		cudaError_t rc = real args;                          \
-		record(MT_API_##name, rc, ptrarg, bytes, mem, stream); \
-		mt_leave();                                          \
-		return rc;                                           \
-	}
+RT_ALLOC(cudaMalloc3D, (struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent),
+	 (pitchedDevPtr, extent), pitchedDevPtr ? MT_U64(pitchedDevPtr->ptr) : 0,
+	 extent_bytes(rc == cudaSuccess && pitchedDevPtr ? pitchedDevPtr->pitch : extent.width,
+		      &extent),
+	 MT_MEM_DEVICE, 0, 0)
 
-ALLOC_WRAPPER(cudaMalloc, (void **devPtr, size_t size), (devPtr, size), devPtr, size,
-	      MT_MEM_DEVICE, 0)
-ALLOC_WRAPPER(cudaMallocAsync, (void **devPtr, size_t size, cudaStream_t stream),
-	      (devPtr, size, stream), devPtr, size, MT_MEM_DEVICE, stream)
-ALLOC_WRAPPER(cudaMallocAsync_ptsz, (void **devPtr, size_t size, cudaStream_t stream),
-	      (devPtr, size, stream), devPtr, size, MT_MEM_DEVICE, stream)
-ALLOC_WRAPPER(cudaMallocManaged, (void **devPtr, size_t size, unsigned int flags),
-	      (devPtr, size, flags), devPtr, size, MT_MEM_MANAGED, 0)
-ALLOC_WRAPPER(cudaMallocHost, (void **ptr, size_t size), (ptr, size), ptr, size,
-	      MT_MEM_HOST_PINNED, 0)
-ALLOC_WRAPPER(cudaHostAlloc, (void **pHost, size_t size, unsigned int flags),
-	      (pHost, size, flags), pHost, size, MT_MEM_HOST_PINNED, 0)
-
-MT_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
+static uint64_t element_bytes(const struct cudaChannelFormatDesc *d)
 {
-	REAL_OR_FAIL(cudaMallocPitch);
+	if (!d)
+		return 0;
+	int bits = d->x + d->y + d->z + d->w;
+	return bits > 0 ? (uint64_t)(bits + 7) / 8 : 0;
+}
+
+RT_ALLOC(cudaMallocArray,
+	 (cudaArray_t *array, const struct cudaChannelFormatDesc *desc, size_t width,
+	  size_t height, unsigned int flags),
+	 (array, desc, width, height, flags), MT_OUT(array),
+	 element_bytes(desc) * width * (height ? height : 1), MT_MEM_ARRAY, 0, 0)
+RT_ALLOC(cudaMalloc3DArray,
+	 (cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent,
+	  unsigned int flags),
+	 (array, desc, extent, flags), MT_OUT(array),
+	 extent_bytes(element_bytes(desc) * extent.width, &extent), MT_MEM_ARRAY, 0, 0)
+
+RT_FREE(cudaFree, (void *devPtr), (devPtr), devPtr, 0)
+RT_FREE(cudaFreeHost, (void *ptr), (ptr), ptr, 0)
+RT_FREE(cudaFreeAsync, (void *devPtr, cudaStream_t stream), (devPtr, stream), devPtr, stream)
+RT_FREE(cudaFreeAsync_ptsz, (void *devPtr, cudaStream_t stream), (devPtr, stream), devPtr,
+	stream)
+RT_FREE(cudaFreeArray, (cudaArray_t array), (array), array, 0)
+
+/* Pools: created, destroyed (recorded before, the handle may be reused),
+ * trimmed. */
+MT_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props)
+{
+	MT_REAL_OR(cudaMemPoolCreate, cudaErrorInitializationError);
 	if (!mt_enter())
-		return real(devPtr, pitch, width, height);
-	cudaError_t rc = real(devPtr, pitch, width, height);
-	/* What the device gave is pitch x height, not width x height. */
-	uint64_t bytes = rc == cudaSuccess && pitch ? (uint64_t)*pitch * height
-						    : (uint64_t)width * height;
-	record(MT_API_cudaMallocPitch, rc, devPtr, bytes, MT_MEM_DEVICE, 0);
+		return real(pool, props);
+	cudaError_t rc = real(pool, props);
+	if (rc == cudaSuccess)
+		mt_record_event(&(struct mt_rec){ .api = MT_API_cudaMemPoolCreate,
+						  .kind = MT_EV_POOL_CREATE,
+						  .handle = MT_OUT(pool) });
 	mt_leave();
 	return rc;
 }
 
-/* The free is recorded before the real free runs: once it returns, another
- * thread may get the same address from a new allocation. A free that then
- * fails is recorded as free_error, which puts the allocation back. */
-#define FREE_WRAPPER(name, params, args, ptrarg, stream)                            \
-	MT_EXPORT cudaError_t name params                                            \
-	{                                                                            \
-		REAL_OR_FAIL(name);                                                  \
-		if (!ptrarg || !mt_enter())                                          \
-			return real args;                                            \
-		uint64_t s_ = (uint64_t)(uintptr_t)(stream);                         \
-		mt_record_free(MT_API_##name, ptrarg, s_);                           \
-		cudaError_t rc = real args;                                          \
-		if (rc != cudaSuccess)                                               \
-			mt_record_free_error(MT_API_##name, rc, ptrarg, s_);         \
-		mt_leave();                                                          \
-		return rc;                                                           \
+MT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool)
+{
+	MT_REAL_OR(cudaMemPoolDestroy, cudaErrorInitializationError);
+	if (!pool || !mt_enter())
+		return real(pool);
+	mt_record_event(&(struct mt_rec){ .api = MT_API_cudaMemPoolDestroy,
+					  .kind = MT_EV_POOL_DESTROY,
+					  .handle = MT_U64(pool) });
+	cudaError_t rc = real(pool);
+	mt_leave();
+	return rc;
+}
+
+MT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t minBytesToKeep)
+{
+	MT_REAL_OR(cudaMemPoolTrimTo, cudaErrorInitializationError);
+	if (!mt_enter())
+		return real(pool, minBytesToKeep);
+	cudaError_t rc = real(pool, minBytesToKeep);
+	mt_record_event(&(struct mt_rec){ .api = MT_API_cudaMemPoolTrimTo,
+					  .kind = MT_EV_POOL_TRIM,
+					  .status = rc,
+					  .bytes = minBytesToKeep,
+					  .handle = MT_U64(pool) });
+	mt_leave();
+	return rc;
+}
+
+/* Driver entry points (PyTorch's expandable segments take cuMemCreate and
+ * cuMemMap this way): hand back our wrapper of the pointer's ABI. */
+#define RT_ENTRY_POINT(name, params, args)                                     \
+	MT_EXPORT cudaError_t name params                                      \
+	{                                                                      \
+		MT_REAL_OR(name, cudaErrorInitializationError);                \
+		cudaError_t rc = real args;                                    \
+		if (rc == cudaSuccess && funcPtr)                              \
+			*funcPtr = mt_wrap_driver_proc(symbol, *funcPtr);      \
+		return rc;                                                     \
 	}
 
-FREE_WRAPPER(cudaFree, (void *devPtr), (devPtr), devPtr, 0)
-FREE_WRAPPER(cudaFreeHost, (void *ptr), (ptr), ptr, 0)
-FREE_WRAPPER(cudaFreeAsync, (void *devPtr, cudaStream_t stream), (devPtr, stream), devPtr, stream)
-FREE_WRAPPER(cudaFreeAsync_ptsz, (void *devPtr, cudaStream_t stream), (devPtr, stream), devPtr,
-	     stream)
+RT_ENTRY_POINT(cudaGetDriverEntryPoint,
+	       (const char *symbol, void **funcPtr, unsigned long long flags,
+		enum cudaDriverEntryPointQueryResult *driverStatus),
+	       (symbol, funcPtr, flags, driverStatus))
+RT_ENTRY_POINT(cudaGetDriverEntryPoint_ptsz,
+	       (const char *symbol, void **funcPtr, unsigned long long flags,
+		enum cudaDriverEntryPointQueryResult *driverStatus),
+	       (symbol, funcPtr, flags, driverStatus))
+RT_ENTRY_POINT(cudaGetDriverEntryPointByVersion,
+	       (const char *symbol, void **funcPtr, unsigned int cudaVersion,
+		unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus),
+	       (symbol, funcPtr, cudaVersion, flags, driverStatus))
+RT_ENTRY_POINT(cudaGetDriverEntryPointByVersion_ptsz,
+	       (const char *symbol, void **funcPtr, unsigned int cudaVersion,
+		unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus),
+	       (symbol, funcPtr, cudaVersion, flags, driverStatus))

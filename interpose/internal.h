@@ -22,8 +22,9 @@ enum mt_api {
 	MT_API_COUNT,
 };
 
-/* hook-real.c */
+/* api.c */
 const char *mt_api_name(unsigned api);
+bool mt_api_is_driver(unsigned api);
 
 /* ---- event.h-like: the fixed-size record that crosses the queue ---- */
 struct mt_event {
@@ -33,6 +34,7 @@ struct mt_event {
 	uint64_t stream;
 	uint64_t device_free; /* oom only */
 	uint64_t device_total; /* oom only */
+	uint64_t handle; /* map: physical handle; pool events and pool allocations: the pool */
 	uint32_t stack;
 	uint32_t tid;
 	int32_t status;
@@ -61,6 +63,7 @@ struct mt_config {
 	char output[MT_PATH_MAX]; /* pattern, before expansion */
 	int depth; /* native frames */
 	bool quiet;
+	bool follow; /* trace children (fork, exec) too */
 };
 typedef const char *(*mt_getenv_fn)(const char *name);
 void mt_config_load(struct mt_config *cfg, mt_getenv_fn get);
@@ -132,7 +135,23 @@ uint64_t mt_writer_committed(const struct mt_writer *w);
 /* false: pass the call straight through (nested call, or tracing off). */
 bool mt_enter(void);
 void mt_leave(void);
-void mt_record_alloc(unsigned api, int status, bool oom, const void *ptr, uint64_t bytes,
-		     unsigned mem, uint64_t stream);
-void mt_record_free(unsigned api, const void *ptr, uint64_t stream);
-void mt_record_free_error(unsigned api, int status, const void *ptr, uint64_t stream);
+
+/* What a wrapper knows about one call. */
+struct mt_rec {
+	unsigned api;
+	int status; /* the CUDA result */
+	bool oom; /* status says: out of memory */
+	uint8_t kind; /* mt_record_event only */
+	uint8_t mem;
+	uint64_t address;
+	uint64_t bytes;
+	uint64_t stream;
+	uint64_t handle;
+};
+/* After an allocation returned: alloc, oom or alloc_error by status. */
+void mt_record_alloc(const struct mt_rec *r);
+/* Before a free runs; and after it, if it failed. */
+void mt_record_free(const struct mt_rec *r);
+void mt_record_free_error(const struct mt_rec *r);
+/* Any other kind (map, unmap, pools), with a stack. */
+void mt_record_event(const struct mt_rec *r);

@@ -18,15 +18,18 @@
  *    whatever the process does next.
  * 7. fork: the child starts its own trace at its first CUDA call; the
  *    writer is paused across fork() so that it never holds SQLite's locks
- *    in the child.
+ *    in the child. exec'd programs load us again through LD_PRELOAD and
+ *    trace into their own file; MEMTRACE_FOLLOW=0 turns both off.
  * 8. exit: the library destructor drains the queue and closes the file. */
 #include "clock.h"
 #include "hook-real.h"
 #include "memtrace.h"
 #include "trace-schema.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -112,9 +115,46 @@ static bool ensure_started(void)
 	return atomic_load(&state) == ST_RUNNING;
 }
 
+/* MEMTRACE_FOLLOW=0: programs this one executes must not load us. The
+ * entries of LD_PRELOAD that are this library are dropped; the rest stays
+ * as it was. */
+static void stop_following(void)
+{
+	const char *preload = getenv("LD_PRELOAD");
+	Dl_info self;
+	if (!preload || !dladdr((void *)stop_following, &self) || !self.dli_fname)
+		return;
+	char kept[MT_PATH_MAX];
+	size_t n = 0;
+	const char *p = preload;
+	while (*p) {
+		size_t len = strcspn(p, ": ");
+		const char *slash = memrchr(p, '/', len);
+		const char *base = slash ? slash + 1 : p;
+		bool ours = (len == strlen(self.dli_fname) && !strncmp(p, self.dli_fname, len)) ||
+			    ((size_t)(p + len - base) == strlen("libmemtrace.so") &&
+			     !strncmp(base, "libmemtrace.so", strlen("libmemtrace.so")));
+		if (len && !ours && n + len + 2 < sizeof(kept)) {
+			if (n)
+				kept[n++] = ':';
+			memcpy(kept + n, p, len);
+			n += len;
+		}
+		p += len;
+		p += strspn(p, ": ");
+	}
+	kept[n] = '\0';
+	if (n)
+		setenv("LD_PRELOAD", kept, 1);
+	else
+		unsetenv("LD_PRELOAD");
+}
+
 __attribute__((constructor)) static void mt_constructor(void)
 {
 	mt_config_load(&config, (mt_getenv_fn)getenv);
+	if (!config.follow)
+		stop_following();
 }
 
 /* Runs after the program's atexit handlers and after the destructors of
@@ -160,7 +200,9 @@ static void after_fork_child(void)
 	queue = NULL;
 	stacks = NULL;
 	mt_log_reset();
-	if (atomic_load(&state) == ST_RUNNING)
+	if (!config.follow)
+		atomic_store(&state, ST_OFF);
+	else if (atomic_load(&state) == ST_RUNNING)
 		atomic_store(&state, ST_IDLE);
 }
 
@@ -199,20 +241,48 @@ static uint32_t current_tid(void)
 	return tls_tid;
 }
 
-static int16_t current_device(void)
+/* The device current on this thread, asked of the library the call went
+ * to: both answers are a thread-local read in the real libraries. */
+static int16_t current_device(unsigned api)
 {
-	int dev = -1;
+	if (mt_api_is_driver(api)) {
+		CUdevice dev;
+		mt_cuCtxGetDevice_fn get = mt_real_cuCtxGetDevice();
+		return get && get(&dev) == CUDA_SUCCESS ? (int16_t)dev : -1;
+	}
+	int dev;
 	mt_cudaGetDevice_fn get = mt_real_cudaGetDevice();
-	if (!get || get(&dev) != cudaSuccess)
-		return -1;
-	return (int16_t)dev;
+	return get && get(&dev) == cudaSuccess ? (int16_t)dev : -1;
 }
 
-static void fill_common(struct mt_event *ev, unsigned api, uint64_t stream)
+/* The device's free/total memory. Only called after a call of the program
+ * that already used a context (a failure, a first allocation). */
+static bool mem_info(unsigned api, uint64_t *free_b, uint64_t *total_b)
+{
+	size_t f = 0, t = 0;
+	bool ok;
+	if (mt_api_is_driver(api)) {
+		mt_cuMemGetInfo_v2_fn get = mt_real_cuMemGetInfo_v2();
+		ok = get && get(&f, &t) == CUDA_SUCCESS;
+	} else {
+		mt_cudaMemGetInfo_fn get = mt_real_cudaMemGetInfo();
+		ok = get && get(&f, &t) == cudaSuccess;
+	}
+	*free_b = f;
+	*total_b = t;
+	return ok && t;
+}
+
+static void fill_common(struct mt_event *ev, const struct mt_rec *r)
 {
 	ev->time_ns = mt_now_ns();
-	ev->api = (uint16_t)api;
-	ev->stream = stream;
+	ev->api = (uint16_t)r->api;
+	ev->status = r->status;
+	ev->address = r->address;
+	ev->bytes = r->bytes;
+	ev->mem = r->mem;
+	ev->stream = r->stream;
+	ev->handle = r->handle;
 	ev->tid = current_tid();
 }
 
@@ -223,62 +293,77 @@ static uint32_t capture_stack(void)
 	return n ? mt_stack_intern(stacks, ips, n) : 0;
 }
 
-/* The device's free/total right after a failure, for the post-mortem.
- * cudaMemGetInfo needs the context the failed call already had. */
-static void fill_mem_info(struct mt_event *ev)
+static bool is_device_side(unsigned mem)
 {
-	size_t free_b = 0, total_b = 0;
-	mt_cudaMemGetInfo_fn get = mt_real_cudaMemGetInfo();
-	if (get && get(&free_b, &total_b) == cudaSuccess) {
-		ev->device_free = free_b;
-		ev->device_total = total_b;
-	}
+	return mem == MT_MEM_DEVICE || mem == MT_MEM_MANAGED || mem == MT_MEM_POOL ||
+	       mem == MT_MEM_VMM_PHYSICAL || mem == MT_MEM_ARRAY;
 }
 
-void mt_record_alloc(unsigned api, int status, bool oom, const void *ptr, uint64_t bytes,
-		     unsigned mem, uint64_t stream)
+/* The first allocation on each device records the device's size and what
+ * was free then: the baseline for "what is not ours" in the report. */
+static void note_device(const struct mt_rec *r, int16_t device)
+{
+	static atomic_uint_fast64_t seen;
+	if (device < 0 || device >= 64 || !is_device_side(r->mem))
+		return;
+	uint64_t bit = 1ull << device;
+	if (atomic_load_explicit(&seen, memory_order_relaxed) & bit ||
+	    atomic_fetch_or(&seen, bit) & bit)
+		return;
+	struct mt_event ev = { 0 };
+	fill_common(&ev, r);
+	ev.kind = MT_EV_DEVICE;
+	ev.device = device;
+	ev.address = 0;
+	ev.mem = 0;
+	if (mem_info(r->api, &ev.handle, &ev.bytes))
+		mt_queue_push(queue, &ev);
+}
+
+void mt_record_alloc(const struct mt_rec *r)
 {
 	int saved_errno = errno;
 	struct mt_event ev = { 0 };
-	fill_common(&ev, api, stream);
+	fill_common(&ev, r);
 	ev.stack = capture_stack();
-	ev.kind = status == 0 ? MT_EV_ALLOC : oom ? MT_EV_OOM : MT_EV_ALLOC_ERROR;
-	ev.status = status;
-	ev.address = (uint64_t)(uintptr_t)ptr;
-	ev.bytes = bytes;
-	ev.mem = (uint8_t)mem;
-	ev.device = current_device();
+	ev.kind = r->status == 0 ? MT_EV_ALLOC : r->oom ? MT_EV_OOM : MT_EV_ALLOC_ERROR;
+	ev.device = current_device(r->api);
 	if (ev.kind == MT_EV_OOM)
-		fill_mem_info(&ev);
+		mem_info(r->api, &ev.device_free, &ev.device_total);
 	uint64_t seq = mt_queue_push(queue, &ev);
 	if (ev.kind == MT_EV_OOM && !mt_writer_sync(writer, seq, MT_OOM_SYNC_MS))
 		mt_log(MT_ENV, "the out-of-memory event could not be committed to %s in time",
 		       trace_path);
+	if (ev.kind == MT_EV_ALLOC)
+		note_device(r, ev.device);
 	errno = saved_errno;
 }
 
-static void record_free_kind(unsigned kind, unsigned api, int status, const void *ptr,
-			     uint64_t stream)
+static void record_plain(const struct mt_rec *r, unsigned kind, bool with_stack)
 {
 	int saved_errno = errno;
 	struct mt_event ev = { 0 };
-	fill_common(&ev, api, stream);
+	fill_common(&ev, r);
 	ev.kind = (uint8_t)kind;
-	ev.status = status;
-	ev.address = (uint64_t)(uintptr_t)ptr;
-	ev.device = -1;
+	ev.stack = with_stack ? capture_stack() : 0;
+	ev.device = with_stack ? current_device(r->api) : -1;
 	mt_queue_push(queue, &ev);
 	errno = saved_errno;
 }
 
-void mt_record_free(unsigned api, const void *ptr, uint64_t stream)
+void mt_record_free(const struct mt_rec *r)
 {
-	record_free_kind(MT_EV_FREE, api, 0, ptr, stream);
+	record_plain(r, MT_EV_FREE, false);
 }
 
-void mt_record_free_error(unsigned api, int status, const void *ptr, uint64_t stream)
+void mt_record_free_error(const struct mt_rec *r)
 {
-	record_free_kind(MT_EV_FREE_ERROR, api, status, ptr, stream);
+	record_plain(r, MT_EV_FREE_ERROR, false);
+}
+
+void mt_record_event(const struct mt_rec *r)
+{
+	record_plain(r, r->kind, true);
 }
 
 /* ---- public API (memtrace.h) ---- */

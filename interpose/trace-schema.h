@@ -10,12 +10,25 @@ enum mt_event_kind {
 	MT_EV_OOM = 3,
 	MT_EV_ALLOC_ERROR = 4,
 	MT_EV_FREE_ERROR = 5,
+	MT_EV_MAP = 6, /* cuMemMap: address, bytes, handle = physical allocation */
+	MT_EV_UNMAP = 7, /* cuMemUnmap: address, bytes (recorded before the call) */
+	MT_EV_UNMAP_ERROR = 8, /* the unmap recorded just before failed */
+	MT_EV_POOL_CREATE = 9, /* handle = the pool */
+	MT_EV_POOL_DESTROY = 10, /* handle = the pool (recorded before the call) */
+	MT_EV_POOL_TRIM = 11, /* handle = the pool, bytes = bytes to keep */
+	MT_EV_DEVICE = 12, /* first use of a device: bytes = total, handle = free */
 };
 
 enum mt_mem_kind {
 	MT_MEM_DEVICE = 1,
 	MT_MEM_MANAGED = 2,
 	MT_MEM_HOST_PINNED = 3,
+	MT_MEM_POOL = 4, /* from an explicit pool (cu/cudaMallocFromPoolAsync) */
+	MT_MEM_VMM_PHYSICAL = 5, /* cuMemCreate: address = the allocation handle */
+	MT_MEM_VMM_RESERVED = 6, /* cuMemAddressReserve: address space, not memory */
+	MT_MEM_IMPORTED = 7, /* cuIpcOpenMemHandle: another process's memory */
+	MT_MEM_ARRAY = 8, /* CUDA arrays: address = the array handle */
+	MT_MEM_HOST_REGISTERED = 9, /* cuMemHostRegister: pinned, not allocated */
 };
 
 enum mt_frame_kind {
@@ -38,6 +51,8 @@ enum mt_frame_kind {
 	"CREATE TABLE events(seq INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL,"    \
 	" kind INTEGER NOT NULL, api INTEGER NOT NULL, thread INTEGER,"             \
 	" device INTEGER, stream INTEGER, address INTEGER, bytes INTEGER,"          \
-	" mem INTEGER, stack INTEGER, status INTEGER);"                             \
+	" mem INTEGER, stack INTEGER, status INTEGER, handle INTEGER);"             \
 	"CREATE TABLE ooms(seq INTEGER PRIMARY KEY, device_free INTEGER,"           \
-	" device_total INTEGER);"
+	" device_total INTEGER);"                                                   \
+	"CREATE TABLE devices(id INTEGER PRIMARY KEY, total_bytes INTEGER,"         \
+	" free_bytes_at_first_use INTEGER, first_seq INTEGER);"

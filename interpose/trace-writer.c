@@ -30,18 +30,21 @@ enum stmt_id {
 	ST_STACK_FRAME,
 	ST_THREAD,
 	ST_META,
+	ST_DEVICE,
 	ST_COUNT,
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_EVENT] = "INSERT INTO events(seq,time_ns,kind,api,thread,device,stream,address,"
-		     "bytes,mem,stack,status) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+		     "bytes,mem,stack,status,handle) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_OOM] = "INSERT INTO ooms(seq,device_free,device_total) VALUES(?,?,?)",
 	[ST_FRAME] = "INSERT INTO frames(id,kind,ip,module,offset,function) VALUES(?,0,?,?,?,?)",
 	[ST_MODULE] = "INSERT INTO modules(id,path,base,build_id) VALUES(?,?,?,?)",
 	[ST_STACK_FRAME] = "INSERT INTO stack_frames(stack,depth,frame) VALUES(?,?,?)",
 	[ST_THREAD] = "INSERT OR IGNORE INTO threads(id,name) VALUES(?,?)",
 	[ST_META] = "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)",
+	[ST_DEVICE] = "INSERT OR IGNORE INTO devices(id,total_bytes,free_bytes_at_first_use,"
+		      "first_seq) VALUES(?,?,?,?)",
 };
 
 struct module {
@@ -404,7 +407,17 @@ static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 	bind_u64_or_null(s, 10, ev->mem, sized);
 	sqlite3_bind_int64(s, 11, ev->stack);
 	sqlite3_bind_int(s, 12, ev->status);
+	bind_u64_or_null(s, 13, ev->handle, ev->handle != 0);
 	step(w, ST_EVENT);
+
+	if (ev->kind == MT_EV_DEVICE) {
+		s = w->stmt[ST_DEVICE];
+		sqlite3_bind_int(s, 1, ev->device);
+		sqlite3_bind_int64(s, 2, (int64_t)ev->bytes);
+		sqlite3_bind_int64(s, 3, (int64_t)ev->handle);
+		sqlite3_bind_int64(s, 4, (int64_t)seq);
+		step(w, ST_DEVICE);
+	}
 
 	if (ev->kind == MT_EV_OOM) {
 		s = w->stmt[ST_OOM];

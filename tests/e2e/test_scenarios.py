@@ -28,7 +28,8 @@ class DemoOom(mtest.TraceTest):
         t = rep["totals"]
         self.assertEqual(t["allocations"], 4 + forward_ok)
         self.assertEqual(t["frees"], 5 * 2)
-        self.assertEqual(t["events"], 4 + forward_ok + 1 + 5 * 2)
+        # + 1: the record of the device's first use
+        self.assertEqual(t["events"], 4 + forward_ok + 1 + 5 * 2 + 1)
         self.assertEqual(t["bytes_allocated"], 4 * W + forward_ok * A)
         self.assertEqual(t["peak_bytes"], live)
         self.assertEqual(t["live_bytes_at_end"], live)
@@ -93,7 +94,7 @@ class Leaks(mtest.TraceTest):
         self.assertEqual(t["bytes_allocated"], 3 * 1000000 + 5 * MiB + 3 * 3000)
         self.assertEqual(t["peak_bytes"], 3 * 1000000 + 5 * MiB)
         self.assertEqual(t["live_bytes_at_end"], 3 * 1000000)
-        self.assertEqual(t["events"], 11 + 8 + 2 + 1)
+        self.assertEqual(t["events"], 11 + 8 + 2 + 1 + 1)  # + the device record
         h = rep["host"]
         self.assertEqual((h["allocations"], h["frees"]), (2, 1))
         self.assertEqual(h["bytes_allocated"], 2 * 65536)
@@ -134,7 +135,7 @@ class Threads(mtest.TraceTest):
         per_thread = 2500 * sum(512 * k for k in range(1, 9))
         t = rep["totals"]
         self.assertEqual((t["allocations"], t["frees"], t["events"]),
-                         (pairs, pairs, 2 * pairs))
+                         (pairs, pairs, 2 * pairs + 1))  # + the device record
         self.assertEqual(t["bytes_allocated"], 4096 + 8 * per_thread)
         self.assertEqual(t["live_bytes_at_end"], 0)
         self.assertEqual(t["unmatched_frees"], 0)
@@ -147,10 +148,12 @@ class Threads(mtest.TraceTest):
         with self.db(run.trace) as db:
             threads, = db.execute("SELECT count(DISTINCT thread) FROM events").fetchone()
             seqs = db.execute("SELECT min(seq), max(seq), count(*) FROM events").fetchone()
+            device = db.execute("SELECT id, total_bytes FROM devices").fetchall()
             meta = dict(db.execute("SELECT key, value FROM meta"))
         self.assertEqual(threads, 9)
-        self.assertEqual(seqs, (0, 2 * pairs - 1, 2 * pairs))
-        self.assertEqual(int(meta["events_written"]), 2 * pairs)
+        self.assertEqual(seqs, (0, 2 * pairs, 2 * pairs + 1))
+        self.assertEqual(int(meta["events_written"]), 2 * pairs + 1)
+        self.assertEqual(device, [(0, GiB)])
 
 
 class Kinds(mtest.TraceTest):

@@ -1,0 +1,26 @@
+/* The names of the functions in hooks.def and which library each belongs
+ * to: for the trace's apis table and for finding the real functions. */
+#include "internal.h"
+
+struct api_info {
+	const char *name;
+	bool driver;
+};
+
+static const struct api_info apis[MT_API_COUNT] = {
+#define MT_HOOK(lib, ret, name_, params, args) [MT_API_##name_] = { #name_, MT_LIB_##lib },
+#define MT_REAL MT_HOOK
+#define MT_LIB_RT false
+#define MT_LIB_DRV true
+#include "hooks.def"
+};
+
+const char *mt_api_name(unsigned api)
+{
+	return api < MT_API_COUNT && apis[api].name ? apis[api].name : "unknown";
+}
+
+bool mt_api_is_driver(unsigned api)
+{
+	return api < MT_API_COUNT && apis[api].driver;
+}

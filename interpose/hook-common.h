@@ -1,0 +1,63 @@
+/* Macros shared by the wrapper files. Each wrapper calls the real function
+ * with the caller's arguments and returns its result untouched; recording
+ * happens around it, following the rules in preload.c. */
+#pragma once
+
+#include "hook-real.h"
+#include "trace-schema.h"
+
+/* *p after a successful call, as an integer. */
+#define MT_OUT(p) ((p) ? (uint64_t)(uintptr_t)*(p) : 0)
+#define MT_U64(x) ((uint64_t)(uintptr_t)(x))
+
+/* The real function is missing only if the process has no such library,
+ * which cannot happen for a caller that reached this wrapper through it. */
+#define MT_REAL_OR(name, err)                    \
+	mt_##name##_fn real = mt_real_##name(); \
+	if (MT_UNLIKELY(!real))                 \
+		return (err)
+
+/* An allocation: PTR, BYTES, MEM, STREAM, HANDLE are expressions over the
+ * parameters, PTR evaluated only after success. */
+#define MT_ALLOC_WRAPPER(ret, ok, oomcode, err, name, params, args, PTR, BYTES, MEM, STREAM,   \
+			 HANDLE)                                                                \
+	MT_EXPORT ret name params                                                              \
+	{                                                                                      \
+		MT_REAL_OR(name, err);                                                         \
+		if (!mt_enter())                                                               \
+			return real args;                                                      \
+		ret rc = real args;                                                            \
+		mt_record_alloc(&(struct mt_rec){ .api = MT_API_##name,                        \
+						  .status = (int)rc,                            \
+						  .oom = rc == (oomcode),                       \
+						  .address = rc == (ok) ? (PTR) : 0,            \
+						  .bytes = (BYTES),                             \
+						  .mem = (MEM),                                 \
+						  .stream = MT_U64(STREAM),                     \
+						  .handle = MT_U64(HANDLE) });                  \
+		mt_leave();                                                                    \
+		return rc;                                                                     \
+	}
+
+/* A free, recorded before the real free runs: once it returns, another
+ * thread may get the same address from a new allocation. A free that then
+ * fails is recorded as free_error, which puts the allocation back. */
+#define MT_FREE_WRAPPER(ret, ok, err, name, params, args, ADDR, STREAM)                       \
+	MT_EXPORT ret name params                                                              \
+	{                                                                                      \
+		MT_REAL_OR(name, err);                                                         \
+		uint64_t addr_ = MT_U64(ADDR);                                                 \
+		if (!addr_ || !mt_enter())                                                     \
+			return real args;                                                      \
+		struct mt_rec r_ = { .api = MT_API_##name,                                     \
+				     .address = addr_,                                         \
+				     .stream = MT_U64(STREAM) };                               \
+		mt_record_free(&r_);                                                           \
+		ret rc = real args;                                                            \
+		if (rc != (ok)) {                                                              \
+			r_.status = (int)rc;                                                   \
+			mt_record_free_error(&r_);                                             \
+		}                                                                              \
+		mt_leave();                                                                    \
+		return rc;                                                                     \
+	}
