@@ -8,17 +8,42 @@ import mtest
 
 
 class LibraryTest(mtest.TraceTest):
+    def exports(self):
+        nm = subprocess.run(["nm", "-D", "--defined-only", mtest.LIB],
+                            capture_output=True, text=True, check=True).stdout
+        return {line.split()[-1] for line in nm.splitlines() if line.strip()}
+
     def test_exports_exactly_the_hook_list(self):
         with open(os.path.join(mtest.BUILD, "interpose", "libmemtrace.map")) as f:
             text = f.read()
         listed = re.search(r"global:(.*)local:", text, re.S).group(1)
         expected = {s.strip() for s in listed.split(";") if s.strip()}
-        nm = subprocess.run(["nm", "-D", "--defined-only", mtest.LIB],
-                            capture_output=True, text=True, check=True).stdout
-        exported = {line.split()[-1] for line in nm.splitlines() if line.strip()}
-        self.assertIn("cudaMalloc", expected)
-        self.assertIn("memtrace_flush", expected)
-        self.assertEqual(exported, expected)
+        for name in ("cudaMalloc", "cuMemAlloc_v2", "cuGetProcAddress_v2", "dlsym",
+                     "memtrace_flush"):
+            self.assertIn(name, expected)
+        self.assertEqual(self.exports(), expected)
+
+    def test_docs_name_every_export(self):
+        exported = self.exports()
+        with open(os.path.join(mtest.SOURCE, "docs", "capture.md")) as f:
+            doc = f.read()
+        missing = sorted(name for name in exported
+                         if name != "memtrace_flush" and f"`{name}`" not in doc)
+        self.assertEqual(missing, [])
+
+    def test_rtld_next_from_another_preload_keeps_its_meaning(self):
+        shim = os.path.join(mtest.BUILD, "tests", "e2e", "librtld-next-shim.so")
+        env = {"LD_PRELOAD": f"{shim} {mtest.LIB}",
+               "MEMTRACE_OUTPUT": os.path.join(self.tmp, "t.db"), "MEMTRACE_QUIET": "1"}
+        proc = subprocess.run([mtest.program("leaks")], env=mtest.sim_env(env), cwd=self.tmp,
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("shim: next cudaMalloc in libmemtrace.so", proc.stderr)
+        with self.db(os.path.join(self.tmp, "t.db")) as db:
+            apis = db.execute("SELECT a.name, count(*) FROM events e JOIN apis a "
+                              "ON a.id = e.api WHERE e.kind = 1 GROUP BY a.name").fetchall()
+        # leaks.c: 11 cudaMalloc and 2 cudaMallocHost, each recorded once
+        self.assertEqual(sorted(apis), [("cudaMalloc", 11), ("cudaMallocHost", 2)])
 
     def test_links_no_cuda_library(self):
         out = subprocess.run(["readelf", "-d", mtest.LIB], capture_output=True, text=True,
