@@ -24,6 +24,7 @@
 #include "clock.h"
 #include "hook-real.h"
 #include "memtrace.h"
+#include "python.h"
 #include "trace-schema.h"
 
 #include <dlfcn.h>
@@ -75,6 +76,7 @@ static bool make_path(void)
 static void start(void)
 {
 	mt_unwind_init();
+	mt_python_init();
 	if (!make_path())
 		goto off;
 	queue = mt_queue_new(MT_QUEUE_LOG2);
@@ -286,10 +288,13 @@ static void fill_common(struct mt_event *ev, const struct mt_rec *r)
 	ev->tid = current_tid();
 }
 
+#define MT_MAX_FRAMES 512 /* native (MEMTRACE_DEPTH) plus Python frames */
+
 static uint32_t capture_stack(void)
 {
-	uintptr_t ips[256];
+	uintptr_t ips[MT_MAX_FRAMES];
 	unsigned n = mt_unwind(ips, (unsigned)config.depth);
+	n = mt_python_splice(ips, n, MT_MAX_FRAMES);
 	return n ? mt_stack_intern(stacks, ips, n) : 0;
 }
 

@@ -7,6 +7,7 @@
 #include "clock.h"
 #include "internal.h"
 #include "trace-schema.h"
+#include "python.h"
 #include "u64map.h"
 #include "config.h"
 
@@ -26,6 +27,7 @@ enum stmt_id {
 	ST_EVENT,
 	ST_OOM,
 	ST_FRAME,
+	ST_PYFRAME,
 	ST_MODULE,
 	ST_STACK_FRAME,
 	ST_THREAD,
@@ -39,6 +41,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 		     "bytes,mem,stack,status,handle) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_OOM] = "INSERT INTO ooms(seq,device_free,device_total) VALUES(?,?,?)",
 	[ST_FRAME] = "INSERT INTO frames(id,kind,ip,module,offset,function) VALUES(?,0,?,?,?,?)",
+	[ST_PYFRAME] = "INSERT INTO frames(id,kind,function,file,line) VALUES(?,1,?,?,?)",
 	[ST_MODULE] = "INSERT INTO modules(id,path,base,build_id) VALUES(?,?,?,?)",
 	[ST_STACK_FRAME] = "INSERT INTO stack_frames(stack,depth,frame) VALUES(?,?,?)",
 	[ST_THREAD] = "INSERT OR IGNORE INTO threads(id,name) VALUES(?,?)",
@@ -249,6 +252,14 @@ static void write_static_meta(struct mt_writer *w, const struct mt_writer_option
 
 /* ---- stacks, frames, modules, threads ---- */
 
+static void bind_u64_or_null(sqlite3_stmt *s, int col, uint64_t v, bool present)
+{
+	if (present)
+		sqlite3_bind_int64(s, col, (int64_t)v);
+	else
+		sqlite3_bind_null(s, col);
+}
+
 static int64_t module_id(struct mt_writer *w, uintptr_t base, const char *path)
 {
 	for (size_t i = 0; i < w->nmodules; i++)
@@ -273,6 +284,19 @@ static int64_t module_id(struct mt_writer *w, uintptr_t base, const char *path)
 	return id;
 }
 
+static void write_python_frame(struct mt_writer *w, int64_t id, uintptr_t token)
+{
+	const char *function, *file;
+	unsigned line;
+	mt_python_frame(token, &function, &file, &line);
+	sqlite3_stmt *s = w->stmt[ST_PYFRAME];
+	sqlite3_bind_int64(s, 1, id);
+	bind_text_or_null(s, 2, function);
+	bind_text_or_null(s, 3, file);
+	bind_u64_or_null(s, 4, line, line != 0);
+	step(w, ST_PYFRAME);
+}
+
 static int64_t frame_id(struct mt_writer *w, uintptr_t ip)
 {
 	uint64_t *known = u64map_get(&w->frames, ip);
@@ -280,6 +304,10 @@ static int64_t frame_id(struct mt_writer *w, uintptr_t ip)
 		return (int64_t)*known;
 	int64_t id = ++w->next_frame_id;
 	u64map_put(&w->frames, ip, (uint64_t)id);
+	if (MT_IS_PYFRAME(ip)) {
+		write_python_frame(w, id, ip);
+		return id;
+	}
 
 	struct mt_symbol sym;
 	bool found = mt_symbol_lookup(ip, &sym);
@@ -379,13 +407,6 @@ static void track_live(struct mt_writer *w, struct mt_event *ev)
 	}
 }
 
-static void bind_u64_or_null(sqlite3_stmt *s, int col, uint64_t v, bool present)
-{
-	if (present)
-		sqlite3_bind_int64(s, col, (int64_t)v);
-	else
-		sqlite3_bind_null(s, col);
-}
 
 static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 {

@@ -1,0 +1,30 @@
+/* Python frames of the calling thread, read without the GIL from the
+ * thread's own frame chain, spliced into its native stack where the
+ * interpreter's frames are. See python.c. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A Python frame travels through the stack table as a token that no
+ * user-space return address can be: the top bit set, then the id of the
+ * (function, file) pair in python.c's table, then the line number. */
+#define MT_PYFRAME_BIT (1ull << 63)
+#define MT_PYFRAME_LINE_BITS 24
+#define MT_IS_PYFRAME(ip) (((uint64_t)(ip)&MT_PYFRAME_BIT) != 0)
+
+/* Once, when the trace starts (and again, cheaply, until an interpreter is
+ * found: Python may be loaded late by an embedding program). */
+void mt_python_init(void);
+
+/* ips[0..n) are native return addresses, innermost first. Replaces the
+ * interpreter's evaluation frames with the Python frames they run, in
+ * place, keeping at most max entries. Returns the new count. Without
+ * Python in the process, or on a thread with no Python state, returns n
+ * unchanged. Hot path: no locks, no allocation, no GIL, no refcounts. */
+unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max);
+
+/* Writer side: what a token stands for. The strings live as long as the
+ * process. */
+bool mt_python_frame(uintptr_t token, const char **function, const char **file,
+		     unsigned *line);
