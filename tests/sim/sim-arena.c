@@ -63,38 +63,80 @@ remove_hole(struct sim_arena *a, size_t i)
 	a->nholes--;
 }
 
+/* The first hole that holds len bytes starting at an address aligned to
+ * align; *start is that offset. SIZE_MAX when none does. */
 static size_t
-first_fit(const struct sim_arena *a, size_t len)
+first_fit(const struct sim_arena *a, size_t len, size_t align, size_t *start)
 {
-	for (size_t i = 0; i < a->nholes; i++)
-		if (a->holes[i].len >= len)
+	for (size_t i = 0; i < a->nholes; i++) {
+		uintptr_t at = a->base + a->holes[i].off;
+		size_t pad = (size_t)(((at + align - 1) & ~(uintptr_t)(align - 1)) - at);
+
+		if (a->holes[i].len >= len && a->holes[i].len - len >= pad) {
+			*start = a->holes[i].off + pad;
 			return i;
+		}
+	}
 	return SIZE_MAX;
 }
 
-/* False when the request does not fit (or its bookkeeping cannot be
- * allocated): the caller reports out of memory and *addr is untouched. */
-bool
-sim_arena_alloc(struct sim_arena *a, size_t bytes, uint32_t owner,
-		uint32_t kind, uintptr_t *addr)
+/* Carve [start, start + len) out of hole i, keeping what is left on
+ * either side. */
+static bool
+take(struct sim_arena *a, size_t i, size_t start, size_t len)
 {
-	size_t len = sim_arena_round(bytes);
-	size_t i = len ? first_fit(a, len) : SIZE_MAX;
+	struct sim_extent h = a->holes[i];
+	size_t before = start - h.off, after = h.len - before - len;
+
+	if (before && after) {
+		if (!reserve_holes(a, a->nholes + 1))
+			return false;
+		memmove(&a->holes[i + 1], &a->holes[i], (a->nholes - i) * sizeof(*a->holes));
+		a->nholes++;
+		a->holes[i].len = before;
+		a->holes[i + 1] = (struct sim_extent){ .off = start + len, .len = after };
+	} else if (before) {
+		a->holes[i].len = before;
+	} else if (after) {
+		a->holes[i] = (struct sim_extent){ .off = start + len, .len = after };
+	} else {
+		remove_hole(a, i);
+	}
+	return true;
+}
+
+/* False when the request does not fit (or its bookkeeping cannot be
+ * allocated): the caller reports out of memory and *addr is untouched.
+ * align (a power of two) applies to the address, not the offset. */
+bool
+sim_arena_alloc_aligned(struct sim_arena *a, size_t bytes, size_t align, uint32_t owner,
+			uint32_t kind, uintptr_t *addr)
+{
+	size_t len = sim_arena_round(bytes), start = 0;
+	size_t i = len ? first_fit(a, len, align < SIM_ARENA_GRANULE ? SIM_ARENA_GRANULE : align,
+				   &start) : SIZE_MAX;
 	struct sim_block b;
 
 	if (i == SIZE_MAX)
 		return false;
-	b = (struct sim_block){ .addr = a->base + a->holes[i].off,
-				.size = len, .owner = owner, .kind = kind };
+	b = (struct sim_block){ .addr = a->base + start, .size = len, .owner = owner,
+				.kind = kind };
 	if (!sim_blockmap_insert(&a->live, &b))
 		return false;
-	a->holes[i].off += len;
-	a->holes[i].len -= len;
-	if (a->holes[i].len == 0)
-		remove_hole(a, i);
+	if (!take(a, i, start, len)) {
+		sim_blockmap_remove(&a->live, b.addr, NULL);
+		return false;
+	}
 	a->used += len;
 	*addr = b.addr;
 	return true;
+}
+
+bool
+sim_arena_alloc(struct sim_arena *a, size_t bytes, uint32_t owner,
+		uint32_t kind, uintptr_t *addr)
+{
+	return sim_arena_alloc_aligned(a, bytes, SIM_ARENA_GRANULE, owner, kind, addr);
 }
 
 /* Index of the first hole that starts after off. */
@@ -175,7 +217,14 @@ sim_arena_release_owner(struct sim_arena *a, uint32_t owner)
 	return n;
 }
 
-/* Whether [addr, addr + bytes) lies inside this device's memory. */
+/* The live block that starts at addr, or NULL. */
+const struct sim_block *
+sim_arena_find(const struct sim_arena *a, uintptr_t addr)
+{
+	return sim_blockmap_find(&a->live, addr);
+}
+
+/* Whether [addr, addr + bytes) lies inside this arena. */
 bool
 sim_arena_contains(const struct sim_arena *a, uintptr_t addr, size_t bytes)
 {

@@ -29,6 +29,9 @@ bool sim_arena_init(struct sim_arena *a, uintptr_t base, size_t size);
 void sim_arena_fini(struct sim_arena *a);
 bool sim_arena_alloc(struct sim_arena *a, size_t bytes, uint32_t owner,
 		     uint32_t kind, uintptr_t *addr);
+bool sim_arena_alloc_aligned(struct sim_arena *a, size_t bytes, size_t align, uint32_t owner,
+			     uint32_t kind, uintptr_t *addr);
+const struct sim_block *sim_arena_find(const struct sim_arena *a, uintptr_t addr);
 bool sim_arena_free(struct sim_arena *a, uintptr_t addr);
 size_t sim_arena_release_owner(struct sim_arena *a, uint32_t owner);
 bool sim_arena_contains(const struct sim_arena *a, uintptr_t addr, size_t bytes);

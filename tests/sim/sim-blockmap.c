@@ -125,3 +125,17 @@ sim_blockmap_owned(const struct sim_blockmap *m, uint32_t owner, uintptr_t **add
 			(*addrs)[n++] = m->slots[i].addr;
 	return n;
 }
+
+/* A block whose [addr, addr + size) meets [addr, addr + bytes), or NULL.
+ * A scan of the whole table: for the small maps (host registrations,
+ * address reservations) that need ranges rather than exact keys. */
+const struct sim_block *
+sim_blockmap_overlap(const struct sim_blockmap *m, uintptr_t addr, size_t bytes)
+{
+	for (size_t i = 0; i < m->cap; i++) {
+		const struct sim_block *b = &m->slots[i];
+		if (b->addr != 0 && b->addr < addr + bytes && addr < b->addr + b->size)
+			return b;
+	}
+	return NULL;
+}

@@ -25,5 +25,7 @@ void sim_blockmap_fini(struct sim_blockmap *m);
 bool sim_blockmap_insert(struct sim_blockmap *m, const struct sim_block *b);
 const struct sim_block *sim_blockmap_find(const struct sim_blockmap *m, uintptr_t addr);
 bool sim_blockmap_remove(struct sim_blockmap *m, uintptr_t addr, struct sim_block *out);
+const struct sim_block *sim_blockmap_overlap(const struct sim_blockmap *m, uintptr_t addr,
+					    size_t bytes);
 size_t sim_blockmap_owned(const struct sim_blockmap *m, uint32_t owner,
 			  uintptr_t **addrs);

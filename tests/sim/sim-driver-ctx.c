@@ -54,12 +54,17 @@ streams_release_owner(uint32_t owner)
 }
 
 /* Destroying a context frees everything made in it, as on a real device:
- * this is what cudaDeviceReset does to a process's allocations. A primary
- * context stays current where it was (inactive until retained again), as
- * on the real driver. */
+ * this is what cudaDeviceReset does to a process's allocations (pool
+ * blocks, pools, arrays, imported IPC memory included; physical memory
+ * from cuMemCreate is the process's and stays). A primary context stays
+ * current where it was (inactive until retained again), as on the real
+ * driver. */
 static void
 ctx_teardown(CUcontext ctx)
 {
+	sim_arrays_release_owner(ctx->id);
+	sim_pools_release_owner(ctx);
+	sim_ipc_release_owner(ctx->id);
 	sim_arena_release_owner(&sim_drv.dev[ctx->device].arena, ctx->id);
 	sim_pinned_release_owner(ctx->id);
 	streams_release_owner(ctx->id);
@@ -245,7 +250,9 @@ cuCtxGetDevice(CUdevice *device)
 	return cuCtxGetDevice_v2(device, NULL);
 }
 
-/* Work on the simulated device completes when it is issued. */
+/* Work on the simulated device completes when it is issued; what a
+ * synchronisation still does is let the device's pools give memory over
+ * their release threshold back (sim-driver-pool.c). */
 CUresult CUDAAPI
 cuCtxSynchronize_v2(CUcontext ctx)
 {
@@ -253,6 +260,8 @@ cuCtxSynchronize_v2(CUcontext ctx)
 
 	sim_lock();
 	rc = ctx_resolve(ctx, &ctx);
+	if (rc == CUDA_SUCCESS)
+		sim_pools_synchronize(ctx->device);
 	sim_unlock();
 	return rc;
 }
@@ -347,6 +356,8 @@ cuStreamSynchronize(CUstream hStream)
 	rc = sim_ctx_enter(&ctx);
 	if (rc == CUDA_SUCCESS)
 		rc = sim_stream_check(hStream, ctx);
+	if (rc == CUDA_SUCCESS)
+		sim_pools_synchronize(ctx->device);
 	sim_unlock();
 	return rc;
 }

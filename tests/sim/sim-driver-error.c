@@ -28,6 +28,11 @@ static const struct sim_error sim_errors[] = {
 	ERR(CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered"),
 	ERR(CUDA_ERROR_NOT_PERMITTED, "operation not permitted"),
 	ERR(CUDA_ERROR_NOT_SUPPORTED, "operation not supported"),
+	ERR(CUDA_ERROR_MAP_FAILED, "mapping of buffer object failed"),
+	ERR(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+	    "part or all of the requested memory range is already mapped"),
+	ERR(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
+	    "pointer does not correspond to a registered memory region"),
 	ERR(CUDA_ERROR_UNKNOWN, "unknown error"),
 };
 

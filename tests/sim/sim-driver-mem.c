@@ -1,7 +1,8 @@
 /* Simulated driver: memory. Device and managed memory come from the
  * device's first-fit arena (sim-arena.c) and count against its capacity;
- * pinned host memory is plain host memory and does not. Copies and sets
- * are plain memcpy/memset on the backing memory. */
+ * pinned and registered host memory is plain host memory and does not.
+ * Copies and sets are plain memcpy/memset on the backing memory.
+ * Stream-ordered allocation: sim-driver-pool.c. */
 #include "sim-driver.h"
 
 #include <stdlib.h>
@@ -21,10 +22,9 @@ arena_alloc(CUdeviceptr *dptr, size_t bytes, CUcontext ctx, enum sim_kind kind)
 	return CUDA_SUCCESS;
 }
 
-/* One path for every device allocation; stream is NULL for the
- * synchronous calls, and the stream-ordered ones complete at once. */
+/* One path for every device and managed allocation outside pools. */
 static CUresult
-mem_alloc(CUdeviceptr *dptr, size_t bytes, enum sim_kind kind, CUstream stream)
+mem_alloc(CUdeviceptr *dptr, size_t bytes, enum sim_kind kind)
 {
 	CUcontext ctx;
 	CUresult rc;
@@ -34,17 +34,32 @@ mem_alloc(CUdeviceptr *dptr, size_t bytes, enum sim_kind kind, CUstream stream)
 	if (rc == CUDA_SUCCESS && (!dptr || bytes == 0))
 		rc = CUDA_ERROR_INVALID_VALUE;
 	if (rc == CUDA_SUCCESS)
-		rc = sim_stream_check(stream, ctx);
-	if (rc == CUDA_SUCCESS)
 		rc = arena_alloc(dptr, bytes, ctx, kind);
 	sim_unlock();
 	return rc;
 }
 
-static CUresult
-mem_free(CUdeviceptr dptr, CUstream stream)
+/* Device or managed memory from cuMemAlloc*, or a pool's block: any of
+ * them may be freed by cuMemFree or cuMemFreeAsync, as on the real
+ * driver. Lock held. */
+static bool
+free_block(uintptr_t addr)
 {
 	struct sim_device *d;
+	const struct sim_block *b;
+
+	if (sim_pool_free(addr))
+		return true;
+	d = sim_device_of(addr, 0);
+	b = d ? sim_arena_find(&d->arena, addr) : NULL;
+	if (!b || (b->kind != SIM_KIND_DEVICE && b->kind != SIM_KIND_MANAGED))
+		return false;
+	return sim_arena_free(&d->arena, addr);
+}
+
+CUresult
+sim_mem_free(CUdeviceptr dptr, CUstream stream)
+{
 	CUcontext ctx;
 	CUresult rc;
 
@@ -52,11 +67,8 @@ mem_free(CUdeviceptr dptr, CUstream stream)
 	rc = sim_ctx_enter(&ctx);
 	if (rc == CUDA_SUCCESS)
 		rc = sim_stream_check(stream, ctx);
-	if (rc == CUDA_SUCCESS) {
-		d = sim_device_of((uintptr_t)dptr, 0);
-		if (!d || !sim_arena_free(&d->arena, (uintptr_t)dptr))
-			rc = CUDA_ERROR_INVALID_VALUE;
-	}
+	if (rc == CUDA_SUCCESS && !free_block((uintptr_t)dptr))
+		rc = CUDA_ERROR_INVALID_VALUE;
 	sim_unlock();
 	return rc;
 }
@@ -64,37 +76,13 @@ mem_free(CUdeviceptr dptr, CUstream stream)
 CUresult CUDAAPI
 cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
-	return mem_alloc(dptr, bytesize, SIM_KIND_DEVICE, NULL);
+	return mem_alloc(dptr, bytesize, SIM_KIND_DEVICE);
 }
 
 CUresult CUDAAPI
 cuMemFree_v2(CUdeviceptr dptr)
 {
-	return mem_free(dptr, NULL);
-}
-
-CUresult CUDAAPI
-cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{
-	return mem_alloc(dptr, bytesize, SIM_KIND_DEVICE, hStream);
-}
-
-CUresult CUDAAPI
-cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{
-	return mem_alloc(dptr, bytesize, SIM_KIND_DEVICE, hStream);
-}
-
-CUresult CUDAAPI
-cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
-{
-	return mem_free(dptr, hStream);
-}
-
-CUresult CUDAAPI
-cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
-{
-	return mem_free(dptr, hStream);
+	return sim_mem_free(dptr, NULL);
 }
 
 CUresult CUDAAPI
@@ -104,7 +92,7 @@ cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
 		return CUDA_ERROR_INVALID_VALUE;
-	return mem_alloc(dptr, bytesize, SIM_KIND_MANAGED, NULL);
+	return mem_alloc(dptr, bytesize, SIM_KIND_MANAGED);
 }
 
 /* Rows are padded to the allocation granule, the pitch a real device
@@ -123,7 +111,7 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (pitch == 0 || Height > SIZE_MAX / pitch)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = mem_alloc(dptr, pitch * Height, SIM_KIND_DEVICE, NULL);
+	rc = mem_alloc(dptr, pitch * Height, SIM_KIND_DEVICE);
 	if (rc == CUDA_SUCCESS)
 		*pPitch = pitch;
 	return rc;
@@ -224,7 +212,62 @@ cuMemFreeHost(void *p)
 	return rc;
 }
 
-/* Lock held: the pinned memory of a context that is being destroyed. */
+/* Host registration pins memory the program already has: nothing is
+ * allocated, on the device or the host; the driver only remembers the
+ * range. A range may not meet one already registered or pinned. */
+static CUresult
+host_register(void *p, size_t bytesize, unsigned int flags)
+{
+	const unsigned int known = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+				   CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
+	struct sim_block b = { .addr = (uintptr_t)p, .size = bytesize, .kind = SIM_KIND_REGISTERED };
+	CUcontext ctx;
+	CUresult rc;
+
+	sim_lock();
+	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS && (!p || bytesize == 0 || (flags & ~known) ||
+				   b.addr + bytesize < b.addr))
+		rc = CUDA_ERROR_INVALID_VALUE;
+	if (rc == CUDA_SUCCESS && (sim_blockmap_overlap(&sim_drv.registered, b.addr, bytesize) ||
+				   sim_blockmap_overlap(&sim_drv.pinned, b.addr, bytesize)))
+		rc = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+	b.owner = rc == CUDA_SUCCESS ? ctx->id : 0;
+	if (rc == CUDA_SUCCESS && !sim_blockmap_insert(&sim_drv.registered, &b))
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	sim_unlock();
+	return rc;
+}
+
+CUresult CUDAAPI
+cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+{
+	return host_register(p, bytesize, Flags);
+}
+
+/* The CUDA 4.0 ABI, still exported and handed out for older versions. */
+CUresult CUDAAPI
+cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
+{
+	return host_register(p, bytesize, Flags);
+}
+
+CUresult CUDAAPI
+cuMemHostUnregister(void *p)
+{
+	CUcontext ctx;
+	CUresult rc;
+
+	sim_lock();
+	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS && !sim_blockmap_remove(&sim_drv.registered, (uintptr_t)p, NULL))
+		rc = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+	sim_unlock();
+	return rc;
+}
+
+/* Lock held: the pinned and registered host memory of a context that is
+ * being destroyed. */
 void
 sim_pinned_release_owner(uint32_t owner)
 {
@@ -234,10 +277,15 @@ sim_pinned_release_owner(uint32_t owner)
 	for (size_t i = 0; i < n; i++)
 		pinned_free(addrs[i]);
 	free(addrs);
+	n = sim_blockmap_owned(&sim_drv.registered, owner, &addrs);
+	for (size_t i = 0; i < n; i++)
+		sim_blockmap_remove(&sim_drv.registered, addrs[i], NULL);
+	free(addrs);
 }
 
 /* With unified addressing a pointer is device memory when it falls in a
- * device's range, and then the whole range must; anything else is host
+ * device's range, and then the whole range must; mapped virtual memory
+ * and imported IPC memory are device memory too. Anything else is host
  * memory, which the caller vouches for. */
 static bool
 range_ok(uintptr_t addr, size_t bytes, bool device_only)
@@ -246,9 +294,13 @@ range_ok(uintptr_t addr, size_t bytes, bool device_only)
 
 	if (!addr)
 		return false;
-	if (!d)
-		return !device_only;
-	return sim_arena_contains(&d->arena, addr, bytes);
+	if (d)
+		return sim_arena_contains(&d->arena, addr, bytes);
+	if (sim_vmm_owns(addr))
+		return sim_vmm_mapped(addr, bytes);
+	if (sim_ipc_imported(addr, 1))
+		return sim_ipc_imported(addr, bytes);
+	return !device_only;
 }
 
 static CUresult

@@ -1,7 +1,9 @@
 /* Simulated CUDA driver (libcuda.so.1): initialisation, versions and
  * device queries. A TEST FIXTURE: it gives the tests a device with a fixed,
  * configurable memory capacity so that out-of-memory is deterministic.
- * Contexts and streams: sim-driver-ctx.c. Memory: sim-driver-mem.c.
+ * Contexts and streams: sim-driver-ctx.c. Memory: sim-driver-mem.c;
+ * stream-ordered pools: sim-driver-pool.c; virtual memory management:
+ * sim-driver-vmm.c; arrays: sim-driver-array.c; IPC: sim-driver-ipc.c.
  * cuGetProcAddress: sim-driver-proc.c. Error strings: sim-driver-error.c. */
 #include "sim-driver.h"
 
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* Device i's memory is mapped, when that range is free, at a fixed
  * address in the range the real driver uses, so that addresses repeat
@@ -21,7 +24,9 @@ struct sim_driver sim_drv = {
 	.next_id = 1,
 };
 
-enum { SIM_UNINITIALIZED, SIM_READY, SIM_FAILED };
+/* SIM_FORKED: this process is a child forked after the parent had
+ * initialised the driver; nothing works in it (see fork_child). */
+enum { SIM_UNINITIALIZED, SIM_READY, SIM_FAILED, SIM_FORKED };
 static int sim_state = SIM_UNINITIALIZED;
 static CUresult sim_init_result = CUDA_ERROR_NOT_INITIALIZED;
 static pthread_once_t sim_once = PTHREAD_ONCE_INIT;
@@ -48,16 +53,38 @@ sim_ready(void)
 	return CUDA_ERROR_NOT_INITIALIZED;
 }
 
+/* A private mapping of bytes at hint when that range is free, elsewhere
+ * if not, with its start aligned to align (a power of two, at least a
+ * page). NORESERVE: an 80 GiB device costs nothing until a test writes
+ * to it. 0 on failure. */
+uintptr_t
+sim_map_region(uintptr_t hint, size_t bytes, size_t align, int prot)
+{
+	size_t len = bytes + align;
+	uintptr_t p, start;
+	void *m;
+
+	if (len < bytes)
+		return 0;
+	m = mmap((void *)hint, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return 0;
+	p = (uintptr_t)m;
+	start = (p + align - 1) & ~(uintptr_t)(align - 1);
+	if (start > p)
+		munmap(m, start - p);
+	if (start + bytes < p + len)
+		munmap((void *)(start + bytes), p + len - start - bytes);
+	return start;
+}
+
 static uintptr_t
 map_device_memory(int ordinal, size_t bytes)
 {
 	size_t stride = (bytes + SIM_VA_STRIDE - 1) & ~(SIM_VA_STRIDE - 1);
-	void *hint = (void *)(SIM_VA_BASE + (uintptr_t)ordinal * stride);
-	/* NORESERVE: a 80 GiB device costs nothing until a test writes to it. */
-	void *p = mmap(hint, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-	return p == MAP_FAILED ? 0 : (uintptr_t)p;
+	return sim_map_region(SIM_VA_BASE + (uintptr_t)ordinal * stride, bytes,
+			      (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE);
 }
 
 static CUresult
@@ -78,6 +105,8 @@ init_device(struct sim_device *d, int ordinal, const struct sim_config *cfg)
 	 * can match; its own address is as good as any. */
 	if (!sim_arena_init(&d->arena, base ? base : (uintptr_t)d, usable))
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	sim_pool_init_default(&d->default_pool, ordinal);
+	d->current_pool = &d->default_pool;
 	return CUDA_SUCCESS;
 }
 
@@ -100,6 +129,33 @@ init_devices(void)
 	return rc;
 }
 
+/* fork: the driver lock is taken across fork() so that the child never
+ * inherits it held by a thread that does not exist there. */
+static void
+fork_prepare(void)
+{
+	sim_lock();
+}
+
+static void
+fork_parent(void)
+{
+	sim_unlock();
+}
+
+/* A child forked after the driver was initialised cannot use it, as
+ * with the real driver: cuInit and every call that needs it return
+ * CUDA_ERROR_NOT_INITIALIZED there (the runtime reports
+ * cudaErrorInitializationError). A child forked before cuInit is free to
+ * initialise its own. */
+static void
+fork_child(void)
+{
+	if (__atomic_load_n(&sim_state, __ATOMIC_ACQUIRE) == SIM_READY)
+		__atomic_store_n(&sim_state, SIM_FORKED, __ATOMIC_RELEASE);
+	sim_unlock();
+}
+
 static void
 init_once(void)
 {
@@ -109,6 +165,8 @@ init_once(void)
 	__atomic_store_n(&sim_state,
 			 sim_init_result == CUDA_SUCCESS ? SIM_READY : SIM_FAILED,
 			 __ATOMIC_RELEASE);
+	if (sim_init_result == CUDA_SUCCESS)
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 CUresult CUDAAPI
@@ -117,6 +175,8 @@ cuInit(unsigned int Flags)
 	if (Flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_once(&sim_once, init_once);
+	if (__atomic_load_n(&sim_state, __ATOMIC_ACQUIRE) == SIM_FORKED)
+		return CUDA_ERROR_NOT_INITIALIZED;
 	return sim_init_result;
 }
 
@@ -209,8 +269,8 @@ cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 }
 
 /* A Hopper-like device that supports what the simulator implements:
- * unified addressing, managed memory and stream-ordered allocation; no
- * virtual memory management (yet), so frameworks do not try cuMemCreate. */
+ * unified addressing, managed memory, stream-ordered allocation (memory
+ * pools) and virtual memory management. */
 static int
 attribute_value(CUdevice_attribute attrib, CUdevice dev)
 {
@@ -228,6 +288,7 @@ attribute_value(CUdevice_attribute attrib, CUdevice dev)
 	case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 1;
 	case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: return 1;
 	case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1;
+	case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 1;
 	default: return 0;
 	}
 }

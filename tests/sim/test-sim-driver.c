@@ -1,40 +1,18 @@
 /* Self-test of the simulated driver, called directly (no runtime): the
  * semantics the end-to-end tests rely on. The device shape is set here,
- * before cuInit: 2 devices of 64 MiB, 1 MiB of it reserved. */
+ * before cuInit: 2 devices of 64 MiB, 1 MiB of it reserved. Run with
+ * --import HANDLE, it is the importing process of test_ipc. */
 #include "sim-config.h"
+#include "test-sim-driver.h"
 
-#include <cuda.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MiB ((size_t)1 << 20)
-#define CAPACITY (64 * MiB)
-#define RESERVED (1 * MiB)
+int failures;
 
-static int failures;
-
-#define EXPECT(cond)                                                         \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "%s:%d: expected %s\n", __FILE__,    \
-				__LINE__, #cond);                            \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
-
-#define EXPECT_RC(call, want)                                                \
-	do {                                                                 \
-		CUresult got_ = (call);                                      \
-		if (got_ != (want)) {                                        \
-			fprintf(stderr, "%s:%d: %s returned %d, expected %s\n", \
-				__FILE__, __LINE__, #call, (int)got_, #want); \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
-
-static size_t
+size_t
 used_bytes(void)
 {
 	size_t free_bytes = 0, total = 0;
@@ -222,6 +200,9 @@ test_kinds(void)
 	EXPECT_RC(cuMemHostAlloc(&host, 4096, 0x80), CUDA_ERROR_INVALID_VALUE);
 }
 
+/* Stream-ordered allocation comes from the device's pool, which reserves
+ * 2 MiB at a time and gives free memory back at a synchronisation
+ * (test_pools has the details). */
 static void
 test_streams(void)
 {
@@ -230,11 +211,13 @@ test_streams(void)
 
 	EXPECT_RC(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
 	EXPECT_RC(cuMemAllocAsync(&p, 4096, s), CUDA_SUCCESS);
-	EXPECT(used_bytes() == 4096);
+	EXPECT(used_bytes() == 2 * MiB);
 	EXPECT_RC(cuMemFreeAsync(p, s), CUDA_SUCCESS);
 	EXPECT_RC(cuMemAllocAsync(&p, 512, CU_STREAM_PER_THREAD), CUDA_SUCCESS);
 	EXPECT_RC(cuMemFreeAsync(p, NULL), CUDA_SUCCESS);
+	EXPECT(used_bytes() == 2 * MiB);
 	EXPECT_RC(cuStreamSynchronize(s), CUDA_SUCCESS);
+	EXPECT(used_bytes() == 0);
 	EXPECT_RC(cuStreamDestroy(s), CUDA_SUCCESS);
 	EXPECT_RC(cuStreamDestroy(s), CUDA_ERROR_INVALID_HANDLE);
 	EXPECT_RC(cuMemAllocAsync(&p, 512, s), CUDA_ERROR_INVALID_HANDLE);
@@ -315,7 +298,14 @@ test_proc_address(void)
 static void
 test_context_teardown(CUcontext primary)
 {
+	const CUmemPoolProps props = { .allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+				       .location = { CU_MEM_LOCATION_TYPE_DEVICE, 0 } };
+	const CUDA_ARRAY_DESCRIPTOR desc = { .Width = 512, .Format = CU_AD_FORMAT_UNSIGNED_INT8,
+					     .NumChannels = 1 };
+	static char registered[4096];
+	CUmemoryPool pool;
 	CUcontext ctx = NULL;
+	CUarray array;
 	CUdeviceptr p;
 	CUstream s;
 	void *host;
@@ -325,12 +315,23 @@ test_context_teardown(CUcontext primary)
 	EXPECT_RC(cuStreamCreate(&s, 0), CUDA_SUCCESS);
 	EXPECT_RC(cuMemAllocHost(&host, 4096), CUDA_SUCCESS);
 	EXPECT(used_bytes() == 8 * MiB);
+	/* Pool blocks, the pools it made, arrays and registrations go too. */
+	EXPECT_RC(cuMemAllocAsync(&p, 512, s), CUDA_SUCCESS);
+	EXPECT_RC(cuMemPoolCreate(&pool, &props), CUDA_SUCCESS);
+	EXPECT_RC(cuMemAllocFromPoolAsync(&p, 512, pool, s), CUDA_SUCCESS);
+	EXPECT_RC(cuArrayCreate(&array, &desc), CUDA_SUCCESS);
+	EXPECT_RC(cuMemHostRegister(registered, sizeof(registered), 0), CUDA_SUCCESS);
+	EXPECT(used_bytes() == 12 * MiB + 512);
 	EXPECT_RC(cuCtxDestroy(ctx), CUDA_SUCCESS);
 	EXPECT_RC(cuCtxDestroy(primary), CUDA_ERROR_INVALID_CONTEXT);
 	EXPECT_RC(cuMemAlloc(&p, 512), CUDA_ERROR_INVALID_CONTEXT);
 	EXPECT_RC(cuCtxSetCurrent(primary), CUDA_SUCCESS);
 	EXPECT(used_bytes() == 0);
 	EXPECT_RC(cuMemFreeHost(host), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RC(cuMemPoolDestroy(pool), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RC(cuArrayDestroy(array), CUDA_ERROR_INVALID_HANDLE);
+	EXPECT_RC(cuMemHostRegister(registered, sizeof(registered), 0), CUDA_SUCCESS);
+	EXPECT_RC(cuMemHostUnregister(registered), CUDA_SUCCESS);
 
 	/* The last release of a primary context does the same. */
 	EXPECT_RC(cuMemAlloc(&p, 2 * MiB), CUDA_SUCCESS);
@@ -401,13 +402,15 @@ test_threads(CUcontext primary)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	CUcontext primary = NULL;
 
 	setenv(SIM_ENV_DEVICE_MEMORY, "64M", 1);
 	setenv(SIM_ENV_RESERVED_MEMORY, "1024K", 1);
 	setenv(SIM_ENV_DEVICE_COUNT, "2", 1);
+	if (argc == 3 && strcmp(argv[1], "--import") == 0)
+		return ipc_import_child(argv[2]);
 
 	test_config_parse();
 	test_before_init();
@@ -421,6 +424,13 @@ main(void)
 	test_streams();
 	test_copies();
 	test_proc_address();
+	test_proc_routes();
+	test_pools();
+	test_vmm();
+	test_arrays();
+	test_host_register();
+	test_ipc();
+	test_fork();
 	test_context_teardown(primary);
 	test_second_device(primary);
 	test_threads(primary);
