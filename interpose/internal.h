@@ -18,6 +18,7 @@ enum mt_api {
 	MT_API_NONE = 0,
 #define MT_HOOK(lib, ret, name, params, args) MT_API_##name,
 #define MT_REAL(lib, ret, name, params, args) MT_API_##name,
+#define MT_NAME(name) MT_API_##name,
 #include "hooks.def"
 	MT_API_COUNT,
 };
@@ -43,7 +44,7 @@ struct mt_event {
 	uint8_t mem; /* enum mt_mem_kind */
 	uint16_t api; /* enum mt_api */
 	uint16_t pad;
-	uint32_t pad2;
+	uint32_t op; /* innermost NVTX range of the thread; marks: the label */
 };
 
 /* ---- log.c: the one error funnel ---- */
@@ -122,6 +123,11 @@ struct mt_writer_options {
 	int depth;
 	unsigned interval_ms;
 	uint64_t start_ns; /* CLOCK_MONOTONIC at trace start */
+	/* Names the capture side interned (NULL: none): NVTX operations and
+	 * marks, Python frames. */
+	bool (*op_name)(uint32_t id, char *out, size_t outsz, char *domain, size_t domainsz);
+	bool (*pyframe)(uintptr_t token, const char **function, const char **file,
+			unsigned *line);
 };
 struct mt_writer *mt_writer_start(const struct mt_writer_options *opt);
 /* Waits until every event with seq <= upto is committed (bounded). */
@@ -155,3 +161,12 @@ void mt_record_free(const struct mt_rec *r);
 void mt_record_free_error(const struct mt_rec *r);
 /* Any other kind (map, unmap, pools), with a stack. */
 void mt_record_event(const struct mt_rec *r);
+/* A mark (memtrace_mark, nvtxMark): label is an interned name id. */
+void mt_record_mark(unsigned api, uint32_t label);
+
+/* ---- nvtx.c: NVTX ranges and names ---- */
+uint32_t mt_nvtx_current_op(void);
+/* Interns a mark label or range name given by the program. */
+uint32_t mt_nvtx_intern(const char *name);
+/* Writer side: the name (and domain, "" for the default) of an id. */
+bool mt_nvtx_name(uint32_t id, char *out, size_t outsz, char *domain, size_t domainsz);

@@ -20,6 +20,16 @@ extern "C" {
  */
 int memtrace_flush(void);
 
+/**
+ * Put a named mark in the trace, e.g. "build 3" or "epoch 2": the report
+ * shows what was live at each mark and which sites grow from mark to mark.
+ * A mark made before the program's first CUDA call is kept (without its
+ * stack) and written when the trace starts.
+ *
+ * @param label the mark's name (UTF-8; at most 200 bytes are kept).
+ */
+void memtrace_mark(const char *label);
+
 #ifdef __cplusplus
 }
 #endif

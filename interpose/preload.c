@@ -56,6 +56,19 @@ static char trace_path[MT_PATH_MAX];
 static MT_TLS int in_hook;
 static MT_TLS uint32_t tls_tid;
 
+/* Marks made before the trace exists (before the first CUDA call) wait
+ * here, without stacks, and go first into the trace when it starts. */
+#define MT_PENDING_MARKS 32
+static struct mt_event pending_marks[MT_PENDING_MARKS];
+static unsigned npending;
+
+static void flush_pending_marks(void)
+{
+	for (unsigned i = 0; i < npending; i++)
+		mt_queue_push(queue, &pending_marks[i]);
+	npending = 0;
+}
+
 /* ---- start and stop ---- */
 
 static bool make_path(void)
@@ -92,11 +105,14 @@ static void start(void)
 		.depth = config.depth,
 		.interval_ms = MT_INTERVAL_MS,
 		.start_ns = mt_now_ns(),
+		.op_name = mt_nvtx_name,
+		.pyframe = mt_python_frame,
 	};
 	writer = mt_writer_start(&opt);
 	if (!writer)
 		goto off;
 	mt_log(MT_INFO, "tracing to %s", trace_path);
+	flush_pending_marks();
 	atomic_store_explicit(&state, ST_RUNNING, memory_order_release);
 	return;
 off:
@@ -152,11 +168,28 @@ static void stop_following(void)
 		unsetenv("LD_PRELOAD");
 }
 
+/* NVTX finds its injection library through this variable: point it at us
+ * unless the user chose another tool. */
+static void offer_nvtx(void)
+{
+	Dl_info self;
+	const char *set = getenv("NVTX_INJECTION64_PATH");
+	if (!dladdr((void *)offer_nvtx, &self) || !self.dli_fname)
+		return;
+	if (!set || !*set)
+		setenv("NVTX_INJECTION64_PATH", self.dli_fname, 1);
+	else if (strcmp(set, self.dli_fname))
+		mt_log(MT_INFO, "NVTX_INJECTION64_PATH is set to %.200s: NVTX ranges go there, "
+				"and events carry no operation names",
+		       set);
+}
+
 __attribute__((constructor)) static void mt_constructor(void)
 {
 	mt_config_load(&config, (mt_getenv_fn)getenv);
 	if (!config.follow)
 		stop_following();
+	offer_nvtx();
 }
 
 /* Runs after the program's atexit handlers and after the destructors of
@@ -198,6 +231,7 @@ static void after_fork_child(void)
 	pthread_mutex_init(&start_lock, NULL);
 	tls_tid = 0;
 	in_hook = 0;
+	npending = 0;
 	writer = NULL;
 	queue = NULL;
 	stacks = NULL;
@@ -286,6 +320,7 @@ static void fill_common(struct mt_event *ev, const struct mt_rec *r)
 	ev->stream = r->stream;
 	ev->handle = r->handle;
 	ev->tid = current_tid();
+	ev->op = mt_nvtx_current_op();
 }
 
 #define MT_MAX_FRAMES 512 /* native (MEMTRACE_DEPTH) plus Python frames */
@@ -371,7 +406,36 @@ void mt_record_event(const struct mt_rec *r)
 	record_plain(r, r->kind, true);
 }
 
+void mt_record_mark(unsigned api, uint32_t label)
+{
+	int saved_errno = errno;
+	struct mt_event ev = { 0 };
+	fill_common(&ev, &(struct mt_rec){ .api = api });
+	ev.kind = MT_EV_MARK;
+	ev.op = label;
+	ev.device = -1;
+	if (atomic_load_explicit(&state, memory_order_acquire) == ST_RUNNING && !in_hook) {
+		in_hook = 1;
+		ev.stack = capture_stack();
+		mt_queue_push(queue, &ev);
+		in_hook = 0;
+	} else if (atomic_load(&state) == ST_IDLE) {
+		pthread_mutex_lock(&start_lock);
+		if (atomic_load(&state) == ST_RUNNING)
+			mt_queue_push(queue, &ev);
+		else if (npending < MT_PENDING_MARKS)
+			pending_marks[npending++] = ev;
+		pthread_mutex_unlock(&start_lock);
+	}
+	errno = saved_errno;
+}
+
 /* ---- public API (memtrace.h) ---- */
+
+MT_EXPORT void memtrace_mark(const char *label)
+{
+	mt_record_mark(MT_API_memtrace_mark, mt_nvtx_intern(label ? label : ""));
+}
 
 MT_EXPORT int memtrace_flush(void)
 {

@@ -17,6 +17,7 @@ enum mt_event_kind {
 	MT_EV_POOL_DESTROY = 10, /* handle = the pool (recorded before the call) */
 	MT_EV_POOL_TRIM = 11, /* handle = the pool, bytes = bytes to keep */
 	MT_EV_DEVICE = 12, /* first use of a device: bytes = total, handle = free */
+	MT_EV_MARK = 13, /* memtrace_mark or nvtxMark: op = the label */
 };
 
 enum mt_mem_kind {
@@ -34,7 +35,6 @@ enum mt_mem_kind {
 enum mt_frame_kind {
 	MT_FRAME_NATIVE = 0,
 	MT_FRAME_PYTHON = 1,
-	MT_FRAME_OP = 2,
 };
 
 #define MT_SCHEMA_SQL                                                              \
@@ -51,8 +51,9 @@ enum mt_frame_kind {
 	"CREATE TABLE events(seq INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL,"    \
 	" kind INTEGER NOT NULL, api INTEGER NOT NULL, thread INTEGER,"             \
 	" device INTEGER, stream INTEGER, address INTEGER, bytes INTEGER,"          \
-	" mem INTEGER, stack INTEGER, status INTEGER, handle INTEGER);"             \
+	" mem INTEGER, stack INTEGER, status INTEGER, handle INTEGER, op INTEGER);" \
 	"CREATE TABLE ooms(seq INTEGER PRIMARY KEY, device_free INTEGER,"           \
 	" device_total INTEGER);"                                                   \
 	"CREATE TABLE devices(id INTEGER PRIMARY KEY, total_bytes INTEGER,"         \
-	" free_bytes_at_first_use INTEGER, first_seq INTEGER);"
+	" free_bytes_at_first_use INTEGER, first_seq INTEGER);"                     \
+	"CREATE TABLE ops(id INTEGER PRIMARY KEY, name TEXT NOT NULL, domain TEXT);"

@@ -33,12 +33,13 @@ enum stmt_id {
 	ST_THREAD,
 	ST_META,
 	ST_DEVICE,
+	ST_OP,
 	ST_COUNT,
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_EVENT] = "INSERT INTO events(seq,time_ns,kind,api,thread,device,stream,address,"
-		     "bytes,mem,stack,status,handle) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		     "bytes,mem,stack,status,handle,op) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_OOM] = "INSERT INTO ooms(seq,device_free,device_total) VALUES(?,?,?)",
 	[ST_FRAME] = "INSERT INTO frames(id,kind,ip,module,offset,function) VALUES(?,0,?,?,?,?)",
 	[ST_PYFRAME] = "INSERT INTO frames(id,kind,function,file,line) VALUES(?,1,?,?,?)",
@@ -46,6 +47,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_STACK_FRAME] = "INSERT INTO stack_frames(stack,depth,frame) VALUES(?,?,?)",
 	[ST_THREAD] = "INSERT OR IGNORE INTO threads(id,name) VALUES(?,?)",
 	[ST_META] = "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)",
+	[ST_OP] = "INSERT OR IGNORE INTO ops(id,name,domain) VALUES(?,?,?)",
 	[ST_DEVICE] = "INSERT OR IGNORE INTO devices(id,total_bytes,free_bytes_at_first_use,"
 		      "first_seq) VALUES(?,?,?,?)",
 };
@@ -71,6 +73,8 @@ struct mt_writer {
 	uint64_t start_ns;
 	unsigned interval_ms;
 	char path[MT_PATH_MAX];
+	bool (*op_name)(uint32_t, char *, size_t, char *, size_t);
+	bool (*pyframe)(uintptr_t, const char **, const char **, unsigned *);
 
 	pthread_t thread;
 	pthread_mutex_t work; /* held while draining: fork waits for it */
@@ -84,6 +88,7 @@ struct mt_writer {
 
 	struct u64map frames; /* ip -> frame id */
 	struct u64map threads; /* tid -> 1 */
+	struct u64map ops; /* op ids written */
 	struct u64map live; /* address -> bytes << 8 | mem */
 	struct freed freed[FREED_RING];
 	unsigned freed_next;
@@ -286,9 +291,10 @@ static int64_t module_id(struct mt_writer *w, uintptr_t base, const char *path)
 
 static void write_python_frame(struct mt_writer *w, int64_t id, uintptr_t token)
 {
-	const char *function, *file;
-	unsigned line;
-	mt_python_frame(token, &function, &file, &line);
+	const char *function = NULL, *file = NULL;
+	unsigned line = 0;
+	if (w->pyframe)
+		w->pyframe(token, &function, &file, &line);
 	sqlite3_stmt *s = w->stmt[ST_PYFRAME];
 	sqlite3_bind_int64(s, 1, id);
 	bind_text_or_null(s, 2, function);
@@ -358,6 +364,21 @@ static void write_stack(struct mt_writer *w, uint32_t id)
 	}
 }
 
+static void write_op(struct mt_writer *w, uint32_t id)
+{
+	if (!id || u64map_get(&w->ops, id))
+		return;
+	u64map_put(&w->ops, id, 1);
+	char name[256] = "", domain[256] = "";
+	if (w->op_name)
+		w->op_name(id, name, sizeof(name), domain, sizeof(domain));
+	sqlite3_stmt *s = w->stmt[ST_OP];
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
+	bind_text_or_null(s, 3, domain);
+	step(w, ST_OP);
+}
+
 static void write_thread(struct mt_writer *w, uint32_t tid)
 {
 	if (!tid || u64map_get(&w->threads, tid))
@@ -412,6 +433,7 @@ static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 {
 	write_thread(w, ev->tid);
 	write_stack(w, ev->stack);
+	write_op(w, ev->op);
 	track_live(w, ev);
 
 	bool sized = ev->kind != MT_EV_FREE && ev->kind != MT_EV_FREE_ERROR ? true : ev->mem != 0;
@@ -429,6 +451,7 @@ static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 	sqlite3_bind_int64(s, 11, ev->stack);
 	sqlite3_bind_int(s, 12, ev->status);
 	bind_u64_or_null(s, 13, ev->handle, ev->handle != 0);
+	bind_u64_or_null(s, 14, ev->op, ev->op != 0);
 	step(w, ST_EVENT);
 
 	if (ev->kind == MT_EV_DEVICE) {
@@ -560,6 +583,7 @@ static void destroy(struct mt_writer *w)
 	u64map_fini(&w->frames);
 	u64map_fini(&w->threads);
 	u64map_fini(&w->live);
+	u64map_fini(&w->ops);
 	for (size_t i = 0; i < w->nmodules; i++)
 		free(w->modules[i].path);
 	free(w->modules);
@@ -577,10 +601,12 @@ struct mt_writer *mt_writer_start(const struct mt_writer_options *opt)
 	w->stacks = opt->stacks;
 	w->start_ns = opt->start_ns;
 	w->interval_ms = opt->interval_ms;
+	w->op_name = opt->op_name;
+	w->pyframe = opt->pyframe;
 	atomic_init(&w->committed, mt_queue_popped(opt->queue));
 	init_sync(w);
 	if (!u64map_init(&w->frames, 12) || !u64map_init(&w->threads, 6) ||
-	    !u64map_init(&w->live, 12) || !create_file(w->path))
+	    !u64map_init(&w->live, 12) || !u64map_init(&w->ops, 6) || !create_file(w->path))
 		goto fail;
 	if (!open_db(w))
 		goto fail;
