@@ -28,7 +28,7 @@ class LibraryTest(mtest.TraceTest):
         with open(os.path.join(mtest.SOURCE, "docs", "capture.md")) as f:
             doc = f.read()
         missing = sorted(name for name in exported
-                         if name != "memtrace_flush" and f"`{name}`" not in doc)
+                         if not re.search(r"`%s[`(]" % re.escape(name), doc))
         self.assertEqual(missing, [])
 
     def test_rtld_next_from_another_preload_keeps_its_meaning(self):
