@@ -33,8 +33,8 @@ struct mt_event {
 	uint64_t address;
 	uint64_t bytes;
 	uint64_t stream;
-	uint64_t device_free; /* oom only */
-	uint64_t device_total; /* oom only */
+	uint64_t device_free; /* oom; CUPTI events: the correlation id */
+	uint64_t device_total; /* oom; CUPTI events: the program counter */
 	uint64_t handle; /* map: physical handle; pool events and pool allocations: the pool */
 	uint32_t stack;
 	uint32_t tid;
@@ -43,7 +43,8 @@ struct mt_event {
 	uint8_t kind; /* enum mt_event_kind */
 	uint8_t mem; /* enum mt_mem_kind */
 	uint16_t api; /* enum mt_api */
-	uint16_t pad;
+	uint8_t source; /* enum mt_source: who saw it */
+	uint8_t pad;
 	uint32_t op; /* innermost NVTX range of the thread; marks: the label */
 };
 
@@ -163,6 +164,10 @@ void mt_record_free_error(const struct mt_rec *r);
 void mt_record_event(const struct mt_rec *r);
 /* A mark (memtrace_mark, nvtxMark): label is an interned name id. */
 void mt_record_mark(unsigned api, uint32_t label);
+/* An event another witness saw (CUPTI), already filled in; it is queued
+ * as it is (no stack: it was not seen on the thread that made it).
+ * Returns false when the trace is not running. */
+bool mt_record_external(const struct mt_event *ev);
 
 /* ---- nvtx.c: NVTX ranges and names ---- */
 uint32_t mt_nvtx_current_op(void);

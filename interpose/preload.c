@@ -430,6 +430,14 @@ void mt_record_mark(unsigned api, uint32_t label)
 	errno = saved_errno;
 }
 
+bool mt_record_external(const struct mt_event *ev)
+{
+	if (atomic_load_explicit(&state, memory_order_acquire) != ST_RUNNING)
+		return false;
+	mt_queue_push(queue, ev);
+	return true;
+}
+
 /* ---- public API (memtrace.h) ---- */
 
 MT_EXPORT void memtrace_mark(const char *label)

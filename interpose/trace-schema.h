@@ -32,6 +32,11 @@ enum mt_mem_kind {
 	MT_MEM_HOST_REGISTERED = 9, /* cuMemHostRegister: pinned, not allocated */
 };
 
+enum mt_source {
+	MT_SOURCE_HOOK = 0, /* a hooked call (stored as NULL) */
+	MT_SOURCE_CUPTI = 1, /* a CUPTI activity record or callback */
+};
+
 enum mt_frame_kind {
 	MT_FRAME_NATIVE = 0,
 	MT_FRAME_PYTHON = 1,
@@ -51,9 +56,12 @@ enum mt_frame_kind {
 	"CREATE TABLE events(seq INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL,"    \
 	" kind INTEGER NOT NULL, api INTEGER NOT NULL, thread INTEGER,"             \
 	" device INTEGER, stream INTEGER, address INTEGER, bytes INTEGER,"          \
-	" mem INTEGER, stack INTEGER, status INTEGER, handle INTEGER, op INTEGER);" \
+	" mem INTEGER, stack INTEGER, status INTEGER, handle INTEGER, op INTEGER,"  \
+	" source INTEGER);"                                                         \
 	"CREATE TABLE ooms(seq INTEGER PRIMARY KEY, device_free INTEGER,"           \
 	" device_total INTEGER);"                                                   \
 	"CREATE TABLE devices(id INTEGER PRIMARY KEY, total_bytes INTEGER,"         \
 	" free_bytes_at_first_use INTEGER, first_seq INTEGER);"                     \
-	"CREATE TABLE ops(id INTEGER PRIMARY KEY, name TEXT NOT NULL, domain TEXT);"
+	"CREATE TABLE ops(id INTEGER PRIMARY KEY, name TEXT NOT NULL, domain TEXT);" \
+	"CREATE TABLE cupti(seq INTEGER PRIMARY KEY, correlation_id INTEGER,"        \
+	" pc INTEGER);"

@@ -34,12 +34,13 @@ enum stmt_id {
 	ST_META,
 	ST_DEVICE,
 	ST_OP,
+	ST_CUPTI,
 	ST_COUNT,
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_EVENT] = "INSERT INTO events(seq,time_ns,kind,api,thread,device,stream,address,"
-		     "bytes,mem,stack,status,handle,op) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		     "bytes,mem,stack,status,handle,op,source) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_OOM] = "INSERT INTO ooms(seq,device_free,device_total) VALUES(?,?,?)",
 	[ST_FRAME] = "INSERT INTO frames(id,kind,ip,module,offset,function) VALUES(?,0,?,?,?,?)",
 	[ST_PYFRAME] = "INSERT INTO frames(id,kind,function,file,line) VALUES(?,1,?,?,?)",
@@ -48,6 +49,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_THREAD] = "INSERT OR IGNORE INTO threads(id,name) VALUES(?,?)",
 	[ST_META] = "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)",
 	[ST_OP] = "INSERT OR IGNORE INTO ops(id,name,domain) VALUES(?,?,?)",
+	[ST_CUPTI] = "INSERT INTO cupti(seq,correlation_id,pc) VALUES(?,?,?)",
 	[ST_DEVICE] = "INSERT OR IGNORE INTO devices(id,total_bytes,free_bytes_at_first_use,"
 		      "first_seq) VALUES(?,?,?,?)",
 };
@@ -452,7 +454,16 @@ static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 	sqlite3_bind_int(s, 12, ev->status);
 	bind_u64_or_null(s, 13, ev->handle, ev->handle != 0);
 	bind_u64_or_null(s, 14, ev->op, ev->op != 0);
+	bind_u64_or_null(s, 15, ev->source, ev->source != MT_SOURCE_HOOK);
 	step(w, ST_EVENT);
+
+	if (ev->source == MT_SOURCE_CUPTI) {
+		s = w->stmt[ST_CUPTI];
+		sqlite3_bind_int64(s, 1, (int64_t)seq);
+		bind_u64_or_null(s, 2, ev->device_free, ev->device_free != 0);
+		bind_u64_or_null(s, 3, ev->device_total, ev->device_total != 0);
+		step(w, ST_CUPTI);
+	}
 
 	if (ev->kind == MT_EV_DEVICE) {
 		s = w->stmt[ST_DEVICE];
@@ -463,7 +474,7 @@ static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 		step(w, ST_DEVICE);
 	}
 
-	if (ev->kind == MT_EV_OOM) {
+	if (ev->kind == MT_EV_OOM && ev->source == MT_SOURCE_HOOK) {
 		s = w->stmt[ST_OOM];
 		sqlite3_bind_int64(s, 1, (int64_t)seq);
 		bind_u64_or_null(s, 2, ev->device_free, ev->device_total != 0);
