@@ -28,6 +28,9 @@ static const struct sim_rt_mapping sim_rt_mappings[] = {
 	{ CUDA_ERROR_ILLEGAL_ADDRESS, cudaErrorIllegalAddress },
 	{ CUDA_ERROR_NOT_PERMITTED, cudaErrorNotPermitted },
 	{ CUDA_ERROR_NOT_SUPPORTED, cudaErrorNotSupported },
+	{ CUDA_ERROR_MAP_FAILED, cudaErrorMapBufferObjectFailed },
+	{ CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, cudaErrorHostMemoryAlreadyRegistered },
+	{ CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, cudaErrorHostMemoryNotRegistered },
 };
 
 cudaError_t
@@ -97,6 +100,12 @@ static const struct sim_rt_error sim_rt_errors[] = {
 	ERR(cudaErrorContextIsDestroyed, "context is destroyed"),
 	ERR(cudaErrorNotPermitted, "operation not permitted"),
 	ERR(cudaErrorNotSupported, "operation not supported"),
+	ERR(cudaErrorInvalidChannelDescriptor, "invalid channel descriptor"),
+	ERR(cudaErrorMapBufferObjectFailed, "mapping of buffer object failed"),
+	ERR(cudaErrorHostMemoryAlreadyRegistered,
+	    "part or all of the requested memory range is already mapped"),
+	ERR(cudaErrorHostMemoryNotRegistered,
+	    "pointer does not correspond to a registered memory region"),
 	ERR(cudaErrorUnknown, "unknown error"),
 };
 

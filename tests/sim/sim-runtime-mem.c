@@ -4,15 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/* The prologue of every entry point here: returns the error unless the
- * thread has its context. */
-#define SIM_RT_ENTER()                                    \
-	do {                                              \
-		cudaError_t enter_err_ = sim_rt_enter();  \
-		if (enter_err_ != cudaSuccess)            \
-			return sim_rt_fail(enter_err_);   \
-	} while (0)
+#include <string.h>
 
 /* Stores a device pointer only on success, so a failed call leaves the
  * caller's variable as it was, as the driver does. */
@@ -197,4 +189,55 @@ cudaMemset(void *devPtr, int value, size_t count)
 	SIM_RT_ENTER();
 	return sim_rt_check(sim_rt_drv.memset_d8((CUdeviceptr)(uintptr_t)devPtr,
 						 (unsigned char)value, count));
+}
+
+/* cudaHostRegister* flags have the values of the driver's CU_MEMHOSTREGISTER_*. */
+cudaError_t CUDARTAPI
+cudaHostRegister(void *ptr, size_t size, unsigned int flags)
+{
+	SIM_RT_ENTER();
+	return sim_rt_check(sim_rt_drv.mem_host_register(ptr, size, flags));
+}
+
+cudaError_t CUDARTAPI
+cudaHostUnregister(void *ptr)
+{
+	SIM_RT_ENTER();
+	return sim_rt_check(sim_rt_drv.mem_host_unregister(ptr));
+}
+
+/* The runtime's and the driver's IPC handles are the same 64 bytes. */
+cudaError_t CUDARTAPI
+cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)
+{
+	CUipcMemHandle h;
+	CUresult rc;
+
+	SIM_RT_ENTER();
+	if (!handle)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	rc = sim_rt_drv.ipc_get_mem_handle(&h, (CUdeviceptr)(uintptr_t)devPtr);
+	if (rc == CUDA_SUCCESS)
+		memcpy(handle, &h, sizeof(h));
+	return sim_rt_check(rc);
+}
+
+cudaError_t CUDARTAPI
+cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)
+{
+	CUdeviceptr dptr = 0;
+	CUipcMemHandle h;
+
+	SIM_RT_ENTER();
+	if (!devPtr)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	memcpy(&h, &handle, sizeof(h));
+	return store_pointer(devPtr, dptr, sim_rt_drv.ipc_open_mem_handle(&dptr, h, flags));
+}
+
+cudaError_t CUDARTAPI
+cudaIpcCloseMemHandle(void *devPtr)
+{
+	SIM_RT_ENTER();
+	return sim_rt_check(sim_rt_drv.ipc_close_mem_handle((CUdeviceptr)(uintptr_t)devPtr));
 }

@@ -4,7 +4,8 @@
  * that, by base name. So an interposer that hooks only exported driver
  * symbols misses its calls, and one that hooks both layers sees each
  * allocation twice unless it guards against nesting.
- * Memory entry points: sim-runtime-mem.c. Errors: sim-runtime-error.c. */
+ * Memory entry points: sim-runtime-mem.c; pools: sim-runtime-pool.c;
+ * arrays and 3D memory: sim-runtime-array.c. Errors: sim-runtime-error.c. */
 #include "sim-runtime.h"
 
 #include <dlfcn.h>
@@ -65,6 +66,24 @@ load_driver(void)
 	return complete ? cudaSuccess : cudaErrorInsufficientDriver;
 }
 
+/* fork: the runtime's lock is taken across fork() so that a child never
+ * inherits it held. Registered after the driver's handlers, so that it is
+ * taken first: the runtime holds its lock when it calls the driver. What
+ * a child can do is the driver's business: after fork every call reaches
+ * a driver that answers CUDA_ERROR_NOT_INITIALIZED, which the runtime
+ * reports as cudaErrorInitializationError, as NVIDIA's does. */
+static void
+fork_prepare(void)
+{
+	pthread_mutex_lock(&sim_rt_lock);
+}
+
+static void
+fork_release(void)
+{
+	pthread_mutex_unlock(&sim_rt_lock);
+}
+
 static void
 init_once(void)
 {
@@ -73,6 +92,7 @@ init_once(void)
 		sim_rt_init_error = sim_rt_load_error;
 	else
 		sim_rt_init_error = sim_rt_from_driver(sim_rt_drv.init(0));
+	pthread_atfork(fork_prepare, fork_release, fork_release);
 }
 
 static cudaError_t
@@ -161,8 +181,8 @@ cudaGetDeviceCount(int *count)
 	return sim_rt_check(sim_rt_drv.device_get_count(count));
 }
 
-static cudaError_t
-check_device(int device)
+cudaError_t
+sim_rt_check_device(int device)
 {
 	int count = 0;
 	cudaError_t err = cudaGetDeviceCount(&count);
@@ -178,7 +198,7 @@ check_device(int device)
 cudaError_t CUDARTAPI
 cudaSetDevice(int device)
 {
-	cudaError_t err = check_device(device);
+	cudaError_t err = sim_rt_check_device(device);
 
 	if (err != cudaSuccess)
 		return err;
@@ -237,7 +257,7 @@ fill_properties(struct cudaDeviceProp *prop, int device)
 cudaError_t CUDARTAPI
 cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
-	cudaError_t err = check_device(device);
+	cudaError_t err = sim_rt_check_device(device);
 
 	if (err != cudaSuccess)
 		return err;

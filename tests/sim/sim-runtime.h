@@ -45,7 +45,24 @@
 	X(memcpy_async,         "cuMemcpyAsync",             SIM_RT_LEGACY, PFN_cuMemcpyAsync_v4000) \
 	X(memcpy_htod,          "cuMemcpyHtoD",              SIM_RT_LEGACY, PFN_cuMemcpyHtoD_v3020) \
 	X(memcpy_dtoh,          "cuMemcpyDtoH",              SIM_RT_LEGACY, PFN_cuMemcpyDtoH_v3020) \
-	X(memset_d8,            "cuMemsetD8",                SIM_RT_LEGACY, PFN_cuMemsetD8_v3020)
+	X(memset_d8,            "cuMemsetD8",                SIM_RT_LEGACY, PFN_cuMemsetD8_v3020) \
+	X(mem_alloc_from_pool,  "cuMemAllocFromPoolAsync",   SIM_RT_LEGACY, PFN_cuMemAllocFromPoolAsync_v11020) \
+	X(mem_alloc_from_pool_ptsz, "cuMemAllocFromPoolAsync", SIM_RT_PER_THREAD, PFN_cuMemAllocFromPoolAsync_v11020_ptsz) \
+	X(device_get_default_mem_pool, "cuDeviceGetDefaultMemPool", SIM_RT_LEGACY, PFN_cuDeviceGetDefaultMemPool_v11020) \
+	X(device_get_mem_pool,  "cuDeviceGetMemPool",        SIM_RT_LEGACY, PFN_cuDeviceGetMemPool_v11020) \
+	X(device_set_mem_pool,  "cuDeviceSetMemPool",        SIM_RT_LEGACY, PFN_cuDeviceSetMemPool_v11020) \
+	X(mem_pool_create,      "cuMemPoolCreate",           SIM_RT_LEGACY, PFN_cuMemPoolCreate_v11020) \
+	X(mem_pool_destroy,     "cuMemPoolDestroy",          SIM_RT_LEGACY, PFN_cuMemPoolDestroy_v11020) \
+	X(mem_pool_trim_to,     "cuMemPoolTrimTo",           SIM_RT_LEGACY, PFN_cuMemPoolTrimTo_v11020) \
+	X(mem_pool_get_attribute, "cuMemPoolGetAttribute",   SIM_RT_LEGACY, PFN_cuMemPoolGetAttribute_v11020) \
+	X(mem_pool_set_attribute, "cuMemPoolSetAttribute",   SIM_RT_LEGACY, PFN_cuMemPoolSetAttribute_v11020) \
+	X(array_3d_create,      "cuArray3DCreate",           SIM_RT_LEGACY, PFN_cuArray3DCreate_v3020) \
+	X(array_destroy,        "cuArrayDestroy",            SIM_RT_LEGACY, PFN_cuArrayDestroy_v2000) \
+	X(ipc_get_mem_handle,   "cuIpcGetMemHandle",         SIM_RT_LEGACY, PFN_cuIpcGetMemHandle_v4010) \
+	X(ipc_open_mem_handle,  "cuIpcOpenMemHandle",        SIM_RT_LEGACY, PFN_cuIpcOpenMemHandle_v11000) \
+	X(ipc_close_mem_handle, "cuIpcCloseMemHandle",       SIM_RT_LEGACY, PFN_cuIpcCloseMemHandle_v4010) \
+	X(mem_host_register,    "cuMemHostRegister",         SIM_RT_LEGACY, PFN_cuMemHostRegister_v6050) \
+	X(mem_host_unregister,  "cuMemHostUnregister",       SIM_RT_LEGACY, PFN_cuMemHostUnregister_v4000)
 
 struct sim_rt_driver {
 	PFN_cuGetProcAddress_v12000 get_proc_address;
@@ -58,6 +75,16 @@ struct sim_rt_driver {
 extern struct sim_rt_driver sim_rt_drv;
 cudaError_t sim_rt_init(void);
 cudaError_t sim_rt_enter(void);
+cudaError_t sim_rt_check_device(int device);
+
+/* The prologue of every entry point that works on the device: returns
+ * the error unless the thread has its context. */
+#define SIM_RT_ENTER()                                    \
+	do {                                              \
+		cudaError_t enter_err_ = sim_rt_enter();  \
+		if (enter_err_ != cudaSuccess)            \
+			return sim_rt_fail(enter_err_);   \
+	} while (0)
 
 /* sim-runtime-error.c */
 cudaError_t sim_rt_from_driver(CUresult rc);
@@ -68,6 +95,8 @@ cudaError_t sim_rt_check(CUresult rc);
  * per-thread-default-stream builds; the real library exports both. */
 cudaError_t CUDARTAPI cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream);
 cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream);
+cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
+						   cudaStream_t stream);
 cudaError_t CUDARTAPI cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr,
 	unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus);
 cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(const char *symbol, void **funcPtr,

@@ -6,14 +6,21 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define GiB ((size_t)1 << 30)
+#define MiB ((size_t)1 << 20)
 
 /* Exported by the real library too, declared only for per-thread builds. */
 cudaError_t CUDARTAPI cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream);
 cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream);
+cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
+						   cudaStream_t stream);
 
 static int failures;
 
@@ -150,7 +157,147 @@ test_entry_points(void)
 						    cudaEnablePerThreadDefaultStream, NULL),
 		   cudaSuccess);
 	EXPECT(driver && fn == dlsym(driver, "cuMemAllocAsync_ptsz"));
+	/* The routes frameworks take: the exported function of that ABI. */
+	/* Deprecated in CUDA 13, still exported and still used. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	EXPECT_ERR(cudaGetDriverEntryPoint("cuMemCreate", &fn, cudaEnableDefault, &status),
+		   cudaSuccess);
+#pragma GCC diagnostic pop
+	EXPECT(driver && fn == dlsym(driver, "cuMemCreate"));
+	EXPECT_ERR(cudaGetDriverEntryPointByVersion("cuMemHostRegister", &fn, 12000,
+						    cudaEnableDefault, &status), cudaSuccess);
+	EXPECT(driver && fn == dlsym(driver, "cuMemHostRegister_v2"));
+	EXPECT_ERR(cudaGetDriverEntryPointByVersion("cuIpcOpenMemHandle", &fn, 12000,
+						    cudaEnableDefault, &status), cudaSuccess);
+	EXPECT(driver && fn == dlsym(driver, "cuIpcOpenMemHandle_v2"));
+	EXPECT_ERR(cudaGetDriverEntryPointByVersion("cuArrayCreate", &fn, 12000,
+						    cudaEnableDefault, &status), cudaSuccess);
+	EXPECT(driver && fn == dlsym(driver, "cuArrayCreate_v2"));
+	EXPECT_ERR(cudaGetDriverEntryPointByVersion("cuMemAllocFromPoolAsync", &fn, 12000,
+						    cudaEnablePerThreadDefaultStream, &status),
+		   cudaSuccess);
+	EXPECT(driver && fn == dlsym(driver, "cuMemAllocFromPoolAsync_ptsz"));
 	cudaGetLastError();
+}
+
+static size_t
+pool_attr(cudaMemPool_t pool, enum cudaMemPoolAttr attr)
+{
+	cuuint64_t v = 0;
+
+	EXPECT_ERR(cudaMemPoolGetAttribute(pool, attr, &v), cudaSuccess);
+	return (size_t)v;
+}
+
+/* The driver's pool model seen through the runtime: reserved (and
+ * counted as used on the device) until a synchronisation. */
+static void
+test_pools(void)
+{
+	struct cudaMemPoolProps props = { .allocType = cudaMemAllocationTypePinned,
+					  .location = { cudaMemLocationTypeDevice, 0 } };
+	cudaMemPool_t def = NULL, cur = NULL, pool = NULL;
+	cudaStream_t s;
+	void *a, *b;
+
+	EXPECT_ERR(cudaDeviceGetDefaultMemPool(&def, 0), cudaSuccess);
+	EXPECT_ERR(cudaDeviceGetMemPool(&cur, 0), cudaSuccess);
+	EXPECT(def != NULL && cur == def);
+	EXPECT_ERR(cudaStreamCreate(&s), cudaSuccess);
+	EXPECT_ERR(cudaMallocAsync(&a, 1000, s), cudaSuccess);
+	EXPECT(used_bytes() == 2 * MiB && pool_attr(def, cudaMemPoolAttrUsedMemCurrent) == 1024);
+	EXPECT_ERR(cudaFreeAsync(a, s), cudaSuccess);
+	EXPECT(used_bytes() == 2 * MiB && pool_attr(def, cudaMemPoolAttrReservedMemCurrent) == 2 * MiB);
+	EXPECT_ERR(cudaStreamSynchronize(s), cudaSuccess);
+	EXPECT(used_bytes() == 0);
+	EXPECT_ERR(cudaMemPoolCreate(&pool, &props), cudaSuccess);
+	EXPECT_ERR(cudaMallocFromPoolAsync(&a, 3 * MiB, pool, s), cudaSuccess);
+	EXPECT_ERR(cudaMallocFromPoolAsync_ptsz(&b, 512, pool, 0), cudaSuccess);
+	EXPECT(used_bytes() == 4 * MiB && pool_attr(pool, cudaMemPoolAttrUsedMemCurrent) == 3 * MiB + 512);
+	EXPECT_ERR(cudaFreeAsync(a, s), cudaSuccess);
+	EXPECT_ERR(cudaFree(b), cudaSuccess);
+	EXPECT_ERR(cudaMemPoolTrimTo(pool, 0), cudaSuccess);
+	EXPECT(used_bytes() == 0);
+	EXPECT_ERR(cudaMemPoolDestroy(pool), cudaSuccess);
+	EXPECT_ERR(cudaMemPoolDestroy(def), cudaErrorInvalidValue);
+	EXPECT_ERR(cudaStreamDestroy(s), cudaSuccess);
+	cudaGetLastError();
+}
+
+static void
+test_arrays(void)
+{
+	struct cudaChannelFormatDesc rgba32f = { 32, 32, 32, 32, cudaChannelFormatKindFloat };
+	struct cudaChannelFormatDesc r8 = { 8, 0, 0, 0, cudaChannelFormatKindUnsigned };
+	struct cudaChannelFormatDesc bad = { 8, 16, 0, 0, cudaChannelFormatKindUnsigned };
+	struct cudaPitchedPtr pitched = { 0 };
+	cudaArray_t a2 = NULL, a3 = NULL;
+
+	EXPECT_ERR(cudaMallocArray(&a2, &rgba32f, 100, 10, cudaArrayDefault), cudaSuccess);
+	EXPECT(used_bytes() == 16384);
+	EXPECT_ERR(cudaMalloc3DArray(&a3, &r8, (struct cudaExtent){ 64, 64, 8 }, 0),
+		   cudaSuccess);
+	EXPECT(used_bytes() == 16384 + 32768);
+	EXPECT_ERR(cudaMallocArray(&a2, &bad, 100, 10, 0), cudaErrorInvalidChannelDescriptor);
+	EXPECT_ERR(cudaFreeArray(a2), cudaSuccess);
+	EXPECT_ERR(cudaFreeArray(a3), cudaSuccess);
+	EXPECT_ERR(cudaFreeArray(a3), cudaErrorInvalidResourceHandle);
+	EXPECT_ERR(cudaFreeArray(NULL), cudaSuccess);
+	EXPECT_ERR(cudaMalloc3D(&pitched, (struct cudaExtent){ 1000, 16, 4 }), cudaSuccess);
+	EXPECT(pitched.pitch == 1024 && pitched.xsize == 1000 && pitched.ysize == 16);
+	EXPECT(used_bytes() == 1024 * 16 * 4);
+	EXPECT_ERR(cudaFree(pitched.ptr), cudaSuccess);
+	EXPECT(used_bytes() == 0);
+	cudaGetLastError();
+}
+
+static void
+test_host_register_and_ipc(void)
+{
+	static char buf[8192];
+	cudaIpcMemHandle_t h;
+	void *p, *q = NULL;
+
+	EXPECT_ERR(cudaHostRegister(buf, sizeof(buf), cudaHostRegisterPortable), cudaSuccess);
+	EXPECT_ERR(cudaHostRegister(buf, 4096, 0), cudaErrorHostMemoryAlreadyRegistered);
+	EXPECT_ERR(cudaHostUnregister(buf), cudaSuccess);
+	EXPECT_ERR(cudaHostUnregister(buf), cudaErrorHostMemoryNotRegistered);
+	EXPECT(used_bytes() == 0);
+	/* Opening one's own handle fails as on real CUDA: invalid device context. */
+	EXPECT_ERR(cudaMalloc(&p, 4096), cudaSuccess);
+	EXPECT_ERR(cudaIpcGetMemHandle(&h, p), cudaSuccess);
+	EXPECT_ERR(cudaIpcOpenMemHandle(&q, h, cudaIpcMemLazyEnablePeerAccess),
+		   cudaErrorDeviceUninitialized);
+	EXPECT(q == NULL);
+	EXPECT_ERR(cudaIpcCloseMemHandle(p), cudaErrorInvalidValue);
+	EXPECT_ERR(cudaFree(p), cudaSuccess);
+	cudaGetLastError();
+}
+
+/* A child forked after the runtime started cannot use CUDA: every call
+ * fails with cudaErrorInitializationError, as with NVIDIA's runtime. */
+static void
+test_fork(void)
+{
+	int status = -1;
+	pid_t pid = fork();
+	void *p;
+
+	if (pid == 0) {
+		int count = 0, code = 0;
+		if (cudaMalloc(&p, 512) != cudaErrorInitializationError)
+			code |= 1;
+		if (cudaGetDeviceCount(&count) != cudaErrorInitializationError)
+			code |= 2;
+		if (cudaDeviceSynchronize() != cudaErrorInitializationError)
+			code |= 4;
+		_exit(code);
+	}
+	EXPECT(pid > 0 && waitpid(pid, &status, 0) == pid);
+	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_ERR(cudaMalloc(&p, 512), cudaSuccess);
+	EXPECT_ERR(cudaFree(p), cudaSuccess);
 }
 
 /* cudaDeviceReset frees everything; the next call starts afresh. */
@@ -176,6 +323,10 @@ main(void)
 	test_errors();
 	test_copies_and_async();
 	test_entry_points();
+	test_pools();
+	test_arrays();
+	test_host_register_and_ipc();
+	test_fork();
 	test_reset();
 	if (failures)
 		fprintf(stderr, "%d failures\n", failures);
