@@ -52,6 +52,16 @@ static int col_small(sqlite3_stmt *s, int col)
 	return v >= 0 && v <= 255 ? (int)v : 0;
 }
 
+/* A device ordinal; NULL and anything no device could have are -1. */
+static int col_device(sqlite3_stmt *s, int col)
+{
+	int64_t v = sqlite3_column_int64(s, col);
+
+	return sqlite3_column_type(s, col) == SQLITE_INTEGER && v >= 0 && v < TRACE_MAX_DEVICES
+		       ? (int)v
+		       : -1;
+}
+
 static int prepare(struct trace *t, const char *table, const char *sql,
 		   sqlite3_stmt **stmt)
 {
@@ -168,6 +178,20 @@ static int count_tables(struct trace *t, int64_t *n)
 	return 0;
 }
 
+/* Columns and tables added to schema version 1 later (docs/trace-format.md)
+ * are optional: a trace written before them reads as having none. */
+static bool has_column(struct trace *t, const char *table, const char *column)
+{
+	_autofinalize_ sqlite3_stmt *s = NULL;
+	_autofree_ char *sql = mt_xasprintf("SELECT 1 FROM pragma_table_info('%s') WHERE name = ?",
+					    table);
+
+	if (sqlite3_prepare_v2(t->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(s, 1, column, -1, SQLITE_STATIC);
+	return sqlite3_step(s) == SQLITE_ROW;
+}
+
 static bool has_table(struct trace *t, const char *name)
 {
 	_autofinalize_ sqlite3_stmt *s = NULL;
@@ -212,6 +236,7 @@ static int check_schema(struct trace *t)
 			return fail(t, "%s is incomplete or corrupt: table '%s' is missing",
 				    t->path, tables[i]);
 	}
+	t->has_handle_column = has_column(t, "events", "handle");
 	return 0;
 }
 
@@ -449,11 +474,40 @@ static int load_ooms(struct trace *t)
 	return rc == SQLITE_DONE ? 0 : step_failed(t, "ooms");
 }
 
+static int load_devices(struct trace *t)
+{
+	_autofinalize_ sqlite3_stmt *s = NULL;
+	size_t cap = 0;
+	int rc;
+
+	if (!has_table(t, "devices"))
+		return 0;
+	if (prepare(t, "devices",
+		    "SELECT id, total_bytes, free_bytes_at_first_use FROM devices ORDER BY id",
+		    &s) < 0)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int id = col_device(s, 0);
+		int64_t total = sqlite3_column_int64(s, 1), free_b = sqlite3_column_int64(s, 2);
+
+		if (id < 0)
+			continue;
+		mt_grow(&t->devices, &cap, t->n_devices + 1, sizeof(*t->devices));
+		t->devices[t->n_devices++] = (struct trace_device){
+			.id = id,
+			.total_bytes = total > 0 ? (uint64_t)total : 0,
+			.has_free = !col_null(s, 2) && free_b >= 0,
+			.free_bytes_at_first_use = free_b > 0 ? (uint64_t)free_b : 0,
+		};
+	}
+	return rc == SQLITE_DONE ? 0 : step_failed(t, "devices");
+}
+
 int trace_load(struct trace *t)
 {
 	if (load_meta(t) < 0 || load_apis(t) < 0 || load_modules(t) < 0 ||
 	    load_frames(t) < 0 || load_stacks(t) < 0 || load_threads(t) < 0 ||
-	    load_ooms(t) < 0)
+	    load_ooms(t) < 0 || load_devices(t) < 0)
 		return -1;
 	return 0;
 }
@@ -474,6 +528,9 @@ static void read_event(struct trace *t, sqlite3_stmt *s, struct mt_event *ev)
 		.bytes = bytes > 0 ? (uint64_t)bytes : 0,
 		.mem = col_small(s, 6),
 		.stack = sqlite3_column_int64(s, 7),
+		.device = col_device(s, 8),
+		.handle = (uint64_t)sqlite3_column_int64(s, 9),
+		.has_handle = sqlite3_column_type(s, 9) == SQLITE_INTEGER,
 	};
 	if (ev->stack != 0 && !map_get(&t->stack_index, (uint64_t)ev->stack))
 		t->missing_stacks++;
@@ -496,8 +553,11 @@ int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx)
 	int rc;
 
 	if (prepare(t, "events",
-		    "SELECT seq, time_ns, kind, api, address, bytes, mem, stack "
-		    "FROM events ORDER BY seq",
+		    t->has_handle_column
+			    ? "SELECT seq, time_ns, kind, api, address, bytes, mem, stack, device, "
+			      "handle FROM events ORDER BY seq"
+			    : "SELECT seq, time_ns, kind, api, address, bytes, mem, stack, device, "
+			      "NULL FROM events ORDER BY seq",
 		    &s) < 0)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -573,6 +633,7 @@ void trace_close(struct trace *t)
 	free(t->frames);
 	free(t->stacks);
 	free(t->stack_frames);
+	free(t->devices);
 	free(t->path);
 	map_fini(&t->api_index);
 	map_fini(&t->module_index);

@@ -13,6 +13,8 @@
 typedef struct sqlite3 sqlite3;
 
 #define TRACE_NONE UINT32_MAX
+/* Device ordinals the reader accepts; others read as unknown (-1). */
+#define TRACE_MAX_DEVICES 1024
 
 struct trace_meta {
 	char *key, *value;
@@ -38,6 +40,14 @@ struct trace_frame {
 	char *function;	 /* NULL when unknown */
 	char *file;	 /* NULL when unknown */
 	int64_t line;	 /* 0 when unknown */
+};
+
+/* A row of the devices table (traces written before it existed have none). */
+struct trace_device {
+	int id;
+	uint64_t total_bytes;
+	bool has_free;
+	uint64_t free_bytes_at_first_use;
 };
 
 struct trace_stack {
@@ -71,6 +81,9 @@ struct trace {
 	size_t n_stack_frames;
 	struct mt_map ooms; /* seq -> struct trace_oom_info */
 	size_t n_threads;
+	struct trace_device *devices;
+	size_t n_devices;
+	bool has_handle_column; /* events.handle (absent in older traces) */
 
 	/* references to rows that are not there: shown as unknown */
 	uint64_t missing_frames;  /* stack_frames rows naming no frame */
@@ -84,7 +97,7 @@ struct trace {
  * On failure returns -1 with t->error set. trace_close in any case. */
 int trace_open(struct trace *t, const char *path);
 
-/* Load meta, apis, modules, frames, stacks, threads and ooms. */
+/* Load meta, apis, modules, frames, stacks, threads, ooms and devices. */
 int trace_load(struct trace *t);
 
 typedef void (*trace_event_fn)(void *ctx, const struct mt_event *ev);
