@@ -146,6 +146,9 @@ static int build(struct trace *t, struct model *m, const char *path)
 	sym = symbolizer_new();
 	symbolize_trace(sym, t);
 	symbolizer_free(sym);
+	for (size_t i = 0; i < t->n_devices; i++)
+		model_device_info(m, t->devices[i].id, t->devices[i].total_bytes,
+				  t->devices[i].has_free, t->devices[i].free_bytes_at_first_use);
 	if (trace_read_events(t, feed, m) < 0)
 		return -1;
 	model_finish(m);

@@ -1,7 +1,8 @@
 /* One ordered pass over the events (see model.h). Per event this does a
  * constant number of hash-map operations and no allocation beyond the
- * amortized growth of the maps, so 10M-event traces stay fast. */
-#include "model.h"
+ * amortized growth of the maps, so 10M-event traces stay fast. VMM
+ * mappings are in model-vmm.c, devices and pools in model-device.c. */
+#include "model-internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,44 +10,53 @@
 #include "trace-schema.h"
 #include "util-mem.h"
 
-#define NONE UINT32_MAX
+enum mem_class { MEM_UNTRACKED, MEM_DEVICE_SIDE, MEM_HOST, MEM_APART };
 
-enum mem_class { MEM_UNTRACKED, MEM_DEVICE_SIDE, MEM_HOST };
-
-struct model_live {
-	uint64_t bytes;
-	int64_t stack, seq, time_ns;
-	uint32_t site, holder; /* indices in model.sites / model.stacks */
-	int mem;
+enum recent_state {
+	RECENT_FREED,	  /* rec was live and is gone */
+	RECENT_UNMATCHED, /* the free found nothing live */
+	RECENT_RELEASED,  /* a mapped VMM handle was only marked released */
 };
 
 struct model_recent_free {
 	uint64_t address;
 	struct model_live rec;
 	bool valid;
-	bool unmatched; /* the free found nothing live */
+	enum recent_state state;
 };
-
-static inline uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
-
-static inline uint64_t sat_sub(uint64_t a, uint64_t b)
-{
-	return a < b ? 0 : a - b;
-}
 
 static enum mem_class mem_class(int mem)
 {
 	switch (mem) {
 	case MT_MEM_DEVICE:
 	case MT_MEM_MANAGED:
+	case MT_MEM_POOL:
+	case MT_MEM_VMM_PHYSICAL:
+	case MT_MEM_ARRAY:
 		return MEM_DEVICE_SIDE;
 	case MT_MEM_HOST_PINNED:
 		return MEM_HOST;
+	case MT_MEM_VMM_RESERVED:
+	case MT_MEM_IMPORTED:
+	case MT_MEM_HOST_REGISTERED:
+		return MEM_APART;
 	}
 	return MEM_UNTRACKED;
+}
+
+bool model_mem_is_device(int mem)
+{
+	return mem_class(mem) == MEM_DEVICE_SIDE;
+}
+
+/* The class total a kind adds to, or NULL for the kinds listed apart. */
+static struct model_mem *class_mem(struct model *m, int mem)
+{
+	switch (mem_class(mem)) {
+	case MEM_DEVICE_SIDE: return &m->device;
+	case MEM_HOST: return &m->host;
+	default: return NULL;
+	}
 }
 
 void model_init(struct model *m)
@@ -56,6 +66,8 @@ void model_init(struct model *m)
 	map_init(&m->stack_index, sizeof(uint32_t));
 	map_init(&m->live, sizeof(struct model_live));
 	m->recent = mt_xcalloc(MODEL_RECENT_FREES, sizeof(*m->recent));
+	model_vmm_init(m);
+	model_device_init(m);
 }
 
 void model_fini(struct model *m)
@@ -67,6 +79,9 @@ void model_fini(struct model *m)
 	free(m->stacks);
 	free(m->recent);
 	free(m->leaks);
+	free(m->notes);
+	model_vmm_fini(m);
+	model_device_fini(m);
 	map_fini(&m->site_index);
 	map_fini(&m->stack_index);
 	map_fini(&m->live);
@@ -78,7 +93,7 @@ uint64_t model_site_key(const struct model *m, int64_t stack)
 	return (uint64_t)stack;
 }
 
-static uint32_t site_for(struct model *m, int64_t stack)
+uint32_t model_site_for(struct model *m, int64_t stack)
 {
 	uint64_t key = model_site_key(m, stack);
 	bool inserted;
@@ -95,7 +110,7 @@ static uint32_t site_for(struct model *m, int64_t stack)
 	return *idx;
 }
 
-static uint32_t stack_for(struct model *m, int64_t stack)
+uint32_t model_stack_for(struct model *m, int64_t stack)
 {
 	bool inserted;
 	uint32_t *idx = map_put(&m->stack_index, (uint64_t)stack, &inserted);
@@ -121,65 +136,150 @@ static void site_touch(struct model *m, struct model_site *s)
 	}
 }
 
-static void live_add(struct model *m, struct model_live *rec, int64_t time_ns)
+/* rec's bytes to (add) or from its site and holder stack. */
+static void charge(struct model *m, const struct model_live *rec, bool add)
 {
-	enum mem_class c = mem_class(rec->mem);
-	struct model_mem *mm = c == MEM_HOST ? &m->host : &m->device;
+	struct model_site *s = &m->sites[rec->site];
+	struct model_stack_live *st = &m->stacks[rec->holder];
 
-	if (c == MEM_UNTRACKED)
-		return;
-	if (c == MEM_DEVICE_SIDE) {
-		struct model_site *s = &m->sites[rec->site];
-		struct model_stack_live *st = &m->stacks[rec->holder];
-
-		site_touch(m, s);
+	site_touch(m, s);
+	if (add) {
 		s->live = sat_add(s->live, rec->bytes);
 		st->bytes = sat_add(st->bytes, rec->bytes);
 		st->count++;
-	}
-	mm->live_bytes = sat_add(mm->live_bytes, rec->bytes);
-	mm->live_count++;
-	if (mm->live_bytes > mm->peak_bytes) {
-		mm->peak_bytes = mm->live_bytes;
-		mm->peak_time_ns = time_ns;
-		if (c == MEM_DEVICE_SIDE)
-			m->peak_epoch++;
-	}
-}
-
-static void live_sub(struct model *m, const struct model_live *rec)
-{
-	enum mem_class c = mem_class(rec->mem);
-	struct model_mem *mm = c == MEM_HOST ? &m->host : &m->device;
-
-	if (c == MEM_UNTRACKED)
-		return;
-	if (c == MEM_DEVICE_SIDE) {
-		struct model_site *s = &m->sites[rec->site];
-		struct model_stack_live *st = &m->stacks[rec->holder];
-
-		site_touch(m, s);
+	} else {
 		s->live = sat_sub(s->live, rec->bytes);
 		st->bytes = sat_sub(st->bytes, rec->bytes);
 		st->count--;
 	}
-	mm->live_bytes = sat_sub(mm->live_bytes, rec->bytes);
+}
+
+/* True when this raised mm's peak. */
+static bool mem_add(struct model_mem *mm, uint64_t bytes, int64_t time_ns)
+{
+	mm->live_bytes = sat_add(mm->live_bytes, bytes);
+	mm->live_count++;
+	if (mm->live_bytes <= mm->peak_bytes)
+		return false;
+	mm->peak_bytes = mm->live_bytes;
+	mm->peak_time_ns = time_ns;
+	return true;
+}
+
+static void mem_sub(struct model_mem *mm, uint64_t bytes)
+{
+	mm->live_bytes = sat_sub(mm->live_bytes, bytes);
 	mm->live_count--;
+}
+
+void model_live_add(struct model *m, const struct model_live *rec, int64_t time_ns)
+{
+	struct model_mem *cls = class_mem(m, rec->mem);
+
+	if (mem_class(rec->mem) == MEM_UNTRACKED)
+		return;
+	mem_add(&m->kinds[rec->mem], rec->bytes, time_ns);
+	if (rec->pool != MODEL_NONE) {
+		m->pools[rec->pool].live_bytes = sat_add(m->pools[rec->pool].live_bytes, rec->bytes);
+		m->pools[rec->pool].live_count++;
+	}
+	if (mem_class(rec->mem) == MEM_DEVICE_SIDE) {
+		uint64_t *dev = model_device_live(m, rec->device);
+
+		*dev = sat_add(*dev, rec->bytes);
+		charge(m, rec, true); /* before the epoch moves on */
+	}
+	if (cls && mem_add(cls, rec->bytes, time_ns) && cls == &m->device)
+		m->peak_epoch++;
+}
+
+void model_live_sub(struct model *m, const struct model_live *rec)
+{
+	struct model_mem *cls = class_mem(m, rec->mem);
+
+	if (mem_class(rec->mem) == MEM_UNTRACKED)
+		return;
+	mem_sub(&m->kinds[rec->mem], rec->bytes);
+	if (rec->pool != MODEL_NONE) {
+		m->pools[rec->pool].live_bytes = sat_sub(m->pools[rec->pool].live_bytes, rec->bytes);
+		m->pools[rec->pool].live_count--;
+	}
+	if (mem_class(rec->mem) == MEM_DEVICE_SIDE) {
+		uint64_t *dev = model_device_live(m, rec->device);
+
+		*dev = sat_sub(*dev, rec->bytes);
+		charge(m, rec, false);
+	}
+	if (cls)
+		mem_sub(cls, rec->bytes);
+}
+
+void model_live_move(struct model *m, struct model_live *rec, int64_t stack, uint32_t site,
+		     uint32_t holder)
+{
+	if (rec->site == site && rec->holder == holder)
+		return;
+	charge(m, rec, false);
+	rec->stack = stack;
+	rec->site = site;
+	rec->holder = holder;
+	charge(m, rec, true);
+}
+
+void model_count_free(struct model *m, int mem, int delta)
+{
+	struct model_mem *cls = class_mem(m, mem);
+
+	if (mem_class(mem) == MEM_UNTRACKED)
+		return;
+	m->kinds[mem].frees += (uint64_t)(int64_t)delta;
+	if (cls)
+		cls->frees += (uint64_t)(int64_t)delta;
+}
+
+/* What an allocation counts towards before it is live: its kind, its
+ * class, its site, its pool, its device's first allocations. */
+static void count_alloc(struct model *m, const struct mt_event *ev, struct model_live *rec)
+{
+	struct model_mem *cls = class_mem(m, ev->mem);
+
+	m->kinds[ev->mem].allocations++;
+	m->kinds[ev->mem].bytes_allocated = sat_add(m->kinds[ev->mem].bytes_allocated, ev->bytes);
+	if (cls) {
+		cls->allocations++;
+		cls->bytes_allocated = sat_add(cls->bytes_allocated, ev->bytes);
+	}
+	if (ev->mem == MT_MEM_POOL && ev->has_handle) {
+		struct model_pool *p;
+
+		rec->pool = model_pool_for(m, ev->handle);
+		p = &m->pools[rec->pool];
+		p->allocations++;
+		p->bytes_allocated = sat_add(p->bytes_allocated, ev->bytes);
+	}
+	if (mem_class(ev->mem) == MEM_DEVICE_SIDE) {
+		struct model_site *s;
+
+		rec->site = model_site_for(m, ev->stack);
+		rec->holder = model_stack_for(m, ev->stack);
+		s = &m->sites[rec->site];
+		s->total_bytes = sat_add(s->total_bytes, ev->bytes);
+		s->count++;
+		model_device_alloc(m, ev);
+	}
 }
 
 static void on_alloc(struct model *m, const struct mt_event *ev)
 {
 	struct model_live rec = {
-		.bytes = ev->bytes, .stack = ev->stack, .seq = ev->seq,
-		.time_ns = ev->time_ns, .mem = ev->mem, .site = NONE, .holder = NONE,
+		.bytes = ev->bytes, .stack = ev->stack, .mem = ev->mem, .device = ev->device,
+		.site = MODEL_NONE, .holder = MODEL_NONE, .pool = MODEL_NONE,
 	};
-	enum mem_class c = mem_class(ev->mem);
-	struct model_mem *mm = c == MEM_HOST ? &m->host : &m->device;
 	struct model_live *slot;
 	bool inserted;
 
 	/* cudaMalloc of 0 bytes returns NULL: nothing to track */
-	if (!ev->has_address || ev->address == 0 || c == MEM_UNTRACKED) {
+	if (!ev->has_address || ev->address == 0 || mem_class(ev->mem) == MEM_UNTRACKED) {
 		if (ev->bytes > 0)
 			m->untracked_allocs++;
 		return;
@@ -188,54 +288,57 @@ static void on_alloc(struct model *m, const struct mt_event *ev)
 	if (!inserted) {
 		/* a free memtrace did not see: release the old one first */
 		m->reused_addresses++;
-		live_sub(m, slot);
+		model_live_sub(m, slot);
+		if (slot->mem == MT_MEM_VMM_PHYSICAL)
+			model_vmm_forget(m, ev->address);
 	}
-	if (c == MEM_DEVICE_SIDE) {
-		struct model_site *s;
-
-		rec.site = site_for(m, ev->stack);
-		rec.holder = stack_for(m, ev->stack);
-		s = &m->sites[rec.site];
-		s->total_bytes = sat_add(s->total_bytes, ev->bytes);
-		s->count++;
-	}
-	mm->allocations++;
-	mm->bytes_allocated = sat_add(mm->bytes_allocated, ev->bytes);
-	live_add(m, &rec, ev->time_ns);
+	count_alloc(m, ev, &rec);
+	model_live_add(m, &rec, ev->time_ns);
 	*slot = rec;
+	if (ev->mem == MT_MEM_VMM_PHYSICAL)
+		model_vmm_created(m, ev->address, &rec, false);
 }
 
-static void remember_free(struct model *m, uint64_t address,
+static void remember_free(struct model *m, uint64_t address, enum recent_state state,
 			  const struct model_live *rec)
 {
 	struct model_recent_free *r = &m->recent[m->recent_next];
 
 	m->recent_next = (m->recent_next + 1) % MODEL_RECENT_FREES;
-	*r = (struct model_recent_free){ .address = address, .valid = true };
+	*r = (struct model_recent_free){ .address = address, .valid = true, .state = state };
 	if (rec)
 		r->rec = *rec;
-	else
-		r->unmatched = true;
 }
 
 static void on_free(struct model *m, const struct mt_event *ev)
 {
-	struct model_live rec;
+	struct model_live *live, rec;
 
 	/* cudaFree(NULL) is a no-op (and a common way to create a context) */
 	if (!ev->has_address || ev->address == 0)
 		return;
-	if (!map_remove(&m->live, ev->address, &rec)) {
+	live = map_get(&m->live, ev->address);
+	if (!live) {
 		m->unmatched_frees++;
-		remember_free(m, ev->address, NULL);
+		remember_free(m, ev->address, RECENT_UNMATCHED, NULL);
 		return;
 	}
-	if (mem_class(rec.mem) == MEM_HOST)
-		m->host.frees++;
-	else if (mem_class(rec.mem) == MEM_DEVICE_SIDE)
-		m->device.frees++;
-	live_sub(m, &rec);
-	remember_free(m, ev->address, &rec);
+	/* cuMemRelease of a mapped handle: the memory lives on until unmapped */
+	switch (live->mem == MT_MEM_VMM_PHYSICAL ? model_vmm_release(m, ev->address) : VMM_FREE_NOW) {
+	case VMM_KEPT:
+		remember_free(m, ev->address, RECENT_RELEASED, NULL);
+		return;
+	case VMM_ALREADY_RELEASED:
+		m->unmatched_frees++;
+		remember_free(m, ev->address, RECENT_UNMATCHED, NULL);
+		return;
+	}
+	map_remove(&m->live, ev->address, &rec);
+	if (rec.mem == MT_MEM_VMM_PHYSICAL)
+		model_vmm_forget(m, ev->address);
+	model_count_free(m, rec.mem, 1);
+	model_live_sub(m, &rec);
+	remember_free(m, ev->address, RECENT_FREED, &rec);
 }
 
 static struct model_recent_free *find_recent(struct model *m, uint64_t address)
@@ -261,20 +364,25 @@ static void on_free_error(struct model *m, const struct mt_event *ev)
 	if (!ev->has_address || !(r = find_recent(m, ev->address)))
 		return;
 	r->valid = false;
-	if (r->unmatched) {
+	switch (r->state) {
+	case RECENT_UNMATCHED:
 		/* a bad pointer the application passed, not one memtrace missed */
 		m->unmatched_frees--;
 		return;
+	case RECENT_RELEASED:
+		model_vmm_unrelease(m, ev->address);
+		return;
+	case RECENT_FREED:
+		break;
 	}
 	slot = map_put(&m->live, ev->address, &inserted);
 	if (!inserted)
 		return; /* already allocated again: keep the newer one */
 	*slot = r->rec;
-	if (mem_class(r->rec.mem) == MEM_HOST)
-		m->host.frees--;
-	else if (mem_class(r->rec.mem) == MEM_DEVICE_SIDE)
-		m->device.frees--;
-	live_add(m, slot, ev->time_ns);
+	model_count_free(m, r->rec.mem, -1);
+	model_live_add(m, &r->rec, ev->time_ns);
+	if (r->rec.mem == MT_MEM_VMM_PHYSICAL)
+		model_vmm_created(m, ev->address, &r->rec, false);
 }
 
 static int cmp_group(const void *a, const void *b)
@@ -329,6 +437,25 @@ static void maybe_snapshot(struct model *m, size_t idx)
 	snapshot_holders(m, &m->ooms[idx]);
 }
 
+/* What the device had in use that the process's own device-side
+ * allocations on it do not explain: contexts, other processes, libraries'
+ * workspaces. Allocations on an unknown device count as on this one. */
+static void oom_unexplained(struct model *m, struct model_oom *o)
+{
+	uint64_t used, ours;
+
+	if (!o->has_device_free || !o->has_device_total || o->device_total < 0)
+		return;
+	used = sat_sub((uint64_t)o->device_total,
+		       o->device_free < 0 ? 0 : (uint64_t)o->device_free);
+	if (o->device >= 0)
+		ours = sat_add(*model_device_live(m, o->device), m->unknown_device_live);
+	else
+		ours = m->device.live_bytes;
+	o->has_unexplained = true;
+	o->unexplained_bytes = sat_sub(used, ours);
+}
+
 static void on_oom(struct model *m, const struct mt_event *ev)
 {
 	struct model_oom *o;
@@ -336,12 +463,14 @@ static void on_oom(struct model *m, const struct mt_event *ev)
 	mt_grow(&m->ooms, &m->cap_ooms, m->n_ooms + 1, sizeof(*m->ooms));
 	o = &m->ooms[m->n_ooms];
 	*o = (struct model_oom){
-		.seq = ev->seq, .time_ns = ev->time_ns, .api = ev->api,
+		.seq = ev->seq, .time_ns = ev->time_ns, .api = ev->api, .device = ev->device,
 		.stack = ev->stack, .requested = ev->bytes, .mem = ev->mem,
 		.live_bytes = m->device.live_bytes, .live_count = m->device.live_count,
 		.has_device_free = ev->has_device_free, .device_free = ev->device_free,
 		.has_device_total = ev->has_device_total, .device_total = ev->device_total,
 	};
+	oom_unexplained(m, o);
+	model_device_oom(m, ev);
 	maybe_snapshot(m, m->n_ooms);
 	m->n_ooms++;
 }
@@ -359,6 +488,13 @@ void model_feed(struct model *m, const struct mt_event *ev)
 	case MT_EV_OOM: on_oom(m, ev); break;
 	case MT_EV_ALLOC_ERROR: m->alloc_errors++; break;
 	case MT_EV_FREE_ERROR: on_free_error(m, ev); break;
+	case MT_EV_MAP: model_vmm_map(m, ev); break;
+	case MT_EV_UNMAP: model_vmm_unmap(m, ev); break;
+	case MT_EV_UNMAP_ERROR: model_vmm_unmap_error(m, ev); break;
+	case MT_EV_POOL_CREATE:
+	case MT_EV_POOL_DESTROY:
+	case MT_EV_POOL_TRIM: model_pool_event(m, ev); break;
+	case MT_EV_DEVICE: model_device_event(m, ev); break;
 	default: m->unknown_events++; break;
 	}
 }
@@ -423,7 +559,9 @@ void model_finish(struct model *m)
 	for (size_t i = 0; i < m->n_sites; i++)
 		site_touch(m, &m->sites[i]);
 	/* indices into sites held by live records are dead from here on */
-	qsort(m->sites, m->n_sites, sizeof(*m->sites), cmp_site);
+	if (m->n_sites) /* qsort wants an array, even an empty one */
+		qsort(m->sites, m->n_sites, sizeof(*m->sites), cmp_site);
 	build_leaks(m);
+	model_device_finish(m);
 	m->finished = true;
 }

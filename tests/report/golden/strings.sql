@@ -8,7 +8,7 @@
 -- Damage: events name stack 77, which has no frames; stack 2 names frame 99,
 -- which does not exist; frame 4 names module 9, which does not exist.
 -- Odd values: NULL and negative bytes (counted as 0), NULL mem (untracked),
--- an event kind 9 this version does not know.
+-- an event kind 42 this version does not know.
 --
 -- Events, and device bytes live after each:
 --   seq 0 100 ns  alloc 4096 at 0x1000 stack 1                 4096
@@ -18,7 +18,7 @@
 --   seq 4 500 ns  alloc -5 bytes at 0x5000 stack 1 (0 bytes)   13312
 --   seq 5 600 ns  alloc 100 bytes, mem NULL: untracked         13312
 --   seq 6 700 ns  free 0x2000                                   5120
---   seq 7 800 ns  kind 9: unknown
+--   seq 7 800 ns  kind 42: unknown
 -- Device: 5 allocations, 13312 bytes allocated, 1 free, peak 13312 at 300 ns,
 -- 5120 live at the end in 4 allocations. Sites: stack 77 (8192 at peak,
 -- 0 at end), stack 1 (4096 at peak, 3 allocations, 4096 at end), stack 2
@@ -60,4 +60,4 @@ INSERT INTO events VALUES
   (4, 500, 1, 1, 1, 0, 0, 20480, -5, 1, 1, 0),
   (5, 600, 1, 1, 1, 0, 0, 24576, 100, NULL, 1, 0),
   (6, 700, 2, 2, 1, 0, 0, 8192, 8192, 1, 0, 0),
-  (7, 800, 9, 2, 1, 0, 0, NULL, NULL, NULL, NULL, NULL);
+  (7, 800, 42, 2, 1, 0, 0, NULL, NULL, NULL, NULL, NULL);
