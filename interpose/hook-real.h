@@ -9,24 +9,6 @@
 
 #include "internal.h"
 
-/* Declared by the CUDA headers only for per-thread default stream builds,
- * but exported by every runtime and driver. */
-cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t stream);
-cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t stream);
-cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t pool,
-					 cudaStream_t stream);
-cudaError_t cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr,
-					 unsigned long long flags,
-					 enum cudaDriverEntryPointQueryResult *driverStatus);
-cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *symbol, void **funcPtr,
-						  unsigned int cudaVersion,
-						  unsigned long long flags,
-						  enum cudaDriverEntryPointQueryResult *driverStatus);
-CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
-CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
-				      CUstream hStream);
-CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
-
 /* cuda.h maps the old name to the current ABI; the old ABI is hooked too. */
 #undef cuGetProcAddress
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
@@ -34,7 +16,11 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
 extern void *_Atomic mt_real_ptrs[MT_API_COUNT];
 void *mt_real_resolve(unsigned api);
 
+/* Every hooked function is declared here, also those the CUDA headers
+ * declare only for per-thread default stream builds (the _ptsz variants),
+ * which every runtime and driver export all the same. */
 #define MT_HOOK(lib, ret, name, params, args)                                                  \
+	ret name params;                                                                       \
 	typedef ret(*mt_##name##_fn) params;                                                   \
 	static inline mt_##name##_fn mt_real_##name(void)                                      \
 	{                                                                                      \

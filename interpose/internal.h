@@ -149,6 +149,7 @@ struct mt_rec {
 	int status; /* the CUDA result */
 	bool oom; /* status says: out of memory */
 	uint8_t kind; /* mt_record_event only */
+	bool no_stack; /* mt_record_event: a frequent call (launches) */
 	uint8_t mem;
 	uint64_t address;
 	uint64_t bytes;
@@ -168,6 +169,10 @@ void mt_record_mark(unsigned api, uint32_t label);
  * as it is (no stack: it was not seen on the thread that made it).
  * Returns false when the trace is not running. */
 bool mt_record_external(const struct mt_event *ev);
+
+/* ---- hook-graph.c ---- */
+/* Whether a stream is being captured into a graph right now. */
+bool mt_graph_capturing(uint64_t stream);
 
 /* ---- nvtx.c: NVTX ranges and names ---- */
 uint32_t mt_nvtx_current_op(void);

@@ -367,6 +367,10 @@ void mt_record_alloc(const struct mt_rec *r)
 	fill_common(&ev, r);
 	ev.stack = capture_stack();
 	ev.kind = r->status == 0 ? MT_EV_ALLOC : r->oom ? MT_EV_OOM : MT_EV_ALLOC_ERROR;
+	/* Allocated on a stream being captured: memory of the graph. */
+	if (r->stream && (r->mem == MT_MEM_DEVICE || r->mem == MT_MEM_POOL) &&
+	    mt_graph_capturing(r->stream))
+		ev.mem = MT_MEM_GRAPH;
 	ev.device = current_device(r->api);
 	if (ev.kind == MT_EV_OOM)
 		mem_info(r->api, &ev.device_free, &ev.device_total);
@@ -391,9 +395,14 @@ static void record_plain(const struct mt_rec *r, unsigned kind, bool with_stack)
 	errno = saved_errno;
 }
 
+/* A free on a stream being captured frees nothing now: it is a free node
+ * of the graph. */
 void mt_record_free(const struct mt_rec *r)
 {
-	record_plain(r, MT_EV_FREE, false);
+	if (r->stream && mt_graph_capturing(r->stream))
+		record_plain(r, MT_EV_GRAPH_FREE_NODE, true);
+	else
+		record_plain(r, MT_EV_FREE, false);
 }
 
 void mt_record_free_error(const struct mt_rec *r)
@@ -403,7 +412,7 @@ void mt_record_free_error(const struct mt_rec *r)
 
 void mt_record_event(const struct mt_rec *r)
 {
-	record_plain(r, r->kind, true);
+	record_plain(r, r->kind, !r->no_stack);
 }
 
 void mt_record_mark(unsigned api, uint32_t label)

@@ -18,6 +18,17 @@ enum mt_event_kind {
 	MT_EV_POOL_TRIM = 11, /* handle = the pool, bytes = bytes to keep */
 	MT_EV_DEVICE = 12, /* first use of a device: bytes = total, handle = free */
 	MT_EV_MARK = 13, /* memtrace_mark or nvtxMark: op = the label */
+	MT_EV_GRAPH_CREATE = 14, /* handle = the graph */
+	MT_EV_GRAPH_CLONE = 15, /* handle = the clone, address = the original */
+	MT_EV_GRAPH_DESTROY = 16, /* handle = the graph (recorded before the call) */
+	MT_EV_EXEC_CREATE = 17, /* handle = the exec, address = its graph, bytes = flags */
+	MT_EV_EXEC_DESTROY = 18, /* handle = the exec (recorded before the call) */
+	MT_EV_GRAPH_LAUNCH = 19, /* handle = the exec, stream */
+	MT_EV_GRAPH_UPLOAD = 20, /* handle = the exec, stream */
+	MT_EV_CAPTURE_BEGIN = 21, /* stream, bytes = mode, handle = the graph (to-graph) */
+	MT_EV_CAPTURE_END = 22, /* stream, handle = the graph made */
+	MT_EV_GRAPH_MEM_TRIM = 23, /* device */
+	MT_EV_GRAPH_FREE_NODE = 24, /* address; handle = the graph, or 0 when captured */
 };
 
 enum mt_mem_kind {
@@ -30,6 +41,7 @@ enum mt_mem_kind {
 	MT_MEM_IMPORTED = 7, /* cuIpcOpenMemHandle: another process's memory */
 	MT_MEM_ARRAY = 8, /* CUDA arrays: address = the array handle */
 	MT_MEM_HOST_REGISTERED = 9, /* cuMemHostRegister: pinned, not allocated */
+	MT_MEM_GRAPH = 10, /* graph-allocated: an alloc node, or a capture's alloc */
 };
 
 enum mt_source {
