@@ -19,8 +19,78 @@ const char *render_mem_name(int mem)
 	case MT_MEM_DEVICE: return "device";
 	case MT_MEM_MANAGED: return "managed";
 	case MT_MEM_HOST_PINNED: return "host_pinned";
+	case MT_MEM_POOL: return "pool";
+	case MT_MEM_VMM_PHYSICAL: return "vmm_physical";
+	case MT_MEM_VMM_RESERVED: return "vmm_reserved";
+	case MT_MEM_IMPORTED: return "imported";
+	case MT_MEM_ARRAY: return "array";
+	case MT_MEM_HOST_REGISTERED: return "host_registered";
 	}
 	return "unknown";
+}
+
+const char *render_mem_meaning(int mem)
+{
+	switch (mem) {
+	case MT_MEM_POOL:
+		return "device memory from an explicit pool (cuMemAllocFromPoolAsync, "
+		       "cudaMallocFromPoolAsync)";
+	case MT_MEM_VMM_PHYSICAL:
+		return "physical memory from cuMemCreate: live until it is released and unmapped "
+		       "everywhere; while mapped, it is charged to the stack that mapped it";
+	case MT_MEM_ARRAY:
+		return "CUDA arrays (textures and surfaces)";
+	case MT_MEM_VMM_RESERVED:
+		return "virtual address space reserved with cuMemAddressReserve: not memory (what "
+		       "is mapped into it is counted under vmm_physical)";
+	case MT_MEM_IMPORTED:
+		return "another process's device memory opened with cuIpcOpenMemHandle: shown, not "
+		       "counted as this process's allocation";
+	case MT_MEM_HOST_REGISTERED:
+		return "host memory the program already had, pinned with cuMemHostRegister: "
+		       "pinned, not allocated, so not counted";
+	}
+	return NULL;
+}
+
+bool render_mem_seen(const struct model *m, int mem)
+{
+	const struct model_mem *k = &m->kinds[mem];
+
+	return k->allocations || k->frees || k->live_count;
+}
+
+bool render_unusual_kinds(const struct model *m)
+{
+	for (int mem = 1; mem < MODEL_MEM_KINDS; mem++) {
+		if (render_mem_seen(m, mem) && render_mem_meaning(mem))
+			return true;
+	}
+	return false;
+}
+
+char *render_device_kinds(const struct model *m)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	bool first = true;
+
+	if (!f)
+		return mt_xstrdup("device");
+	for (int mem = 1; mem < MODEL_MEM_KINDS; mem++) {
+		if (!model_mem_is_device(mem) || !render_mem_seen(m, mem))
+			continue;
+		fprintf(f, "%s%s", first ? "" : " + ", render_mem_name(mem));
+		first = false;
+	}
+	fclose(f);
+	return buf ? buf : mt_xstrdup("device");
+}
+
+double render_note_fraction(const struct model_note *n)
+{
+	return n->device_total ? (double)n->bytes / (double)n->device_total : 0;
 }
 
 bool render_meta_int(const struct trace *t, const char *key, int64_t *out)
@@ -97,4 +167,13 @@ char *render_stack_label(const struct trace *t, int64_t stack, bool short_file)
 	if (!s)
 		return mt_xasprintf("(stack %" PRId64 " is not in the trace)", stack);
 	return render_frame_label(t, render_site_frame(t, s, &depth), short_file);
+}
+
+uint64_t render_oom_device_used(const struct model_oom *o)
+{
+	if (!o->has_device_free || !o->has_device_total || o->device_total <= 0)
+		return 0;
+	if (o->device_free <= 0)
+		return (uint64_t)o->device_total;
+	return o->device_free < o->device_total ? (uint64_t)(o->device_total - o->device_free) : 0;
 }

@@ -15,6 +15,7 @@ static const char style[] =
 	".headline{padding:.8em 1em;border-radius:4px;background:#eef3fb;"
 	"border-left:5px solid #3568b0}"
 	".headline.oom{background:#fbeeee;border-left-color:#b03535}"
+	".note{padding:.5em 1em;background:#fdf6e3;border-left:5px solid #b08a35}"
 	"table{border-collapse:collapse}"
 	"th,td{padding:.2em .7em;border-bottom:1px solid #ddd;text-align:left;"
 	"vertical-align:top}"
@@ -147,7 +148,38 @@ static void print_headline(const struct html *h)
 	fprintf(h->f, " live in %" PRIu64 " allocations", o->live_count);
 	if (h->m->n_ooms > 1)
 		fprintf(h->f, " (the last of %zu out-of-memory failures)", h->m->n_ooms);
-	fputs(".</p>\n", h->f);
+	fputs(".", h->f);
+	if (o->has_unexplained && o->unexplained_bytes) {
+		fputs(" The device had ", h->f);
+		size_text(h, render_oom_device_used(o));
+		fputs(" in use, of which ", h->f);
+		size_text(h, o->unexplained_bytes);
+		fputs(" is not this process's allocations: contexts, other processes or "
+		      "libraries' workspaces.",
+		      h->f);
+	}
+	fputs("</p>\n", h->f);
+}
+
+static void print_notes(const struct html *h)
+{
+	for (size_t i = 0; i < h->m->n_notes; i++) {
+		const struct model_note *n = &h->m->notes[i];
+		_autofree_ char *where = render_stack_label(h->t, n->stack, true);
+
+		if (n->kind != MODEL_NOTE_PREALLOCATION)
+			continue;
+		fputs("<p class=\"note\">Note: one allocation of ", h->f);
+		size_text(h, n->bytes);
+		fprintf(h->f, " (%.0f%% of device %d) at ", render_note_fraction(n) * 100, n->device);
+		secs(h, n->time_ns);
+		fputs(" by <code>", h->f);
+		esc(h, where);
+		fputs("</code> looks like a framework preallocating its memory pool: memtrace sees "
+		      "the pool, not the tensors in it. Rerun with <code>memtrace run "
+		      "--per-tensor</code> (see docs/usage.md).</p>\n",
+		      h->f);
+	}
 }
 
 static void total_row(const struct html *h, const char *what, uint64_t device, uint64_t host,
@@ -168,7 +200,7 @@ static void print_totals(const struct html *h)
 {
 	const struct model *m = h->m;
 
-	fputs("<h2>Totals</h2>\n<table><tr><th></th><th>device + managed</th>"
+	fputs("<h2>Totals</h2>\n<table><tr><th></th><th>device memory</th>"
 	      "<th>pinned host</th></tr>\n",
 	      h->f);
 	total_row(h, "allocations", m->device.allocations, m->host.allocations, false);
@@ -179,6 +211,61 @@ static void print_totals(const struct html *h)
 	fprintf(h->f, "</table>\n<p>%" PRIu64 " events; %zu out-of-memory failures; %" PRIu64
 		      " other failed allocations; %" PRIu64 " frees of unknown addresses.</p>\n",
 		m->events, m->n_ooms, m->alloc_errors, m->unmatched_frees);
+}
+
+static void print_kinds(const struct html *h)
+{
+	const struct model *m = h->m;
+
+	if (!render_unusual_kinds(m))
+		return;
+	fputs("<h2>Memory kinds</h2>\n<table><tr><th>kind</th><th>allocations</th><th>total</th>"
+	      "<th>peak</th><th>live at end</th><th>counted as device memory</th>"
+	      "<th>what it is</th></tr>\n",
+	      h->f);
+	for (int mem = 1; mem < MODEL_MEM_KINDS; mem++) {
+		const struct model_mem *k = &m->kinds[mem];
+		const char *meaning = render_mem_meaning(mem);
+
+		if (!render_mem_seen(m, mem))
+			continue;
+		fprintf(h->f, "<tr><td>%s</td>", render_mem_name(mem));
+		count_cell(h, k->allocations);
+		size_cell(h, k->bytes_allocated);
+		size_cell(h, k->peak_bytes);
+		size_cell(h, k->live_bytes);
+		fprintf(h->f, "<td>%s</td><td>", model_mem_is_device(mem) ? "yes" : "no");
+		esc(h, meaning ? meaning : "");
+		fputs("</td></tr>\n", h->f);
+	}
+	fputs("</table>\n", h->f);
+}
+
+static void print_pools(const struct html *h)
+{
+	const struct model *m = h->m;
+
+	if (m->n_pools == 0)
+		return;
+	fputs("<h2>Memory pools</h2>\n<table><tr><th>pool</th><th>allocations</th><th>total</th>"
+	      "<th>live at end</th><th>trims</th><th>destroyed</th><th>created at</th></tr>\n",
+	      h->f);
+	for (size_t i = 0; i < m->n_pools; i++) {
+		const struct model_pool *p = &m->pools[i];
+
+		fprintf(h->f, "<tr><td><code>0x%" PRIx64 "</code></td>", p->handle);
+		count_cell(h, p->allocations);
+		size_cell(h, p->bytes_allocated);
+		size_cell(h, p->live_bytes);
+		count_cell(h, p->trims);
+		fprintf(h->f, "<td>%s</td>", p->destroyed ? "yes" : "no");
+		if (p->created)
+			stack_cell(h, p->created_stack);
+		else
+			fputs("<td>(not seen)</td>", h->f);
+		fputs("</tr>\n", h->f);
+	}
+	fputs("</table>\n", h->f);
 }
 
 static void print_holders(const struct html *h)
@@ -252,8 +339,11 @@ void render_html(FILE *f, const struct trace *t, const struct model *m,
 	const struct html h = { .f = f, .t = t, .m = m, .o = o };
 
 	print_head(&h);
+	print_notes(&h);
 	print_headline(&h);
 	print_totals(&h);
+	print_kinds(&h);
+	print_pools(&h);
 	print_holders(&h);
 	print_sites(&h);
 	print_leaks(&h);

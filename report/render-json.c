@@ -154,6 +154,9 @@ static void write_totals(struct jw *w, const struct model *m)
 	jw_u64(w, "reused_addresses", m->reused_addresses);
 	jw_u64(w, "untracked_allocations", m->untracked_allocs);
 	jw_u64(w, "unknown_events", m->unknown_events);
+	jw_u64(w, "unmatched_maps", m->unmatched_maps);
+	jw_u64(w, "unmatched_unmaps", m->unmatched_unmaps);
+	jw_u64(w, "unmap_errors", m->unmap_errors);
 	jw_u64(w, "sites", m->n_sites);
 	jw_close(w, '}');
 }
@@ -174,6 +177,46 @@ static void write_host(struct jw *w, const struct model *m)
 	jw_u64(w, "live_bytes_at_end", h->live_bytes);
 	jw_u64(w, "live_allocations_at_end", h->live_count);
 	jw_close(w, '}');
+}
+
+/* Every kind, seen or not, so scripts can index any of them. */
+static void write_kinds(struct jw *w, const struct model *m)
+{
+	jw_open(w, "memory_kinds", '{', false);
+	for (int mem = 1; mem < MODEL_MEM_KINDS; mem++) {
+		const struct model_mem *k = &m->kinds[mem];
+
+		jw_open(w, render_mem_name(mem), '{', true);
+		jw_u64(w, "allocations", k->allocations);
+		jw_u64(w, "frees", k->frees);
+		jw_u64(w, "bytes_allocated", k->bytes_allocated);
+		jw_u64(w, "peak_bytes", k->peak_bytes);
+		jw_u64(w, "live_bytes_at_end", k->live_bytes);
+		jw_u64(w, "live_allocations_at_end", k->live_count);
+		jw_bool(w, "counted_as_device", model_mem_is_device(mem));
+		jw_close(w, '}');
+	}
+	jw_close(w, '}');
+}
+
+static void write_devices(struct jw *w, const struct model *m)
+{
+	jw_open(w, "devices", '[', false);
+	for (size_t i = 0; i < m->n_devices; i++) {
+		const struct model_device *d = &m->devices[i];
+
+		if (!d->has_info)
+			continue;
+		jw_open(w, NULL, '{', true);
+		jw_i64(w, "id", d->id);
+		jw_u64(w, "total_bytes", d->total);
+		if (d->has_free)
+			jw_u64(w, "free_bytes_at_first_use", d->free_at_first_use);
+		else
+			jw_null(w, "free_bytes_at_first_use");
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
 }
 
 static void write_frame(struct jw *w, const struct trace *t, const struct trace_frame *f)
@@ -197,13 +240,61 @@ static void write_frame(struct jw *w, const struct trace *t, const struct trace_
 	jw_close(w, '}');
 }
 
-static void write_frames(struct jw *w, const struct trace *t, int64_t stack)
+static void write_frames(struct jw *w, const struct trace *t, int64_t stack, const char *key)
 {
 	const struct trace_stack *s = trace_find_stack(t, stack);
 
-	jw_open(w, "frames", '[', false);
+	jw_open(w, key, '[', false);
 	for (uint32_t i = 0; s && i < s->depth; i++)
 		write_frame(w, t, trace_stack_frame(t, s, i));
+	jw_close(w, ']');
+}
+
+static void write_pools(struct jw *w, const struct trace *t, const struct model *m)
+{
+	jw_open(w, "pools", '[', false);
+	for (size_t i = 0; i < m->n_pools; i++) {
+		const struct model_pool *p = &m->pools[i];
+
+		jw_open(w, NULL, '{', false);
+		jw_u64(w, "handle", p->handle);
+		jw_bool(w, "created", p->created);
+		jw_bool(w, "destroyed", p->destroyed);
+		if (p->created) {
+			write_frames(w, t, p->created_stack, "created_frames");
+		} else {
+			jw_open(w, "created_frames", '[', false);
+			jw_close(w, ']');
+		}
+		jw_u64(w, "allocations", p->allocations);
+		jw_u64(w, "bytes_allocated", p->bytes_allocated);
+		jw_u64(w, "live_bytes_at_end", p->live_bytes);
+		jw_u64(w, "trims", p->trims);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+static void write_notes(struct jw *w, const struct trace *t, const struct model *m)
+{
+	jw_open(w, "notes", '[', false);
+	for (size_t i = 0; i < m->n_notes; i++) {
+		const struct model_note *n = &m->notes[i];
+
+		if (n->kind != MODEL_NOTE_PREALLOCATION)
+			continue;
+		jw_open(w, NULL, '{', false);
+		jw_str(w, "kind", "preallocation");
+		jw_i64(w, "time_ns", n->time_ns);
+		jw_u64(w, "bytes", n->bytes);
+		jw_i64(w, "device", n->device);
+		jw_key(w, "fraction_of_device");
+		fprintf(w->f, "%.3f", render_note_fraction(n));
+		jw_str(w, "api", trace_api_name(t, n->api));
+		jw_i64(w, "stack", n->stack);
+		write_frames(w, t, n->stack, "frames");
+		jw_close(w, '}');
+	}
 	jw_close(w, ']');
 }
 
@@ -216,10 +307,12 @@ static void write_sites(struct jw *w, const struct trace *t, const struct model 
 
 		jw_open(w, NULL, '{', false);
 		jw_i64(w, "stack", s->stack);
-		write_frames(w, t, s->stack);
+		write_frames(w, t, s->stack, "frames");
 		jw_u64(w, "peak_bytes", s->at_peak);
 		jw_u64(w, "total_bytes", s->total_bytes);
 		jw_u64(w, "count", s->count);
+		jw_u64(w, "maps", s->maps);
+		jw_u64(w, "mapped_bytes", s->mapped_bytes);
 		jw_u64(w, "live_bytes_at_end", s->live);
 		jw_close(w, '}');
 	}
@@ -231,7 +324,7 @@ static void write_group(struct jw *w, const struct trace *t, const struct model_
 {
 	jw_open(w, NULL, '{', false);
 	jw_i64(w, "stack", g->stack);
-	write_frames(w, t, g->stack);
+	write_frames(w, t, g->stack, "frames");
 	jw_u64(w, "bytes", g->bytes);
 	jw_u64(w, "count", g->count);
 	if (with_mem)
@@ -256,8 +349,12 @@ static void write_oom(struct jw *w, const struct trace *t, const struct model_oo
 	jw_str(w, "api", trace_api_name(t, o->api));
 	jw_u64(w, "requested_bytes", o->requested);
 	jw_str(w, "mem", o->mem ? render_mem_name(o->mem) : NULL);
+	if (o->device >= 0)
+		jw_i64(w, "device", o->device);
+	else
+		jw_null(w, "device");
 	jw_i64(w, "stack", o->stack);
-	write_frames(w, t, o->stack);
+	write_frames(w, t, o->stack, "frames");
 	jw_u64(w, "live_bytes", o->live_bytes);
 	jw_u64(w, "live_allocations", o->live_count);
 	if (o->has_device_free)
@@ -268,6 +365,10 @@ static void write_oom(struct jw *w, const struct trace *t, const struct model_oo
 		jw_i64(w, "device_total", o->device_total);
 	else
 		jw_null(w, "device_total");
+	if (o->has_unexplained)
+		jw_u64(w, "unexplained_bytes", o->unexplained_bytes);
+	else
+		jw_null(w, "unexplained_bytes");
 	if (o->has_holders) {
 		size_t n = render_limit(opts, o->n_holders);
 
@@ -291,8 +392,12 @@ void render_json(FILE *f, const struct trace *t, const struct model *m,
 	jw_open(&w, NULL, '{', false);
 	jw_i64(&w, "memtrace_report", 1);
 	write_trace(&w, t, m);
+	write_notes(&w, t, m);
 	write_totals(&w, m);
 	write_host(&w, m);
+	write_kinds(&w, m);
+	write_devices(&w, m);
+	write_pools(&w, t, m);
 	write_sites(&w, t, m, render_limit(&all, m->n_sites));
 	write_leaks(&w, t, m, render_limit(&all, m->n_leaks));
 	jw_open(&w, "ooms", '[', false);

@@ -1,11 +1,13 @@
 /* The text report: about 100 columns, for a terminal or a CI log. It leads
- * with the story (the OOM and who held the memory), then the peak, the
- * sites, leaks and pinned host memory. Every line goes through escape_text:
+ * with the story (a preallocation note, the OOM and who held the memory),
+ * then the peak, the memory kinds and pools when there is more than plain
+ * device memory, the sites, leaks and pinned host memory. Every line goes through escape_text:
  * a trace must not be able to put escape sequences on a terminal. */
 #include <inttypes.h>
 #include <stdarg.h>
 
 #include "render.h"
+#include "trace-schema.h"
 #include "util-mem.h"
 #include "util-str.h"
 
@@ -33,6 +35,31 @@ line(const struct text *tx, size_t width, const char *fmt, ...)
 	if (s)
 		escape_text(tx->f, s, width);
 	fputc('\n', tx->f);
+}
+
+/* text as lines of at most WIDTH columns, broken at spaces; lines after
+ * the first are indented by indent. A word longer than a line stays whole. */
+static void paragraph(const struct text *tx, int indent, const char *text)
+{
+	const char *p = text;
+	int first = 1;
+
+	while (*p) {
+		int room = WIDTH - (first ? 0 : indent);
+		size_t n = strlen(p), cut = n;
+
+		if (n > (size_t)room) {
+			for (cut = (size_t)room; cut > 0 && p[cut] != ' '; cut--)
+				;
+			if (cut == 0)
+				cut = strcspn(p, " ");
+		}
+		line(tx, 0, "%*s%.*s", first ? 0 : indent, "", (int)cut, p);
+		p += cut;
+		while (*p == ' ')
+			p++;
+		first = 0;
+	}
 }
 
 static const char *plural(uint64_t n, const char *one, const char *many)
@@ -150,10 +177,41 @@ static void print_oom_headline(const struct text *tx, const struct model_oom *o)
 	     api ? api : "allocation", size(o->requested).s, secs(o->time_ns).s, where,
 	     dev ? dev : "", size(o->live_bytes).s, o->live_count,
 	     plural(o->live_count, "allocation", "allocations"));
+	if (o->has_unexplained && o->unexplained_bytes)
+		line(tx, 0, "  The device had %s in use, of which %s is not this process's "
+			    "allocations: contexts, other processes or libraries' workspaces",
+		     size(render_oom_device_used(o)).s, size(o->unexplained_bytes).s);
 	if (tx->m->n_ooms > 1)
 		line(tx, 0, "  (the last of %zu out-of-memory failures; the first was at %s)",
 		     tx->m->n_ooms, secs(tx->m->ooms[0].time_ns).s);
 	fputc('\n', tx->f);
+}
+
+/* The notes that change how to read the whole report come first. */
+static void print_preallocation(const struct text *tx)
+{
+	const struct model *m = tx->m;
+
+	for (size_t i = 0; i < m->n_notes; i++) {
+		const struct model_note *n = &m->notes[i];
+		_autofree_ char *where = render_stack_label(tx->t, n->stack, true);
+		_autofree_ char *dev = m->n_devices > 1 ? mt_xasprintf("device %d", n->device)
+							: mt_xstrdup("the device");
+
+		_autofree_ char *text = NULL;
+
+		if (n->kind != MODEL_NOTE_PREALLOCATION)
+			continue;
+		text = mt_xasprintf("Note: one allocation of %s (%.0f%% of %s) at %s by %s looks like a "
+				    "framework preallocating its memory pool: memtrace sees the pool, "
+				    "not the tensors in it. Rerun with `memtrace run --per-tensor` (see "
+				    "docs/usage.md).",
+				    size(n->bytes).s, render_note_fraction(n) * 100, dev,
+				    secs(n->time_ns).s, where);
+		paragraph(tx, 6, text);
+	}
+	if (m->n_notes)
+		fputc('\n', tx->f);
 }
 
 static void print_holders(const struct text *tx, const struct model_oom *o)
@@ -185,7 +243,9 @@ static void print_device(const struct text *tx)
 	if (d->allocations == 0) {
 		line(tx, 0, "No device memory was allocated.");
 	} else {
-		line(tx, 0, "Peak device memory (device + managed): %s at %s", size(d->peak_bytes).s,
+		_autofree_ char *kinds = render_device_kinds(m);
+
+		line(tx, 0, "Peak device memory (%s): %s at %s", kinds, size(d->peak_bytes).s,
 		     secs(d->peak_time_ns).s);
 		line(tx, 0, "Device memory: %" PRIu64 " %s (%s), %" PRIu64 " %s; %s live at the end in %"
 				PRIu64 " %s",
@@ -194,6 +254,17 @@ static void print_device(const struct text *tx)
 		     size(d->live_bytes).s, d->live_count,
 		     plural(d->live_count, "allocation", "allocations"));
 	}
+	for (size_t i = 0; i < m->n_devices; i++) {
+		const struct model_device *dev = &m->devices[i];
+		_autofree_ char *free_at = dev->has_free
+			? mt_xasprintf("; %s free right after the first allocation",
+				       size(dev->free_at_first_use).s)
+			: NULL;
+
+		if (dev->has_info)
+			line(tx, 0, "Device %d: %s%s", dev->id, size(dev->total).s,
+			     free_at ? free_at : "");
+	}
 	if (m->n_ooms == 0 && m->alloc_errors == 0 && m->unmatched_frees == 0 && m->free_errors == 0)
 		return;
 	line(tx, 0, "Failures: %zu out of memory, %" PRIu64 " other failed %s, %" PRIu64
@@ -201,6 +272,65 @@ static void print_device(const struct text *tx)
 	     m->n_ooms, m->alloc_errors, plural(m->alloc_errors, "allocation", "allocations"),
 	     m->free_errors, plural(m->free_errors, "free", "frees"), m->unmatched_frees,
 	     plural(m->unmatched_frees, "free of an unknown address", "frees of unknown addresses"));
+}
+
+static const char *counted_as(int mem)
+{
+	if (model_mem_is_device(mem))
+		return "device";
+	return mem == MT_MEM_HOST_PINNED ? "host" : "no";
+}
+
+/* Shown when a kind beyond device, managed and pinned host occurs: what
+ * each is, and which are memory this process allocated. */
+static void print_kinds(const struct text *tx)
+{
+	const struct model *m = tx->m;
+
+	if (!render_unusual_kinds(m))
+		return;
+	fputc('\n', tx->f);
+	line(tx, 0, "Memory kinds:");
+	line(tx, 0, "  kind               allocs       total        peak      at end  counted as");
+	for (int mem = 1; mem < MODEL_MEM_KINDS; mem++) {
+		const struct model_mem *k = &m->kinds[mem];
+
+		if (render_mem_seen(m, mem))
+			line(tx, 0, "  %-15s  %8" PRIu64 "  %10s  %10s  %10s  %s", render_mem_name(mem),
+			     k->allocations, size(k->bytes_allocated).s, size(k->peak_bytes).s,
+			     size(k->live_bytes).s, counted_as(mem));
+	}
+	for (int mem = 1; mem < MODEL_MEM_KINDS; mem++) {
+		_autofree_ char *text = NULL;
+
+		if (!render_mem_seen(m, mem) || !render_mem_meaning(mem))
+			continue;
+		text = mt_xasprintf("  %s: %s.", render_mem_name(mem), render_mem_meaning(mem));
+		paragraph(tx, 4, text);
+	}
+}
+
+static void print_pools(const struct text *tx)
+{
+	const struct model *m = tx->m;
+
+	if (m->n_pools == 0)
+		return;
+	fputc('\n', tx->f);
+	line(tx, 0, "Memory pools (%zu):", m->n_pools);
+	for (size_t i = 0; i < m->n_pools; i++) {
+		const struct model_pool *p = &m->pools[i];
+		_autofree_ char *where = p->created ? render_stack_label(tx->t, p->created_stack, true)
+						    : NULL;
+
+		line(tx, 0, "  pool 0x%" PRIx64 ": %s%s%s", p->handle,
+		     where ? "created at " : "its creation was not seen", where ? where : "",
+		     p->destroyed ? "; destroyed" : "");
+		line(tx, 0, "    %" PRIu64 " %s (%s), %s live at the end, %" PRIu64 " %s",
+		     p->allocations, plural(p->allocations, "allocation", "allocations"),
+		     size(p->bytes_allocated).s, size(p->live_bytes).s, p->trims,
+		     plural(p->trims, "trim", "trims"));
+	}
 }
 
 static void print_sites(const struct text *tx)
@@ -233,16 +363,16 @@ static void print_leaks(const struct text *tx)
 
 	fputc('\n', tx->f);
 	if (m->n_leaks == 0) {
-		line(tx, 0, "Leaks: none: all device and pinned host memory was freed.");
+		line(tx, 0, "Leaks: none: everything memtrace saw allocated was freed.");
 		return;
 	}
 	section_title(tx, exited ? "Leaks: memory still live at exit, by stack"
 				 : "Live at the end of the trace (the program did not exit), by stack",
 		      shown, m->n_leaks, plural(m->n_leaks, "stack", "stacks"));
-	line(tx, 0, "       bytes   allocs  memory       allocated at");
+	line(tx, 0, "       bytes   allocs  memory           allocated at");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_group *g = &m->leaks[i];
-		_autofree_ char *cells = mt_xasprintf("  %10s  %7" PRIu64 "  %-11s  ", size(g->bytes).s,
+		_autofree_ char *cells = mt_xasprintf("  %10s  %7" PRIu64 "  %-15s  ", size(g->bytes).s,
 						      g->count, render_mem_name(g->mem));
 
 		stack_row(tx, cells, g->stack);
@@ -292,6 +422,12 @@ static void print_notes(const struct text *tx)
 	     "allocations without an address or memory kind (not counted)");
 	note(tx, m->unknown_events, "event of a kind this version does not know (ignored)",
 	     "events of kinds this version does not know (ignored)");
+	note(tx, m->unmatched_maps, "mapping of a handle memtrace did not see created (not counted)",
+	     "mappings of handles memtrace did not see created (not counted)");
+	note(tx, m->unmatched_unmaps, "unmap of a range that was not mapped",
+	     "unmaps of ranges that were not mapped");
+	note(tx, m->unmap_errors, "unmap failed (its mapping stays)",
+	     "unmaps failed (their mappings stay)");
 }
 
 void render_text(FILE *f, const struct trace *t, const struct model *m,
@@ -301,17 +437,20 @@ void render_text(FILE *f, const struct trace *t, const struct model *m,
 	const struct model_oom *oom = render_headline_oom(m);
 
 	print_header(&tx);
+	print_preallocation(&tx);
 	if (oom) {
 		print_oom_headline(&tx, oom);
 		print_holders(&tx, oom);
 	}
 	print_device(&tx);
+	print_kinds(&tx);
+	print_pools(&tx);
 	print_sites(&tx);
 	print_leaks(&tx);
 	print_host(&tx);
 	if (t->missing_stacks || t->missing_frames || t->missing_modules ||
 	    m->oom_snapshots_dropped || m->reused_addresses || m->untracked_allocs ||
-	    m->unknown_events) {
+	    m->unknown_events || m->unmatched_maps || m->unmatched_unmaps || m->unmap_errors) {
 		fputc('\n', f);
 		print_notes(&tx);
 	}

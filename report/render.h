@@ -30,8 +30,27 @@ void render_html(FILE *f, const struct trace *t, const struct model *m,
 /* How many of n entries a section shows. */
 size_t render_limit(const struct render_opts *o, size_t n);
 
-/* "device", "managed", "host_pinned" (the JSON names), else "unknown". */
+/* The memory kind's JSON name ("device", "vmm_physical"...), else "unknown". */
 const char *render_mem_name(int mem);
+
+/* What a kind beyond device, managed and pinned host is, in plain words
+ * (and whether it is counted); NULL for those three. */
+const char *render_mem_meaning(int mem);
+
+/* The kind has allocations, frees or live memory in the model. */
+bool render_mem_seen(const struct model *m, int mem);
+
+/* Some kind with a render_mem_meaning is seen: the reports explain them. */
+bool render_unusual_kinds(const struct model *m);
+
+/* The device-side kinds seen, "device + managed + pool". Caller frees. */
+char *render_device_kinds(const struct model *m);
+
+/* device_total - device_free of an OOM, 0 when unknown or negative. */
+uint64_t render_oom_device_used(const struct model_oom *o);
+
+/* A preallocation note's bytes as a fraction of its device. */
+double render_note_fraction(const struct model_note *n);
 
 /* The run's duration: the last flush, or the last event when later. */
 int64_t render_duration_ns(const struct trace *t, const struct model *m);

@@ -200,6 +200,52 @@ done
 json_ok hostile.json
 if grep -q "$(printf '\033')" hostile.text; then fail "an escape character reached the text report"; fi
 
+# the driver-API event kinds with nonsense in them: an old trace given the
+# handle column and a devices table, then maps without handles or addresses,
+# unmaps of nothing, errors with nothing to undo, pool events without
+# pools, devices that cannot be, a VMM handle equal to a live pointer
+cp good.db driver.db
+cat >driver.sql <<'SQL'
+ALTER TABLE events ADD COLUMN handle INTEGER;
+CREATE TABLE devices(id, total_bytes, free_bytes_at_first_use, first_seq);
+INSERT INTO devices VALUES (NULL, 'x', -5, NULL), (-1, 10, 10, 1), (99999, 1, 1, 1),
+  (0, 9223372036854775807, NULL, 'q'), (0, 5, 5, 5), ('gpu', 1, 1, 1);
+INSERT INTO events VALUES
+  (14, 1239000001, 6, 1, 1, 0, 0, 4096, 100, 0, 1, 0, NULL),
+  (15, 1239000002, 6, 1, 1, 0, 0, NULL, 100, 0, 1, 0, 5),
+  (16, 1239000003, 7, 1, 1, 0, 0, 8192, 100, 0, 1, 0, NULL),
+  (17, 1239000004, 8, 1, 1, 0, 0, NULL, 100, 0, 1, 0, NULL),
+  (18, 1239000005, 8, 1, 1, 0, 0, 12288, 100, 0, 1, 0, NULL),
+  (19, 1239000006, 9, 1, 1, 0, 0, 0, 0, 0, 1, 0, NULL),
+  (20, 1239000007, 10, 1, 1, 0, 0, 0, 0, 0, 1, 0, 'x'),
+  (21, 1239000008, 11, 1, 1, 0, 0, 0, -1, 0, 1, 0, -1),
+  (22, 1239000009, 12, 1, 1, -7, 0, 0, -1, 0, 0, 0, NULL),
+  (23, 1239000010, 12, 1, 1, 'gpu', 0, 0, 5, 0, 0, 0, -5),
+  (24, 1239000011, 1, 1, 1, 0, 0, 139637976727552, 2097152, 5, 1, 0, NULL),
+  (25, 1239000012, 6, 1, 1, 0, 0, 16384, 2097152, 0, 2, 0, 139637976727552),
+  (26, 1239000013, 6, 1, 1, 0, 0, 16384, 2097152, 0, 3, 0, 139637976727552),
+  (27, 1239000014, 2, 1, 1, 0, 0, 139637976727552, NULL, NULL, 0, 0, NULL),
+  (28, 1239000015, 2, 1, 1, 0, 0, 139637976727552, NULL, NULL, 0, 0, NULL),
+  (29, 1239000016, 7, 1, 1, 0, 0, 16384, 0, 0, 0, 0, NULL),
+  (30, 1239000017, 8, 1, 1, 0, 0, 16384, 0, 0, 0, 0, NULL),
+  (31, 1239000018, 7, 1, 1, 0, 0, 16384, 0, 0, 0, 0, NULL),
+  (32, 1239000019, 7, 1, 1, 0, 0, 16384, 0, 0, 0, 0, NULL),
+  (33, 1239000020, 12, 1, 1, 3, 0, 0, 4096, 0, 0, 0, 4096),
+  (34, 1239000021, 1, 1, 1, 3, 0, 65536, 4096, 1, 1, 0, NULL);
+SQL
+"$sqlload" driver.db driver.sql
+for format in text json html; do
+	run 0 '' driver.db --format $format
+	cp out driver.$format
+done
+json_ok driver.json
+grep -q '"unmatched_maps": 2,' driver.json || fail "driver: maps without a live handle not counted"
+grep -q '"unmatched_unmaps": 2,' driver.json || fail "driver: unmaps of nothing not counted"
+grep -q '"unmap_errors": 3,' driver.json || fail "driver: unmap errors not counted"
+grep -q '"unknown_events": 0,' driver.json || fail "driver: known kinds counted as unknown"
+grep -q '"events": 35,' driver.json || fail "driver: not every event counted"
+grep -q '"kind": "preallocation"' driver.json || fail "driver: no preallocation note on device 3"
+
 # --- a trace still being written (WAL, data only in the -wal) ----------
 rm -f wal.db*
 "$sqlload" wal.db "$src/golden/oom.sql" --keep-wal

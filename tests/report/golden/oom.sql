@@ -1,6 +1,7 @@
 -- A run that fails with out-of-memory: the golden test of the text and JSON
--- reports (oom.expected.txt, oom.expected.json). Schema version 1, as in
--- interpose/trace-schema.h and docs/trace-format.md. Module paths do not
+-- reports (oom.expected.txt, oom.expected.json). Schema version 1 as it was
+-- before events.handle and the devices table were added: the reporter must
+-- still read such traces (no handles, no devices). Module paths do not
 -- exist, so the function names below (dladdr's) are what the report shows.
 --
 -- MiB = 1048576. Events, and device bytes live after each:
