@@ -57,7 +57,7 @@ cuMemAddressReserve cuMemAddressFree cuMemCreate cuMemRelease cuMemMap cuMemUnma
 cuMemSetAccess cuMemGetAllocationPropertiesFromHandle cuArrayCreate_v2
 cuArray3DCreate_v2 cuArrayDestroy cuArrayGetDescriptor_v2 cuArray3DGetDescriptor_v2
 cuIpcGetMemHandle cuIpcOpenMemHandle cuIpcOpenMemHandle_v2 cuIpcCloseMemHandle
-cuMemHostRegister cuMemHostRegister_v2 cuMemHostUnregister"
+cuMemHostRegister cuMemHostRegister_v2 cuMemHostUnregister cuMemGetAddressRange_v2"
 
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT

@@ -112,6 +112,21 @@ sim_ipc_imported(uintptr_t addr, size_t bytes)
 	return false;
 }
 
+/* Lock held: the import that holds addr. */
+bool
+sim_ipc_range(uintptr_t addr, uintptr_t *base, size_t *size)
+{
+	for (size_t i = 0; i < sim_nimports; i++) {
+		const struct sim_import *m = &sim_imports[i];
+		if (addr >= m->addr && addr - m->addr < m->size) {
+			*base = m->addr;
+			*size = m->size;
+			return true;
+		}
+	}
+	return false;
+}
+
 static struct sim_import *
 find_import(const struct sim_ipc_handle *h, uint32_t owner)
 {

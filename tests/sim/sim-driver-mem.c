@@ -117,6 +117,49 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
 	return rc;
 }
 
+/* Lock held: the allocation that holds addr, as the program sees it
+ * (cuMemAlloc*, pool block, mapping of physical memory, imported IPC
+ * memory; sizes as charged). */
+static bool
+address_range(uintptr_t addr, uintptr_t *base, size_t *size)
+{
+	struct sim_device *d = sim_device_of(addr, 1);
+	const struct sim_block *b = d ? sim_pool_block(addr) : NULL;
+
+	if (d && !b) {
+		b = sim_blockmap_overlap(&d->arena.live, addr, 1);
+		if (b && b->kind != SIM_KIND_DEVICE && b->kind != SIM_KIND_MANAGED)
+			b = NULL;
+	}
+	if (b) {
+		*base = b->addr;
+		*size = b->size;
+		return true;
+	}
+	return sim_vmm_range(addr, base, size) || sim_ipc_range(addr, base, size);
+}
+
+/* Both outputs are optional, as on the real driver. */
+CUresult CUDAAPI
+cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+	uintptr_t base = 0;
+	size_t size = 0;
+	CUcontext ctx;
+	CUresult rc;
+
+	sim_lock();
+	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS && !address_range((uintptr_t)dptr, &base, &size))
+		rc = CUDA_ERROR_NOT_FOUND;
+	sim_unlock();
+	if (rc == CUDA_SUCCESS && pbase)
+		*pbase = (CUdeviceptr)base;
+	if (rc == CUDA_SUCCESS && psize)
+		*psize = size;
+	return rc;
+}
+
 CUresult CUDAAPI
 cuMemGetInfo_v2(size_t *free, size_t *total)
 {

@@ -211,6 +211,16 @@ chunk_of(uintptr_t addr, CUmemoryPool *pool)
 	return NULL;
 }
 
+/* Lock held: the live pool block that holds addr, or NULL. */
+const struct sim_block *
+sim_pool_block(uintptr_t addr)
+{
+	CUmemoryPool pool = NULL;
+	struct sim_pool_chunk *c = chunk_of(addr, &pool);
+
+	return c ? sim_blockmap_overlap(&c->blocks.live, addr, 1) : NULL;
+}
+
 /* Lock held. False when addr is not a live block of a pool. */
 bool
 sim_pool_free(uintptr_t addr)

@@ -70,6 +70,7 @@ static const struct sim_proc sim_procs[] = {
 	PROC_PER_THREAD(cuStreamSynchronize, 7000, cuStreamSynchronize_ptsz),
 
 	PROC(cuMemGetInfo, 3020, cuMemGetInfo_v2),
+	PROC(cuMemGetAddressRange, 3020, cuMemGetAddressRange_v2),
 	PROC(cuMemAlloc, 3020, cuMemAlloc_v2),
 	PROC(cuMemFree, 3020, cuMemFree_v2),
 	PROC(cuMemAllocPitch, 3020, cuMemAllocPitch_v2),

@@ -107,6 +107,19 @@ sim_vmm_mapped(uintptr_t addr, size_t bytes)
 	return true;
 }
 
+/* Lock held: the mapping that holds addr. */
+bool
+sim_vmm_range(uintptr_t addr, uintptr_t *base, size_t *size)
+{
+	const struct sim_mapping *m = mapping_at(addr);
+
+	if (!m)
+		return false;
+	*base = m->va;
+	*size = m->size;
+	return true;
+}
+
 static bool
 any_mapped(uintptr_t addr, size_t bytes)
 {

@@ -109,18 +109,21 @@ CUresult sim_mem_free(CUdeviceptr dptr, CUstream stream);
 void sim_pool_init_default(CUmemoryPool pool, CUdevice dev);
 CUresult sim_pool_alloc(CUmemoryPool pool, size_t bytes, uint32_t owner, CUdeviceptr *dptr);
 bool sim_pool_free(uintptr_t addr);
+const struct sim_block *sim_pool_block(uintptr_t addr);
 void sim_pools_synchronize(CUdevice dev);
 void sim_pools_release_owner(CUcontext ctx);
 
 /* sim-driver-vmm.c: call with the lock held */
 bool sim_vmm_owns(uintptr_t addr);
 bool sim_vmm_mapped(uintptr_t addr, size_t bytes);
+bool sim_vmm_range(uintptr_t addr, uintptr_t *base, size_t *size);
 
 /* sim-driver-array.c: call with the lock held */
 void sim_arrays_release_owner(uint32_t owner);
 
 /* sim-driver-ipc.c: call with the lock held */
 bool sim_ipc_imported(uintptr_t addr, size_t bytes);
+bool sim_ipc_range(uintptr_t addr, uintptr_t *base, size_t *size);
 void sim_ipc_release_owner(uint32_t owner);
 
 /* Exported entry points that cuda.h does not declare in a default build:

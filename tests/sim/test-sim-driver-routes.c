@@ -43,6 +43,17 @@ set_threshold(CUmemoryPool pool, cuuint64_t bytes)
 #define RESERVED_NOW(pool) pool_attr(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
 #define USED_NOW(pool) pool_attr(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
 
+/* cuMemGetAddressRange of a pointer into an allocation. */
+static void
+expect_range(CUdeviceptr p, CUdeviceptr want_base, size_t want_size)
+{
+	CUdeviceptr base = 0;
+	size_t size = 0;
+
+	EXPECT_RC(cuMemGetAddressRange(&base, &size, p), CUDA_SUCCESS);
+	EXPECT(base == want_base && size == want_size);
+}
+
 /* Blocks come from 2 MiB chunks; freed blocks stay reserved until a
  * synchronisation finds the pool over its release threshold. */
 static void
@@ -132,6 +143,7 @@ test_explicit_pool(CUmemoryPool def)
 	EXPECT(pool && pool != def);
 	EXPECT_RC(cuMemAllocFromPoolAsync(&a, 512, pool, NULL), CUDA_SUCCESS);
 	EXPECT(used_bytes() == 2 * MiB && RESERVED_NOW(def) == 0 && USED_NOW(pool) == 512);
+	expect_range(a + 100, a, 512);
 	EXPECT_RC(cuMemFree(a), CUDA_SUCCESS);
 	EXPECT(USED_NOW(pool) == 0 && RESERVED_NOW(pool) == 2 * MiB);
 	EXPECT_RC(cuMemAlloc(&b, 512), CUDA_SUCCESS);
@@ -203,6 +215,8 @@ test_vmm_mappings(CUdeviceptr va)
 	EXPECT_RC(cuMemSetAccess(va, 4 * MiB, &rw, 1), CUDA_SUCCESS);
 	EXPECT_RC(cuMemSetAccess(va, 6 * MiB, &rw, 1), CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RC(cuMemsetD8(va + 100, 0x5a, 10), CUDA_SUCCESS);
+	expect_range(va + 8 * MiB + 5, va + 8 * MiB, 4 * MiB);
+	EXPECT_RC(cuMemGetAddressRange(NULL, NULL, va + 4 * MiB), CUDA_ERROR_NOT_FOUND);
 	EXPECT_RC(cuMemcpyDtoH(out, va + 8 * MiB + 96, sizeof(out)), CUDA_SUCCESS);
 	EXPECT(out[3] == 0 && out[4] == 0x5a && out[13] == 0x5a && out[14] == 0);
 	/* Released while mapped: the memory stays until the last unmap. */
@@ -283,6 +297,8 @@ test_arrays(void)
 	EXPECT(used_bytes() == 16384 + 32768 + 4096);
 	/* A handle, not a device address. */
 	EXPECT_RC(cuMemFree((CUdeviceptr)(uintptr_t)a2), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RC(cuMemGetAddressRange(NULL, NULL, (CUdeviceptr)(uintptr_t)a2),
+		  CUDA_ERROR_NOT_FOUND);
 	EXPECT_RC(cuArrayGetDescriptor(&o2, a2), CUDA_SUCCESS);
 	EXPECT(o2.Width == 100 && o2.Height == 10 && o2.Format == CU_AD_FORMAT_FLOAT &&
 	       o2.NumChannels == 4);
@@ -383,6 +399,7 @@ test_ipc(void)
 	CUdeviceptr p, q = 0, m;
 
 	EXPECT_RC(cuMemAlloc(&p, 3 * MiB), CUDA_SUCCESS);
+	expect_range(p + MiB, p, 3 * MiB);
 	EXPECT_RC(cuIpcGetMemHandle(&h, p), CUDA_SUCCESS);
 	EXPECT_RC(cuIpcGetMemHandle(&other, p), CUDA_SUCCESS);
 	EXPECT(memcmp(&h, &other, sizeof(h)) == 0);
@@ -412,6 +429,7 @@ ipc_import_child(const char *hex)
 	EXPECT_RC(cuIpcOpenMemHandle(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), CUDA_SUCCESS);
 	/* The exporter pays for the memory; the importer can use its range. */
 	EXPECT(p != 0 && used_bytes() == 0);
+	expect_range(p + 1000, p, 3 * MiB);
 	EXPECT_RC(cuMemsetD8(p, 7, 3 * MiB), CUDA_SUCCESS);
 	EXPECT_RC(cuMemsetD8(p, 7, 3 * MiB + 1), CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RC(cuMemFree(p), CUDA_ERROR_INVALID_VALUE);
@@ -469,6 +487,7 @@ static const struct proc_route proc_routes[] = {
 	{ "cuMemAlloc", 3020, false, "cuMemAlloc_v2" },
 	{ "cuMemFree", 13000, false, "cuMemFree_v2" },
 	{ "cuMemGetInfo", 13000, false, "cuMemGetInfo_v2" },
+	{ "cuMemGetAddressRange", 12000, false, "cuMemGetAddressRange_v2" },
 	{ "cuMemAllocPitch", 12000, false, "cuMemAllocPitch_v2" },
 	{ "cuMemAllocManaged", 12000, false, "cuMemAllocManaged" },
 	{ "cuMemAllocHost", 12000, false, "cuMemAllocHost_v2" },
