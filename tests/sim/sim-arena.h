@@ -1,11 +1,12 @@
-/* First-fit allocator over one simulated device's memory.
- * Deterministic: the same sequence of calls yields the same addresses.
- * Not thread-safe: callers hold the driver lock. */
+/* First-fit allocator over a range of addresses: a simulated device's
+ * memory, a pool's chunk, the reserved address space, the imported IPC
+ * region. Deterministic: the same sequence of calls yields the same
+ * addresses. Not thread-safe: callers hold the driver lock. */
 #pragma once
 
 #include "sim-blockmap.h"
 
-/* Every device allocation is charged in multiples of this. */
+/* Every allocation is charged in multiples of this. */
 #define SIM_ARENA_GRANULE ((size_t)512)
 
 struct sim_extent {
