@@ -1,0 +1,225 @@
+"""Allocation scenarios for memtrace's Python frames (docs/python.md).
+
+test_python.py runs this script under LD_PRELOAD=libmemtrace.so, on the
+simulated device, with each interpreter under test, and checks the trace.
+Each scenario allocates a size of its own (SCENARIOS: KiB -> count), so its
+events are found by their bytes. The line of every call on the way to an
+allocation carries a tag comment, "# @" and a name; the driver reads the
+expected line numbers from the tags, never from fixed numbers.
+
+The helper library (native-helper.c, path in MEMTRACE_PY_HELPER) starts
+threads that Python did not start.
+"""
+import ctypes
+import os
+import sys
+import threading
+
+KiB = 1024
+
+# KiB -> number of allocations of that size
+SCENARIOS = {
+    101: 3,  # cdll: ctypes.CDLL, the GIL released during the call
+    102: 4,  # pydll: ctypes.PyDLL, the GIL held during the call
+    103: 5,  # spin: CDLL while another thread spins holding the GIL
+    104: 1,  # spin: the spinning thread's own allocation
+    105: 2,  # native: a thread Python did not start
+    106: 2,  # callback: Python called back on a thread Python did not start
+    107: 1,  # recursion: 100 frames deep
+    108: 3,  # generator
+    109: 2,  # coroutine
+    110: 8,  # __init__ (3.13 runs it through a shim frame once specialized)
+    111: 1,  # a latin-1 function name
+    112: 1,  # a UCS-2 function name
+    113: 1,  # a UCS-4 function name, in a file whose name is UCS-4
+    114: 2,  # a nested function (its qualified name)
+}
+
+cudart = ctypes.CDLL("libcudart.so.13")
+cudart_gil = ctypes.PyDLL("libcudart.so.13")
+helper = ctypes.CDLL(os.environ["MEMTRACE_PY_HELPER"])
+helper.native_thread_alloc.argtypes = [ctypes.c_size_t]
+CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int)
+helper.native_thread_call.argtypes = [CALLBACK]
+
+kept = []  # nothing is freed: every allocation stays in the trace as live
+
+
+def ptr():
+    p = ctypes.c_void_p()
+    kept.append(p)
+    return ctypes.byref(p)
+
+
+def check(rc):
+    if rc != 0:
+        raise RuntimeError("cudaMalloc failed: %d" % rc)
+
+
+# ---- cdll, pydll ----
+
+def cdll_alloc():
+    check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(101 * KiB)))  # @cdll
+
+
+def pydll_alloc():
+    check(cudart_gil.cudaMalloc(ptr(), ctypes.c_size_t(102 * KiB)))  # @pydll
+
+
+def scenario_cdll():
+    for _ in range(3):
+        cdll_alloc()  # @cdll-call
+    for _ in range(4):
+        pydll_alloc()  # @pydll-call
+
+
+# ---- a thread spinning with the GIL ----
+
+spinning = threading.Event()
+stop_spinning = False
+spins = 0
+
+
+def spinner():
+    global spins
+    n = 0
+    while not stop_spinning:  # pure Python: holds the GIL but at switches
+        n += 1
+        if n == 1000:
+            spinning.set()
+    spins = n
+    check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(104 * KiB)))  # @spinner-alloc
+
+
+def spin_alloc():
+    check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(103 * KiB)))  # @spin
+
+
+def scenario_spin():
+    global stop_spinning
+    t = threading.Thread(target=spinner)
+    t.start()
+    spinning.wait()
+    for _ in range(5):
+        spin_alloc()  # @spin-call
+    stop_spinning = True
+    t.join()
+    if spins < 1000:
+        raise RuntimeError("the spinner did not spin")
+
+
+# ---- threads Python did not start ----
+
+@CALLBACK
+def callback_alloc():
+    check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(106 * KiB)))  # @callback
+    return 0
+
+
+def scenario_native():
+    for _ in range(2):
+        check(helper.native_thread_alloc(105 * KiB))
+    for _ in range(2):
+        check(helper.native_thread_call(callback_alloc))
+
+
+# ---- recursion, generator, coroutine, __init__ ----
+
+def recurse(depth):
+    if depth == 0:
+        check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(107 * KiB)))  # @recurse-leaf
+        return
+    recurse(depth - 1)  # @recurse-call
+
+
+def scenario_recursion():
+    recurse(100)  # @recursion-call
+
+
+def gen_alloc(n):
+    for _ in range(n):
+        yield cudart.cudaMalloc(ptr(), ctypes.c_size_t(108 * KiB))  # @gen
+
+
+def scenario_generator():
+    for rc in gen_alloc(3):  # @gen-consume
+        check(rc)
+
+
+async def coro_leaf():
+    check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(109 * KiB)))  # @coro
+
+
+async def coro_outer():
+    await coro_leaf()  # @coro-await
+
+
+def scenario_coroutine():
+    for _ in range(2):
+        c = coro_outer()
+        try:
+            c.send(None)  # @coro-drive
+        except StopIteration:
+            pass
+
+
+class Buffer:
+    def __init__(self):
+        check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(110 * KiB)))  # @init
+
+
+def scenario_init():
+    for _ in range(8):
+        Buffer()  # @init-call
+
+
+# ---- names that are not ASCII ----
+
+UNICODE_FILE = "/nonexistent/unicode-\u00fc-\U0001F600.py"
+UNICODE_SOURCE = """
+def gr\u00f6\u00dfe(alloc):
+    alloc(111)  # @latin1
+
+def \u51fd\u6570(alloc):
+    alloc(112)  # @ucs2
+
+def \U00020000(alloc):
+    alloc(113)  # @ucs4
+"""
+
+
+def unicode_alloc(kib):
+    check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(kib * KiB)))  # @unicode
+
+
+def scenario_unicode():
+    names = {}
+    exec(compile(UNICODE_SOURCE, UNICODE_FILE, "exec"), names)
+    names["gr\u00f6\u00dfe"](unicode_alloc)  # @unicode-latin1
+    names["\u51fd\u6570"](unicode_alloc)  # @unicode-ucs2
+    names["\U00020000"](unicode_alloc)  # @unicode-ucs4
+
+
+def scenario_nested():
+    def inner():
+        check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(114 * KiB)))  # @nested
+    for _ in range(2):
+        inner()  # @nested-call
+
+
+def main():
+    scenario_cdll()  # @main-cdll
+    scenario_spin()  # @main-spin
+    scenario_native()  # @main-native
+    scenario_recursion()  # @main-recursion
+    scenario_generator()  # @main-generator
+    scenario_coroutine()  # @main-coroutine
+    scenario_init()  # @main-init
+    scenario_unicode()  # @main-unicode
+    scenario_nested()  # @main-nested
+    print("scenarios done")
+
+
+if __name__ == "__main__":
+    main()  # @module
+    sys.stdout.flush()
