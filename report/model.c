@@ -3,6 +3,7 @@
  * amortized growth of the maps, so 10M-event traces stay fast. VMM
  * mappings are in model-vmm.c, devices and pools in model-device.c. */
 #include "model-internal.h"
+#include "model-timeline.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -480,6 +481,8 @@ void model_feed(struct model *m, const struct mt_event *ev)
 	if (m->finished)
 		return;
 	m->events++;
+	if (m->timeline)
+		model_timeline_feed(m->timeline, m, ev);
 	if (ev->time_ns > m->last_time_ns)
 		m->last_time_ns = ev->time_ns;
 	switch (ev->kind) {

@@ -173,6 +173,8 @@ struct model {
 	struct model_note *notes; /* after model_finish, by time */
 	size_t n_notes;
 	bool finished;
+	/* optional: fed before each event when set (model-timeline.h); the caller owns it */
+	struct model_timeline *timeline;
 };
 
 void model_init(struct model *m);

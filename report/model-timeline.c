@@ -1,0 +1,234 @@
+/* The timeline sampler (model-timeline.h). Per event: a division, a few
+ * compares, and now and then a merge of all buckets (at most once per
+ * doubling of the trace's duration) or a snapshot of the live stacks (at
+ * most TIMELINE_SNAPSHOTS per doubling; with a duration hint, at most
+ * TIMELINE_SNAPSHOTS in all). */
+#include "model-timeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace-schema.h"
+#include "util-mem.h"
+
+#define SNAP_EVERY (TIMELINE_BUCKETS / TIMELINE_SNAPSHOTS) /* buckets per snapshot */
+
+void model_timeline_init(struct model_timeline *tl, int64_t duration_hint_ns)
+{
+	memset(tl, 0, sizeof(*tl));
+	tl->width = 1;
+	/* the first width that holds the whole run: no merge will be needed */
+	if (duration_hint_ns > 0)
+		tl->width = duration_hint_ns / TIMELINE_BUCKETS + 1;
+}
+
+void model_timeline_fini(struct model_timeline *tl)
+{
+	for (size_t i = 0; i < tl->n_snaps; i++)
+		free(tl->snaps[i].stacks);
+	free(tl->markers);
+	memset(tl, 0, sizeof(*tl));
+}
+
+static void merge_into(struct timeline_bucket *to, const struct timeline_bucket *b)
+{
+	if (!b->used)
+		return;
+	if (!to->used) {
+		*to = *b;
+		return;
+	}
+	if (b->min < to->min)
+		to->min = b->min;
+	if (b->max > to->max) {
+		to->max = b->max;
+		to->t_max = b->t_max;
+	}
+	if (b->t_last >= to->t_last) {
+		to->last = b->last;
+		to->t_last = b->t_last;
+	}
+}
+
+/* Double the width: bucket i takes buckets 2i and 2i+1; the snapshots
+ * kept are those on the new, twice as wide grid. */
+static void halve(struct model_timeline *tl)
+{
+	size_t n = 0;
+	int64_t period;
+
+	for (size_t i = 0; i < TIMELINE_BUCKETS / 2; i++) {
+		struct timeline_bucket b = { 0 };
+
+		merge_into(&b, &tl->buckets[2 * i]);
+		merge_into(&b, &tl->buckets[2 * i + 1]);
+		tl->buckets[i] = b;
+	}
+	memset(&tl->buckets[TIMELINE_BUCKETS / 2], 0,
+	       sizeof(tl->buckets[0]) * (TIMELINE_BUCKETS / 2));
+	tl->n_buckets = (tl->n_buckets + 1) / 2;
+	tl->width *= 2;
+	period = tl->width * SNAP_EVERY;
+	for (size_t i = 0; i < tl->n_snaps; i++) {
+		if (tl->snaps[i].time_ns % period == 0)
+			tl->snaps[n++] = tl->snaps[i];
+		else
+			free(tl->snaps[i].stacks);
+	}
+	tl->n_snaps = n;
+	if (tl->next_snap_ns % period)
+		tl->next_snap_ns += tl->width * SNAP_EVERY / 2;
+}
+
+static void record(struct model_timeline *tl, int64_t t, uint64_t live)
+{
+	struct timeline_bucket *b;
+	size_t i;
+
+	while (t / tl->width >= TIMELINE_BUCKETS && tl->width <= INT64_MAX / 4)
+		halve(tl);
+	i = (size_t)(t / tl->width);
+	if (i >= TIMELINE_BUCKETS)
+		i = TIMELINE_BUCKETS - 1;
+	b = &tl->buckets[i];
+	if (!b->used) {
+		*b = (struct timeline_bucket){ .used = true, .min = live, .max = live,
+					       .t_max = t };
+	} else if (live > b->max) {
+		b->max = live;
+		b->t_max = t;
+	}
+	if (live < b->min)
+		b->min = live;
+	b->last = live;
+	b->t_last = t;
+	if (i + 1 > tl->n_buckets)
+		tl->n_buckets = i + 1;
+}
+
+static int cmp_stack_live(const void *a, const void *b)
+{
+	const struct model_stack_live *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return 0;
+}
+
+static void snapshot(struct model_timeline *tl, const struct model *m, int64_t t)
+{
+	struct timeline_snapshot *s;
+	size_t n = 0;
+
+	if (tl->n_snaps >= ARRAY_LENGTH(tl->snaps))
+		return; /* cannot happen: halve() keeps every other one */
+	s = &tl->snaps[tl->n_snaps++];
+	*s = (struct timeline_snapshot){
+		.time_ns = t, .live_bytes = m->device.live_bytes, .live_count = m->device.live_count,
+	};
+	s->stacks = mt_xcalloc(m->n_stacks ? m->n_stacks : 1, sizeof(*s->stacks));
+	for (size_t i = 0; i < m->n_stacks; i++) {
+		if (m->stacks[i].count)
+			s->stacks[n++] = m->stacks[i];
+	}
+	if (n > 1)
+		qsort(s->stacks, n, sizeof(*s->stacks), cmp_stack_live);
+	for (size_t i = TIMELINE_SNAPSHOT_STACKS; i < n; i++) {
+		s->other_bytes += s->stacks[i].bytes;
+		s->other_count += s->stacks[i].count;
+	}
+	s->n_stacks = n < TIMELINE_SNAPSHOT_STACKS ? n : TIMELINE_SNAPSHOT_STACKS;
+	s->stacks = mt_xrealloc(s->stacks, s->n_stacks ? s->n_stacks : 1, sizeof(*s->stacks));
+}
+
+static bool wants_marker(int kind)
+{
+	switch (kind) {
+	case MT_EV_OOM:
+	case MT_EV_MARK:
+	case MT_EV_GRAPH_CREATE:
+	case MT_EV_GRAPH_CLONE:
+	case MT_EV_GRAPH_DESTROY:
+	case MT_EV_EXEC_CREATE:
+	case MT_EV_EXEC_DESTROY:
+	case MT_EV_CAPTURE_END:
+		return true;
+	}
+	return false; /* launches can number millions: not markers */
+}
+
+static void add_marker(struct model_timeline *tl, const struct mt_event *ev, int64_t t)
+{
+	/* OOMs are always kept: the model has them all anyway, and they are
+	 * what the report is about */
+	if (tl->n_markers >= TIMELINE_MARKERS && ev->kind != MT_EV_OOM) {
+		tl->markers_dropped++;
+		return;
+	}
+	mt_grow(&tl->markers, &tl->cap_markers, tl->n_markers + 1, sizeof(*tl->markers));
+	tl->markers[tl->n_markers++] = (struct timeline_marker){
+		.time_ns = t, .seq = ev->seq, .kind = ev->kind, .bytes = ev->bytes,
+	};
+}
+
+void model_timeline_feed(struct model_timeline *tl, const struct model *m,
+			 const struct mt_event *ev)
+{
+	/* times from several threads can be a little out of order: never
+	 * let the line go back */
+	int64_t t = ev->time_ns > tl->last_ns ? ev->time_ns : tl->last_ns;
+
+	if (tl->pending)
+		record(tl, tl->pending_ns, m->device.live_bytes);
+	while (t / tl->width >= TIMELINE_BUCKETS && tl->width <= INT64_MAX / 4)
+		halve(tl);
+	/* the live set as it was when the line crossed the next moment; a
+	 * quiet stretch crossing several gives one (they would be the same) */
+	if (t >= tl->next_snap_ns) {
+		int64_t period = tl->width * SNAP_EVERY;
+
+		snapshot(tl, m, tl->next_snap_ns);
+		tl->next_snap_ns = (t / period + 1) * period;
+	}
+	if (wants_marker(ev->kind))
+		add_marker(tl, ev, t);
+	tl->pending = true;
+	tl->pending_ns = t;
+	tl->last_ns = t;
+}
+
+void model_timeline_finish(struct model_timeline *tl, const struct model *m)
+{
+	if (tl->pending)
+		record(tl, tl->pending_ns, m->device.live_bytes);
+	tl->pending = false;
+}
+
+uint64_t model_timeline_at(const struct model_timeline *tl, int64_t time_ns)
+{
+	size_t i = time_ns < 0 ? 0 : (size_t)(time_ns / tl->width);
+
+	if (i >= tl->n_buckets)
+		i = tl->n_buckets ? tl->n_buckets - 1 : 0;
+	for (;; i--) {
+		if (tl->buckets[i].used)
+			return tl->buckets[i].last;
+		if (i == 0)
+			return 0;
+	}
+}
+
+uint64_t model_timeline_floor(const struct model_timeline *tl, int64_t from_ns, int64_t to_ns)
+{
+	size_t from = from_ns < 0 ? 0 : (size_t)(from_ns / tl->width);
+	size_t to = to_ns < 0 ? 0 : (size_t)(to_ns / tl->width);
+	uint64_t low = model_timeline_at(tl, from_ns);
+
+	for (size_t i = from; i <= to && i < tl->n_buckets; i++) {
+		if (tl->buckets[i].used && tl->buckets[i].min < low)
+			low = tl->buckets[i].min;
+	}
+	return low;
+}

@@ -1,0 +1,81 @@
+/* The timeline: device bytes live over time, downsampled to a bounded
+ * number of buckets, with the live set (by stack) at evenly spaced
+ * moments and the events worth a marker (OOMs, marks, graph lifetimes).
+ * The model feeds it from its event loop when model.timeline is set; the
+ * HTML and Perfetto renderers draw it. Its size does not grow with the
+ * trace: a 10-million-event trace gives the same few hundred KiB. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "model.h"
+
+#define TIMELINE_BUCKETS 2048
+/* live sets kept; a power of two dividing TIMELINE_BUCKETS */
+#define TIMELINE_SNAPSHOTS 64
+/* stacks a snapshot keeps, the largest; the rest is summed in other_* */
+#define TIMELINE_SNAPSHOT_STACKS 1000
+#define TIMELINE_MARKERS 4096
+
+/* Bucket i covers [i * width, (i + 1) * width) ns. */
+struct timeline_bucket {
+	bool used;		 /* an event ended in it */
+	uint64_t min, max, last; /* device bytes live after its events */
+	int64_t t_max, t_last;	 /* when max and last were reached */
+};
+
+struct timeline_snapshot {
+	int64_t time_ns;
+	uint64_t live_bytes, live_count;
+	struct model_stack_live *stacks; /* largest first */
+	size_t n_stacks;
+	uint64_t other_bytes, other_count; /* the stacks not kept */
+};
+
+struct timeline_marker {
+	int64_t time_ns, seq;
+	int kind;      /* enum mt_event_kind: oom, mark or a graph event */
+	uint64_t bytes; /* an OOM's request */
+};
+
+struct model_timeline {
+	int64_t width; /* ns per bucket, doubled when time runs past the last */
+	struct timeline_bucket buckets[TIMELINE_BUCKETS];
+	size_t n_buckets; /* 1 + the last bucket used */
+
+	struct timeline_snapshot snaps[TIMELINE_SNAPSHOTS + 1];
+	size_t n_snaps;
+	int64_t next_snap_ns;
+
+	struct timeline_marker *markers;
+	size_t n_markers, cap_markers;
+	uint64_t markers_dropped;
+
+	bool pending; /* an event was fed whose result is not recorded yet */
+	int64_t pending_ns;
+	int64_t last_ns;
+};
+
+/* duration_hint_ns: how long the trace runs, when known (0: unknown); it
+ * sets the first bucket width so that no merging is needed. */
+void model_timeline_init(struct model_timeline *tl, int64_t duration_hint_ns);
+void model_timeline_fini(struct model_timeline *tl);
+
+/* Called by model_feed before it applies ev: records the result of the
+ * previous event, then the moments ev's time passes. */
+void model_timeline_feed(struct model_timeline *tl, const struct model *m,
+			 const struct mt_event *ev);
+
+/* After the last event (model_finish is fine before or after). */
+void model_timeline_finish(struct model_timeline *tl, const struct model *m);
+
+/* Device bytes live at time_ns, as the buckets know it: the last value
+ * recorded in the bucket of time_ns or before it. */
+uint64_t model_timeline_at(const struct model_timeline *tl, int64_t time_ns);
+
+/* The lowest device bytes live between from_ns and to_ns (bucket
+ * resolution): the floor that memory never went below. */
+uint64_t model_timeline_floor(const struct model_timeline *tl, int64_t from_ns, int64_t to_ns);
