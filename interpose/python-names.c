@@ -24,6 +24,8 @@
 #define MAX_PROBES 64
 #define FUNCTION_MAX 512
 #define FILE_MAX 4096
+#define LINE_MEMOS 4 /* per code object */
+#define LINE_MAX ((1u << 24) - 1) /* what a token holds (python.h) */
 
 struct slot {
 	_Atomic uintptr_t code;
@@ -37,6 +39,9 @@ struct entry {
 	int32_t firstlineno;
 	uint32_t pad;
 	const char *function, *file;
+	/* Lines found: (byte offset + 1) << 32 | line, by offset; racing
+	 * writers each store a whole, right pair. */
+	_Atomic uint64_t lines[LINE_MEMOS];
 };
 
 static struct slot *slots;
@@ -247,6 +252,24 @@ uint64_t mt_py_names_id(const struct mt_py_types *t, uintptr_t code)
 		return eid;
 	}
 	return 0;
+}
+
+unsigned mt_py_names_line(const struct mt_py_types *t, uint64_t id, uintptr_t code,
+			  int byte_offset)
+{
+	_Atomic uint64_t *memo = &entries[id].lines[((unsigned)byte_offset >> 1) % LINE_MEMOS];
+	uint64_t key = (uint64_t)(uint32_t)(byte_offset + 1) << 32;
+	if (byte_offset >= 0) {
+		uint64_t v = atomic_load_explicit(memo, memory_order_relaxed);
+		if ((v & ~0xffffffffull) == key)
+			return (uint32_t)v;
+	}
+	int line = t->addr2line((void *)code, byte_offset);
+	if (line < 0 || (unsigned)line > LINE_MAX)
+		line = 0;
+	if (byte_offset >= 0)
+		atomic_store_explicit(memo, key | (unsigned)line, memory_order_relaxed);
+	return (unsigned)line;
 }
 
 bool mt_py_names_get(uint64_t id, const char **function, const char **file)

@@ -14,6 +14,7 @@ struct mt_py_types {
 	const struct mt_py_layout *layout;
 	uintptr_t code_type; /* &PyCode_Type */
 	uintptr_t str_type; /* &PyUnicode_Type */
+	int (*addr2line)(void *code, int byte_offset); /* PyCode_Addr2Line */
 };
 
 /* Reserves the table's memory (address space, touched as names arrive).
@@ -24,6 +25,13 @@ bool mt_py_names_init(void);
  * first sight. 0 when they cannot be read or the table is full. No locks,
  * no allocation, no reference counts. */
 uint64_t mt_py_names_id(const struct mt_py_types *t, uintptr_t code);
+
+/* Hot path: the line of the instruction at byte_offset in the code object
+ * whose id mt_py_names_id just returned; 0 when unknown. Reads only the
+ * code object's line table, and remembers the last few answers per code
+ * object (most allocations come from a few call sites). */
+unsigned mt_py_names_line(const struct mt_py_types *t, uint64_t id, uintptr_t code,
+			  int byte_offset);
 
 /* Writer side: the names behind an id from mt_py_names_id (any thread).
  * The strings live as long as the process. */

@@ -40,7 +40,6 @@ typedef int (*finalizing_fn)(void);
 static struct {
 	struct mt_py_types types;
 	this_thread_state_fn this_thread_state;
-	addr2line_fn addr2line;
 	finalizing_fn finalizing; /* NULL when the version has none */
 	uintptr_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault; 0, 0 if unknown */
 } py;
@@ -127,13 +126,13 @@ static int discover(void)
 		return PY_UNSUPPORTED;
 	}
 	py.this_thread_state = (this_thread_state_fn)dlsym(h, "PyGILState_GetThisThreadState");
-	py.addr2line = (addr2line_fn)dlsym(h, "PyCode_Addr2Line");
+	py.types.addr2line = (addr2line_fn)dlsym(h, "PyCode_Addr2Line");
 	py.finalizing = (finalizing_fn)dlsym(h, "Py_IsFinalizing"); /* 3.13+ */
 	if (!py.finalizing)
 		py.finalizing = (finalizing_fn)dlsym(h, "_Py_IsFinalizing");
 	py.types.code_type = (uintptr_t)dlsym(h, "PyCode_Type");
 	py.types.str_type = (uintptr_t)dlsym(h, "PyUnicode_Type");
-	if (!py.this_thread_state || !py.addr2line || !py.types.code_type ||
+	if (!py.this_thread_state || !py.types.addr2line || !py.types.code_type ||
 	    !py.types.str_type) {
 		mt_log(MT_ENV, "Python %u.%u lacks the symbols memtrace reads frames with; stacks "
 			       "have native frames only", major, minor);
@@ -198,10 +197,8 @@ static uint64_t token(uintptr_t code, int byte_offset)
 	uint64_t id = mt_py_names_id(&py.types, code);
 	if (!id)
 		return 0;
-	int line = py.addr2line((void *)code, byte_offset);
-	if (line < 0 || (uint64_t)line > LINE_MASK)
-		line = 0; /* unknown */
-	return MT_PYFRAME_BIT | id << MT_PYFRAME_LINE_BITS | (uint64_t)line;
+	unsigned line = mt_py_names_line(&py.types, id, code, byte_offset);
+	return MT_PYFRAME_BIT | id << MT_PYFRAME_LINE_BITS | line;
 }
 
 static inline void add(struct pywalk *w, uint64_t tok)
