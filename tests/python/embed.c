@@ -6,6 +6,7 @@
  * thread (docs/python.md): the later allocations must get Python frames.
  *
  *   py-embed LIBPYTHON RUNS
+ *   py-embed - RUNS          no Python at all: RUNS allocations, natively
  *
  * Python's C API is reached through dlsym: the program needs no Python
  * headers and works with any version. Exit status 0 when all went well. */
@@ -13,6 +14,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef void PyObject;
 typedef PyObject *(*PyCFunction)(PyObject *, PyObject *);
@@ -58,6 +60,13 @@ int main(int argc, char **argv)
 	void *p;
 	if (cudaMalloc(&p, 4096) != 0)
 		return 1;
+	if (!strcmp(argv[1], "-")) {
+		for (int i = 0; i < atoi(argv[2]); i++)
+			if (cudaMalloc(&p, 256) != 0)
+				return 1;
+		printf("native done\n");
+		return 0;
+	}
 	void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		fprintf(stderr, "%s\n", dlerror());

@@ -1,9 +1,12 @@
 /* For alloc_scenarios.py: threads that Python did not start. One allocates
  * (its stack must have native frames only); the other calls back into
- * Python (a ctypes callback makes a thread state for it on the way in). */
+ * Python (a ctypes callback makes a thread state for it on the way in).
+ * For tests/bench/python-frames.py: timed allocation loops, on the calling
+ * thread or on a new thread some native frames deep. */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <time.h>
 
 /* Exported: ctypes calls the last two; the first two name the threads'
  * frames in the trace. */
@@ -11,6 +14,8 @@ void *native_alloc_main(void *arg);
 void *native_call_main(void *arg);
 int native_thread_alloc(size_t bytes);
 int native_thread_call(int (*callback)(void));
+double bench_alloc_loop(int n, size_t bytes);
+double bench_native_thread(int n, size_t bytes, int depth);
 
 struct job {
 	size_t bytes;
@@ -52,4 +57,57 @@ int native_thread_call(int (*callback)(void))
 {
 	struct job j = { .callback = callback };
 	return run(native_call_main, &j);
+}
+
+/* ---- benchmark loops: nanoseconds per cudaMalloc + cudaFree, -1 on error ---- */
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+double bench_alloc_loop(int n, size_t bytes)
+{
+	double start = now_ns();
+	for (int i = 0; i < n; i++) {
+		void *p;
+		if (cudaMalloc(&p, bytes) != 0 || cudaFree(p) != 0)
+			return -1;
+	}
+	return (now_ns() - start) / n;
+}
+
+struct bench_job {
+	int n, depth;
+	size_t bytes;
+	double ns;
+};
+
+/* depth native frames (no tail calls: the result is used after the call) */
+static __attribute__((noinline)) double nest(struct bench_job *j, int depth)
+{
+	if (depth <= 0)
+		return bench_alloc_loop(j->n, j->bytes);
+	double r = nest(j, depth - 1);
+	__asm__ volatile("" : : "g"(&r) : "memory");
+	return r;
+}
+
+static void *bench_thread_main(void *arg)
+{
+	struct bench_job *j = arg;
+	j->ns = nest(j, j->depth);
+	return NULL;
+}
+
+double bench_native_thread(int n, size_t bytes, int depth)
+{
+	struct bench_job j = { .n = n, .depth = depth, .bytes = bytes, .ns = -1 };
+	pthread_t t;
+	if (pthread_create(&t, NULL, bench_thread_main, &j) != 0)
+		return -1;
+	pthread_join(t, NULL);
+	return j.ns;
 }

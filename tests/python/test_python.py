@@ -2,6 +2,7 @@
 
     test_python.py --version 3.X        the newest CPython 3.X under pyenv
     test_python.py --interpreter PATH   any python executable
+    test_python.py --absent             a program with no Python at all
 
 Runs alloc_scenarios.py with that interpreter under LD_PRELOAD=libmemtrace.so
 on the simulated device, and checks every allocation's stack in the trace:
@@ -17,6 +18,7 @@ Paths come from the environment tests/python/meson.build sets:
 MEMTRACE_BUILD (build root), MEMTRACE_SOURCE (source root)."""
 import argparse
 import glob
+import json
 import os
 import re
 import sqlite3
@@ -28,6 +30,7 @@ import unittest
 BUILD = os.environ["MEMTRACE_BUILD"]
 SOURCE = os.environ["MEMTRACE_SOURCE"]
 LIB = os.path.join(BUILD, "interpose", "libmemtrace.so")
+REPORTER = os.path.join(BUILD, "report", "memtrace-report")
 SIM = os.path.join(BUILD, "tests", "sim")
 HELPER = os.path.join(BUILD, "tests", "python", "libpy-native-helper.so")
 EMBED = os.path.join(BUILD, "tests", "python", "py-embed")
@@ -195,8 +198,8 @@ class Scenarios(unittest.TestCase):
         cls.tags = read_tags(SCRIPT)
         # Deep enough that only the 100-deep recursion of 3.8-3.10 outgrows
         # the native stack; the default depth (64) is run too.
-        cls.deep = allocations(run_traced(cls._tmp.name, [cls.exe, SCRIPT],
-                                          {"MEMTRACE_DEPTH": "256"}))
+        cls.deep_trace = run_traced(cls._tmp.name, [cls.exe, SCRIPT], {"MEMTRACE_DEPTH": "256"})
+        cls.deep = allocations(cls.deep_trace)
         cls.default = allocations(run_traced(cls._tmp.name, [cls.exe, SCRIPT]))
 
     @classmethod
@@ -290,6 +293,17 @@ class Scenarios(unittest.TestCase):
             with self.subTest(kib=kib):
                 self.check_scenario(self.default, kib, False)
 
+    def test_report_json(self):
+        """memtrace-report shows the Python frames in the sites' stacks."""
+        proc = subprocess.run([REPORTER, self.deep_trace, "--format", "json"],
+                              capture_output=True, text=True, check=True)
+        want = {"function": self.name("cdll_alloc"), "file": SCRIPT,
+                "line": self.tags["cdll"]}
+        sites = json.loads(proc.stdout)["sites"]
+        self.assertTrue([s for s in sites for f in s["frames"]
+                         if all(f.get(k) == v for k, v in want.items())],
+                        "no site has the frame %r" % want)
+
     def test_embedded_late(self):
         """An embedding program loads libpython (RTLD_LOCAL) after the
         trace started; memtrace finds it within 4096 calls."""
@@ -313,6 +327,20 @@ class Scenarios(unittest.TestCase):
                                       ("<module>", "<string>", 4)])
 
 
+class Absent(unittest.TestCase):
+    """No Python in the process: native stacks as ever, across the calls at
+    which memtrace looks for Python again."""
+
+    def test_native_only(self):
+        runs = 10000
+        with tempfile.TemporaryDirectory(prefix="memtrace-python-") as tmp:
+            allocs = allocations(run_traced(tmp, [EMBED, "-", str(runs)]))
+        self.assertEqual(len(allocs), runs + 1)
+        for b, frames in allocs:
+            self.assertTrue([f for f in frames if f.module == "py-embed"], frames)
+            self.assertFalse([f for f in frames if f.python])
+
+
 class Unsupported(unittest.TestCase):
     """A version memtrace does not read: the program runs as ever, stacks
     have native frames only."""
@@ -332,14 +360,19 @@ def main():
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--version", help="3.X: the newest pyenv install of it")
     group.add_argument("--interpreter", help="a python executable")
+    group.add_argument("--absent", action="store_true", help="a program without Python")
     args, rest = parser.parse_known_args()
+    if args.absent:
+        suite = unittest.defaultTestLoader.loadTestsFromTestCase(Absent)
+        return 0 if unittest.TextTestRunner(verbosity=2).run(suite).wasSuccessful() else 1
     exe = find_version(args.version) if args.version else args.interpreter
     if not exe or not os.access(exe, os.X_OK):
         print("SKIP: no interpreter %s installed (looked in %s)"
               % (args.version or args.interpreter, pyenv_versions()))
         return SKIP
     minor, libpython, prefix = interpreter_info(exe)
-    print("interpreter: %s (3.%d), libpython: %s" % (exe, minor, libpython or "static"))
+    print("interpreter: %s (3.%d); shared libpython for embedding: %s"
+          % (exe, minor, libpython or "none"))
     if minor in SUPPORTED:
         case = Scenarios
         Scenarios.exe, Scenarios.minor = exe, minor
