@@ -28,7 +28,6 @@
 
 #define MT_PY_MAX_FRAMES 256 /* Python frames kept per stack */
 #define MT_PY_MAX_VISITS 512 /* frames visited per stack, entry frames included */
-#define MT_SPLICE_MAX 512 /* native + Python frames out */
 #define RESCAN_EVERY 4096
 #define LINE_MASK ((1ull << MT_PYFRAME_LINE_BITS) - 1)
 
@@ -278,32 +277,54 @@ static inline bool in_eval_loop(uintptr_t ip)
 	return ip - 1 - py.eval_lo < py.eval_hi - py.eval_lo; /* ip is a return address */
 }
 
+static inline unsigned seg_from(const struct pywalk *w, unsigned seg)
+{
+	return seg ? w->end[seg - 1] : 0;
+}
+
+static inline void put(uintptr_t *ips, unsigned at, unsigned max, uintptr_t v)
+{
+	if (at < max)
+		ips[at] = v;
+}
+
 /* The i-th frame of the evaluation loop (innermost first) becomes the i-th
  * segment. Segments left over (the native stack was cut at its depth, or
  * the unwinder stopped early) go after the last native frame, in order;
- * loop frames left over (or whose segment is empty) stay as they are. */
+ * loop frames left over (or whose segment is empty) stay as they are.
+ *
+ * In place, without scratch: the first pass finds the length, the second
+ * fills from the end. Every frame lands at or after its old index (a
+ * segment takes at least the one slot it replaces), on slots already read. */
 static unsigned merge(uintptr_t *ips, unsigned n, unsigned max, const struct pywalk *w)
 {
-	uintptr_t out[MT_SPLICE_MAX];
-	unsigned cap = max < MT_SPLICE_MAX ? max : MT_SPLICE_MAX;
-	unsigned o = 0, seg = 0;
-	for (unsigned i = 0; i < n && o < cap; i++) {
-		if (seg < w->nseg && in_eval_loop(ips[i])) {
-			unsigned from = seg ? w->end[seg - 1] : 0, to = w->end[seg];
-			seg++;
+	unsigned evals = 0, len = 0;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned take = 1;
+		if (in_eval_loop(ips[i]) && evals++ < w->nseg) {
+			unsigned seg = evals - 1, k = w->end[seg] - seg_from(w, seg);
+			take = k ? k : 1;
+		}
+		len += take;
+	}
+	unsigned matched = evals < w->nseg ? evals : w->nseg;
+	len += w->ntok - seg_from(w, matched);
+	unsigned at = len;
+	for (unsigned k = w->ntok; k > seg_from(w, matched);)
+		put(ips, --at, max, (uintptr_t)w->tok[--k]);
+	for (unsigned i = n; i-- > 0;) {
+		uintptr_t ip = ips[i];
+		if (in_eval_loop(ip) && --evals < w->nseg) {
+			unsigned from = seg_from(w, evals), to = w->end[evals];
 			if (from < to) {
-				for (unsigned k = from; k < to && o < cap; k++)
-					out[o++] = (uintptr_t)w->tok[k];
+				while (to > from)
+					put(ips, --at, max, (uintptr_t)w->tok[--to]);
 				continue;
 			}
 		}
-		out[o++] = ips[i];
+		put(ips, --at, max, ip);
 	}
-	unsigned from = seg ? w->end[seg - 1] : 0;
-	for (unsigned k = from; k < w->ntok && o < cap; k++)
-		out[o++] = (uintptr_t)w->tok[k];
-	memcpy(ips, out, o * sizeof(out[0]));
-	return o;
+	return len < max ? len : max;
 }
 
 unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max)
