@@ -14,6 +14,7 @@ import ctypes
 import os
 import sys
 import threading
+import time
 
 KiB = 1024
 
@@ -33,6 +34,8 @@ SCENARIOS = {
     112: 1,  # a UCS-2 function name
     113: 1,  # a UCS-4 function name, in a file whose name is UCS-4
     114: 2,  # a nested function (its qualified name)
+    115: 1,  # mutex: a thread allocating with the allocator's mutex held...
+    116: 1,  # ...while the main thread waits for that mutex holding the GIL
 }
 
 cudart = ctypes.CDLL("libcudart.so.13")
@@ -41,6 +44,9 @@ helper = ctypes.CDLL(os.environ["MEMTRACE_PY_HELPER"])
 helper.native_thread_alloc.argtypes = [ctypes.c_size_t]
 CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int)
 helper.native_thread_call.argtypes = [CALLBACK]
+helper.locked_alloc.argtypes = [ctypes.c_size_t, ctypes.c_uint]
+helper_gil = ctypes.PyDLL(os.environ["MEMTRACE_PY_HELPER"])
+helper_gil.locked_alloc.argtypes = [ctypes.c_size_t, ctypes.c_uint]
 
 kept = []  # nothing is freed: every allocation stays in the trace as live
 
@@ -121,6 +127,25 @@ def scenario_native():
         check(helper.native_thread_alloc(105 * KiB))
     for _ in range(2):
         check(helper.native_thread_call(callback_alloc))
+
+
+# ---- an allocator mutex, as PyTorch's: memtrace must not take the GIL ----
+
+in_allocator = threading.Event()
+
+
+def mutex_worker():
+    in_allocator.set()
+    check(helper.locked_alloc(115 * KiB, 200000))  # @mutex-worker
+
+
+def scenario_mutex():
+    t = threading.Thread(target=mutex_worker)
+    t.start()
+    in_allocator.wait()
+    time.sleep(0.05)  # the worker now holds the mutex, without the GIL
+    check(helper_gil.locked_alloc(116 * KiB, 0))  # @mutex-main
+    t.join()
 
 
 # ---- recursion, generator, coroutine, __init__ ----
@@ -211,6 +236,7 @@ def main():
     scenario_cdll()  # @main-cdll
     scenario_spin()  # @main-spin
     scenario_native()  # @main-native
+    scenario_mutex()  # @main-mutex
     scenario_recursion()  # @main-recursion
     scenario_generator()  # @main-generator
     scenario_coroutine()  # @main-coroutine

@@ -1,12 +1,14 @@
 /* For alloc_scenarios.py: threads that Python did not start. One allocates
  * (its stack must have native frames only); the other calls back into
  * Python (a ctypes callback makes a thread state for it on the way in).
+ * An allocator with a mutex, as PyTorch's.
  * For tests/bench/python-frames.py: timed allocation loops, on the calling
  * thread or on a new thread some native frames deep. */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Exported: ctypes calls the last two; the first two name the threads'
  * frames in the trace. */
@@ -14,6 +16,7 @@ void *native_alloc_main(void *arg);
 void *native_call_main(void *arg);
 int native_thread_alloc(size_t bytes);
 int native_thread_call(int (*callback)(void));
+int locked_alloc(size_t bytes, unsigned hold_us);
 double bench_alloc_loop(int n, size_t bytes);
 double bench_native_thread(int n, size_t bytes, int depth);
 
@@ -57,6 +60,22 @@ int native_thread_call(int (*callback)(void))
 {
 	struct job j = { .callback = callback };
 	return run(native_call_main, &j);
+}
+
+/* Like PyTorch's caching allocator: cudaMalloc with the allocator's mutex
+ * held, after holding it for hold_us. A thread that calls this with the
+ * GIL held waits for the mutex with the GIL held: if memtrace took the GIL
+ * in its hook on the thread inside, the two would wait for each other. */
+static pthread_mutex_t allocator_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+int locked_alloc(size_t bytes, unsigned hold_us)
+{
+	void *p;
+	pthread_mutex_lock(&allocator_mutex);
+	usleep(hold_us);
+	int rc = cudaMalloc(&p, bytes);
+	pthread_mutex_unlock(&allocator_mutex);
+	return rc;
 }
 
 /* ---- benchmark loops: nanoseconds per cudaMalloc + cudaFree, -1 on error ---- */
