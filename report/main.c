@@ -1,51 +1,83 @@
-/* memtrace-report: read a trace, build the model in one pass, render it.
- * Exit status: 0 report written, 1 the trace or the output file is the
- * problem, 2 bad usage. Every failure is one line prefixed
- * "memtrace report: " that says what is wrong and what to do. */
+/* memtrace-report: read a trace, build the model in one pass, render it;
+ * or compare two traces (--diff), or put the ranks of one job side by side
+ * (several traces). Exit status: 0 report written, 1 the trace or the
+ * output file is the problem, 2 bad usage. Every failure is one line
+ * prefixed "memtrace report: " that says what is wrong and what to do. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare.h"
 #include "config.h"
+#include "model-timeline.h"
 #include "model.h"
+#include "render-export.h"
 #include "render.h"
 #include "symbolize.h"
 #include "trace.h"
 #include "util-mem.h"
+#include "util-progress.h"
 
-enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_HTML };
+enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_HTML, FORMAT_FOLDED, FORMAT_PERFETTO };
+static const char *const format_names[] = { "text", "json", "html", "folded", "perfetto" };
 
 struct options {
-	const char *trace;
+	char **traces;
+	size_t n_traces;
+	const char *diff;   /* --diff BASE */
 	const char *output; /* NULL: stdout */
 	enum format format;
+	enum render_weight weight;
+	bool weight_given, progress;
 	struct render_opts render;
+};
+
+/* One trace, read and modelled. */
+struct loaded {
+	struct trace t;
+	struct model m;
+	struct model_timeline tl;
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: memtrace report TRACE [--format text|json|html] [-o FILE] [--top N]\n"
+		"Usage: memtrace report TRACE [--format text|json|html|folded|perfetto] [-o FILE]\n"
+		"                             [--top N] [--weight peak|oom|leaked]\n"
+		"       memtrace report NEW --diff BASE [--format text|json]\n"
+		"       memtrace report TRACE1 TRACE2... [--format text|json]\n"
 		"\n"
-		"Report what a memtrace trace shows: the out-of-memory failure and who held\n"
-		"the memory, the peak, the top allocation sites, leaks, pinned host memory,\n"
-		"and memory kinds and pools beyond plain device memory.\n"
+		"Report what a memtrace trace shows: the out-of-memory failure, what the\n"
+		"device had free, who held the memory and what to try; the peak, the top\n"
+		"allocation sites, leaks, pinned host memory, memory kinds and pools.\n"
 		"\n"
-		"  -f, --format FMT  text (default), json or html (one self-contained file)\n"
+		"  -f, --format FMT  text (default); json; html (one self-contained page:\n"
+		"                    timeline, flame graph, tables); folded (stacks for\n"
+		"                    flamegraph.pl and speedscope); perfetto (a Chrome trace\n"
+		"                    for ui.perfetto.dev or chrome://tracing)\n"
 		"  -o, --output FILE write the report to FILE instead of standard output\n"
 		"  -n, --top N       entries per section (default %d; 0: all); JSON lists\n"
 		"                    all entries unless --top is given\n"
+		"  -w, --weight W    folded: bytes at the peak, at the OOM, or leaked (live\n"
+		"                    at the end); default: oom when there was one, else peak\n"
+		"  -d, --diff BASE   compare TRACE with BASE: totals, and what grew by site\n"
+		"      --no-progress never draw a progress bar (drawn on a terminal when\n"
+		"                    reading takes more than a second)\n"
 		"  -h, --help        show this help\n"
 		"  -V, --version     show the version\n"
+		"\n"
+		"Several traces (one per rank of a job) give a table of the ranks: peak,\n"
+		"OOMs, leaks, and which rank failed first.\n"
 		"\n"
 		"Native frames are symbolized from the module files named in the trace,\n"
 		"when they are still on disk and their build ids match. Set\n"
 		"MEMTRACE_DEBUGINFOD=1 to let elfutils fetch debug info from DEBUGINFOD_URLS.\n"
 		"\n"
 		"Exit status: 0 report written, 1 unreadable trace or output, 2 bad usage.\n"
-		"The JSON format is described in docs/report-json.md.\n",
+		"How to read the report: docs/report.md; the JSON format: docs/report-json.md.\n",
 		RENDER_DEFAULT_TOP);
 }
 
@@ -73,10 +105,8 @@ static bool parse_top(const char *s, size_t *top)
 
 static bool parse_format(const char *s, enum format *f)
 {
-	static const char *const names[] = { "text", "json", "html" };
-
-	for (size_t i = 0; i < ARRAY_LENGTH(names); i++) {
-		if (strcmp(s, names[i]) == 0) {
+	for (size_t i = 0; i < ARRAY_LENGTH(format_names); i++) {
+		if (strcmp(s, format_names[i]) == 0) {
 			*f = (enum format)i;
 			return true;
 		}
@@ -84,26 +114,64 @@ static bool parse_format(const char *s, enum format *f)
 	return false;
 }
 
+static bool parse_weight(const char *s, enum render_weight *w)
+{
+	if (strcmp(s, "peak") == 0)
+		*w = WEIGHT_PEAK;
+	else if (strcmp(s, "oom") == 0)
+		*w = WEIGHT_OOM;
+	else if (strcmp(s, "leaked") == 0)
+		*w = WEIGHT_LEAKED;
+	else
+		return false;
+	return true;
+}
+
+/* What the options say together: -1 when they fit, else the exit status. */
+static int check_args(const struct options *opt)
+{
+	bool several = opt->n_traces > 1 || opt->diff;
+
+	if (opt->n_traces == 0)
+		return usage_error("no trace file given", NULL);
+	if (opt->diff && opt->n_traces > 1)
+		return usage_error("--diff compares one trace with one base; unexpected argument",
+				   opt->traces[1]);
+	if (several && opt->format != FORMAT_TEXT && opt->format != FORMAT_JSON)
+		return usage_error(opt->diff ? "--diff writes text or json"
+					     : "several traces give a table of ranks, in text or json",
+				   format_names[opt->format]);
+	if (opt->weight_given && opt->format != FORMAT_FOLDED)
+		return usage_error("--weight applies to --format folded", NULL);
+	return -1;
+}
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct options *opt)
 {
+	enum { OPT_NO_PROGRESS = 256 };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "top", required_argument, NULL, 'n' },
+		{ "weight", required_argument, NULL, 'w' },
+		{ "diff", required_argument, NULL, 'd' },
+		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	int c;
 
-	*opt = (struct options){ .render.top = RENDER_DEFAULT_TOP };
+	*opt = (struct options){ .render.top = RENDER_DEFAULT_TOP, .progress = true };
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:n:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:n:w:d:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!parse_format(optarg, &opt->format))
-				return usage_error("unknown format (use text, json or html)", optarg);
+				return usage_error("unknown format (use text, json, html, folded or "
+						   "perfetto)",
+						   optarg);
 			break;
 		case 'o':
 			opt->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
@@ -112,6 +180,17 @@ static int parse_args(int argc, char **argv, struct options *opt)
 			if (!parse_top(optarg, &opt->render.top))
 				return usage_error("--top needs a number of entries (0: all)", optarg);
 			opt->render.top_given = true;
+			break;
+		case 'w':
+			if (!parse_weight(optarg, &opt->weight))
+				return usage_error("unknown weight (use peak, oom or leaked)", optarg);
+			opt->weight_given = true;
+			break;
+		case 'd':
+			opt->diff = optarg;
+			break;
+		case OPT_NO_PROGRESS:
+			opt->progress = false;
 			break;
 		case 'h':
 			usage(stdout);
@@ -125,69 +204,74 @@ static int parse_args(int argc, char **argv, struct options *opt)
 			return usage_error("unknown option", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
-		return usage_error("no trace file given", NULL);
-	if (optind + 1 < argc)
-		return usage_error("one trace at a time; unexpected argument", argv[optind + 1]);
-	opt->trace = argv[optind];
-	return -1;
+	opt->traces = argv + optind;
+	opt->n_traces = (size_t)(argc - optind);
+	return check_args(opt);
 }
+
+struct feed_ctx {
+	struct model *m;
+	struct progress *p;
+};
 
 static void feed(void *ctx, const struct mt_event *ev)
 {
-	model_feed(ctx, ev);
+	struct feed_ctx *c = ctx;
+
+	model_feed(c->m, ev);
+	progress_tick(c->p);
 }
 
-static int build(struct trace *t, struct model *m, const char *path)
+/* Events in the trace, for the progress bar: seq runs from 0 without gaps,
+ * and max() of an integer primary key is one lookup. 0 when unknown. */
+static uint64_t count_events(const struct trace *t)
+{
+	sqlite3_stmt *st;
+	uint64_t n = 0;
+
+	if (sqlite3_prepare_v2(t->db, "SELECT max(seq) FROM events", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
+		n = (uint64_t)sqlite3_column_int64(st, 0) + 1;
+	sqlite3_finalize(st);
+	return n;
+}
+
+static int load(struct loaded *l, const char *path, bool progress)
 {
 	struct symbolizer *sym;
+	struct progress p;
+	struct feed_ctx ctx = { .m = &l->m, .p = &p };
+	int64_t duration = 0;
+	int rc;
 
-	if (trace_open(t, path) < 0 || trace_load(t) < 0)
+	if (trace_open(&l->t, path) < 0 || trace_load(&l->t) < 0)
 		return -1;
 	sym = symbolizer_new();
-	symbolize_trace(sym, t);
+	symbolize_trace(sym, &l->t);
 	symbolizer_free(sym);
-	for (size_t i = 0; i < t->n_devices; i++)
-		model_device_info(m, t->devices[i].id, t->devices[i].total_bytes,
-				  t->devices[i].has_free, t->devices[i].free_bytes_at_first_use);
-	if (trace_read_events(t, feed, m) < 0)
+	for (size_t i = 0; i < l->t.n_devices; i++)
+		model_device_info(&l->m, l->t.devices[i].id, l->t.devices[i].total_bytes,
+				  l->t.devices[i].has_free, l->t.devices[i].free_bytes_at_first_use);
+	render_meta_int(&l->t, "end_monotonic_ns", &duration);
+	model_timeline_init(&l->tl, duration);
+	l->m.timeline = &l->tl;
+	progress_start(&p, stderr, progress && progress_wanted(stderr), path,
+		       progress ? count_events(&l->t) : 0);
+	rc = trace_read_events(&l->t, feed, &ctx);
+	progress_end(&p);
+	if (rc < 0)
 		return -1;
-	model_finish(m);
+	model_finish(&l->m);
+	model_timeline_finish(&l->tl, &l->m);
 	return 0;
 }
 
-static void render(FILE *f, const struct trace *t, const struct model *m,
-		   const struct options *opt)
+static void unload(struct loaded *l)
 {
-	switch (opt->format) {
-	case FORMAT_TEXT: render_text(f, t, m, &opt->render); break;
-	case FORMAT_JSON: render_json(f, t, m, &opt->render); break;
-	case FORMAT_HTML: render_html(f, t, m, &opt->render); break;
-	}
-}
-
-static int write_report(const struct trace *t, const struct model *m,
-			const struct options *opt)
-{
-	const char *name = opt->output ? opt->output : "standard output";
-	FILE *f = opt->output ? fopen(opt->output, "w") : stdout;
-	int failed;
-
-	if (!f) {
-		fprintf(stderr, "memtrace report: cannot write the report to %s: %s\n", name,
-			strerror(errno));
-		return 1;
-	}
-	render(f, t, m, opt);
-	failed = ferror(f) | fflush(f);
-	if (f != stdout)
-		failed |= fclose(f);
-	if (failed) {
-		fprintf(stderr, "memtrace report: error writing the report to %s: %s\n", name,
-			strerror(errno));
-		return 1;
-	}
-	return 0;
+	model_fini(&l->m);
+	model_timeline_fini(&l->tl);
+	trace_close(&l->t);
 }
 
 static void warn_incomplete(const struct trace *t)
@@ -206,11 +290,139 @@ static void warn_incomplete(const struct trace *t)
 		t->path, t->missing_stacks, t->missing_frames, t->missing_modules);
 }
 
+/* A trace loaded on the heap (its timeline is ~100 KiB), or NULL after
+ * saying why. */
+static struct loaded *load_one(const char *path, const struct options *opt)
+{
+	struct loaded *l = mt_xcalloc(1, sizeof(*l));
+
+	model_init(&l->m);
+	if (load(l, path, opt->progress) < 0) {
+		fprintf(stderr, "memtrace report: %s\n", l->t.error);
+		unload(l);
+		free(l);
+		return NULL;
+	}
+	warn_incomplete(&l->t);
+	return l;
+}
+
+static void free_loaded(struct loaded *l)
+{
+	if (l)
+		unload(l);
+	free(l);
+}
+
+struct output {
+	FILE *f;
+	const char *name;
+};
+
+static int open_output(struct output *out, const struct options *opt)
+{
+	out->name = opt->output ? opt->output : "standard output";
+	out->f = opt->output ? fopen(opt->output, "w") : stdout;
+	if (!out->f) {
+		fprintf(stderr, "memtrace report: cannot write the report to %s: %s\n", out->name,
+			strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static int close_output(struct output *out)
+{
+	int failed = ferror(out->f) | fflush(out->f);
+
+	if (out->f != stdout)
+		failed |= fclose(out->f);
+	if (failed) {
+		fprintf(stderr, "memtrace report: error writing the report to %s: %s\n", out->name,
+			strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static int report_one(const struct options *opt)
+{
+	struct loaded *l = load_one(opt->traces[0], opt);
+	struct output out;
+	int rc = 1;
+
+	if (!l)
+		return 1;
+	if (opt->format == FORMAT_FOLDED &&
+	    render_weight_resolve(&l->m, opt->weight) == WEIGHT_OOM &&
+	    !(render_headline_oom(&l->m) && render_headline_oom(&l->m)->has_holders)) {
+		fprintf(stderr, "memtrace report: %s has no out-of-memory failure to weigh stacks "
+				"by; use --weight peak or --weight leaked\n",
+			l->t.path);
+		goto out;
+	}
+	if (open_output(&out, opt))
+		goto out;
+	switch (opt->format) {
+	case FORMAT_TEXT: render_text(out.f, &l->t, &l->m, &opt->render); break;
+	case FORMAT_JSON: render_json(out.f, &l->t, &l->m, &opt->render); break;
+	case FORMAT_HTML: render_html(out.f, &l->t, &l->m, &opt->render); break;
+	case FORMAT_FOLDED: render_folded(out.f, &l->t, &l->m, opt->weight); break;
+	case FORMAT_PERFETTO: render_perfetto(out.f, &l->t, &l->m); break;
+	}
+	rc = close_output(&out);
+out:
+	free_loaded(l);
+	return rc;
+}
+
+static int report_diff(const struct options *opt)
+{
+	struct loaded *n = load_one(opt->traces[0], opt);
+	struct loaded *b = n ? load_one(opt->diff, opt) : NULL;
+	struct output out;
+	int rc = 1;
+
+	if (b && open_output(&out, opt) == 0) {
+		compare_diff(out.f, opt->format == FORMAT_JSON, &n->t, &n->m, &b->t, &b->m,
+			     &opt->render);
+		rc = close_output(&out);
+	}
+	free_loaded(n);
+	free_loaded(b);
+	return rc;
+}
+
+/* The traces are read one at a time; only their summaries stay. */
+static int report_ranks(const struct options *opt)
+{
+	struct compare_rank *ranks = mt_xcalloc(opt->n_traces, sizeof(*ranks));
+	struct output out;
+	size_t n = 0;
+	int rc = 1;
+
+	for (; n < opt->n_traces; n++) {
+		struct loaded *l = load_one(opt->traces[n], opt);
+
+		if (!l)
+			goto out;
+		compare_rank_from(&ranks[n], &l->t, &l->m);
+		free_loaded(l);
+	}
+	if (open_output(&out, opt) == 0) {
+		compare_ranks(out.f, opt->format == FORMAT_JSON, ranks, n);
+		rc = close_output(&out);
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		compare_rank_fini(&ranks[i]);
+	free(ranks);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct options opt;
-	struct trace t = { 0 };
-	struct model m;
 	int rc = parse_args(argc, argv, &opt);
 
 	if (rc >= 0)
@@ -218,16 +430,9 @@ int main(int argc, char **argv)
 	/* a report should not reach out to the network unless asked to */
 	if (!getenv("MEMTRACE_DEBUGINFOD"))
 		unsetenv("DEBUGINFOD_URLS");
-	model_init(&m);
-	if (build(&t, &m, opt.trace) < 0) {
-		fprintf(stderr, "memtrace report: %s\n", t.error);
-		rc = 1;
-		goto out;
-	}
-	warn_incomplete(&t);
-	rc = write_report(&t, &m, &opt);
-out:
-	model_fini(&m);
-	trace_close(&t);
-	return rc;
+	if (opt.diff)
+		return report_diff(&opt);
+	if (opt.n_traces > 1)
+		return report_ranks(&opt);
+	return report_one(&opt);
 }

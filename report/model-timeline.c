@@ -44,6 +44,7 @@ static void merge_into(struct timeline_bucket *to, const struct timeline_bucket 
 		to->max = b->max;
 		to->t_max = b->t_max;
 	}
+	to->drops += b->drops;
 	if (b->t_last >= to->t_last) {
 		to->last = b->last;
 		to->t_last = b->t_last;
@@ -100,6 +101,9 @@ static void record(struct model_timeline *tl, int64_t t, uint64_t live)
 	}
 	if (live < b->min)
 		b->min = live;
+	if (live < tl->last_live && b->drops < UINT32_MAX)
+		b->drops++;
+	tl->last_live = live;
 	b->last = live;
 	b->t_last = t;
 	if (i + 1 > tl->n_buckets)
@@ -218,6 +222,17 @@ uint64_t model_timeline_at(const struct model_timeline *tl, int64_t time_ns)
 		if (i == 0)
 			return 0;
 	}
+}
+
+uint64_t model_timeline_drops(const struct model_timeline *tl, int64_t from_ns, int64_t to_ns)
+{
+	size_t from = from_ns < 0 ? 0 : (size_t)(from_ns / tl->width);
+	size_t to = to_ns < 0 ? 0 : (size_t)(to_ns / tl->width);
+	uint64_t n = 0;
+
+	for (size_t i = from; i <= to && i < tl->n_buckets; i++)
+		n += tl->buckets[i].drops;
+	return n;
 }
 
 uint64_t model_timeline_floor(const struct model_timeline *tl, int64_t from_ns, int64_t to_ns)

@@ -25,6 +25,7 @@ struct timeline_bucket {
 	bool used;		 /* an event ended in it */
 	uint64_t min, max, last; /* device bytes live after its events */
 	int64_t t_max, t_last;	 /* when max and last were reached */
+	uint32_t drops;		 /* events that lowered it: frees, not a ramp */
 };
 
 struct timeline_snapshot {
@@ -57,6 +58,7 @@ struct model_timeline {
 	bool pending; /* an event was fed whose result is not recorded yet */
 	int64_t pending_ns;
 	int64_t last_ns;
+	uint64_t last_live; /* the value recorded last */
 };
 
 /* duration_hint_ns: how long the trace runs, when known (0: unknown); it
@@ -79,3 +81,6 @@ uint64_t model_timeline_at(const struct model_timeline *tl, int64_t time_ns);
 /* The lowest device bytes live between from_ns and to_ns (bucket
  * resolution): the floor that memory never went below. */
 uint64_t model_timeline_floor(const struct model_timeline *tl, int64_t from_ns, int64_t to_ns);
+
+/* Events that lowered device bytes live between from_ns and to_ns. */
+uint64_t model_timeline_drops(const struct model_timeline *tl, int64_t from_ns, int64_t to_ns);

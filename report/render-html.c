@@ -1,33 +1,59 @@
-/* A single self-contained HTML page (no external resources, no script):
- * the OOM headline (or the peak), totals, sites, leaks and the holders at
- * the OOM. Every string that comes from the trace goes through escape_html;
- * fprintf formats here only ever get numbers and literal markup. */
+/* The HTML report: one self-contained page, no network, no external
+ * fonts or scripts, so it opens on an offline cluster from a file.
+ *
+ * What must be read first is written here as static markup: the headline
+ * (the OOM, else the peak), what the device had, what to try and why, the
+ * failing call path and who held the memory. The interactive views (the
+ * timeline, the flame graph of the live set at a chosen moment, the
+ * operations table) are drawn by one script, render-html.js, from a JSON
+ * data block.
+ *
+ * Trace strings are untrusted. In markup they go through escape_html; in
+ * the data block through json_str, which also escapes <, >, & and
+ * U+2028/9, so "</script>" cannot end the block; the script puts them on
+ * the page with textContent only. On top of that, the Content-Security-
+ * Policy names the exact script and stylesheet by their SHA-256 (computed
+ * at build time by embed-asset.py): nothing else runs, no inline handler
+ * (onerror=...), no other style, no fetch, image or font. A hash rather
+ * than 'unsafe-inline', because 'unsafe-inline' would also run any script
+ * an escaping bug let through.
+ *
+ * Bounded size: the timeline has at most TIMELINE_BUCKETS points, each
+ * moment at most MOMENT_STACKS stacks, the table at most SITE_ROWS sites;
+ * the rest is summed as "(other)". */
 #include <inttypes.h>
+#include <string.h>
 
+#include "diagnose.h"
+#include "model-timeline.h"
+#include "render-html-assets.h"
 #include "render.h"
+#include "trace-schema.h"
+#include "util-json.h"
 #include "util-mem.h"
 #include "util-str.h"
 
-static const char style[] =
-	"body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}"
-	"h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}"
-	".meta{color:#555}"
-	".headline{padding:.8em 1em;border-radius:4px;background:#eef3fb;"
-	"border-left:5px solid #3568b0}"
-	".headline.oom{background:#fbeeee;border-left-color:#b03535}"
-	".note{padding:.5em 1em;background:#fdf6e3;border-left:5px solid #b08a35}"
-	"table{border-collapse:collapse}"
-	"th,td{padding:.2em .7em;border-bottom:1px solid #ddd;text-align:left;"
-	"vertical-align:top}"
-	"td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
-	"code,summary{font-family:ui-monospace,monospace;font-size:13px}"
-	"ol{margin:.3em 0;padding-left:2em}";
+#define MOMENT_STACKS 2000
+#define MOMENT_OOMS 16	  /* OOM moments: the first half and the last half */
+#define SITE_ROWS 500	  /* per ordering: peak, OOM, total, leaked */
+#define PATH_FRAMES 12	  /* frames of the failing path shown before "more" */
+#define HEADLINE_HOLDERS 6
+
+/* keys of the frame map besides trace frame indices */
+#define FRAME_MISSING (1ull << 62)
+#define FRAME_PSEUDO (1ull << 63) /* | stack id: a stack the trace lacks */
 
 struct html {
 	FILE *f;
 	const struct trace *t;
 	const struct model *m;
 	const struct render_opts *o;
+	struct mt_map stack_index; /* stack id -> index in stacks */
+	int64_t *stacks;
+	size_t n_stacks, cap_stacks;
+	struct mt_map frame_index; /* frame key -> index in frames */
+	uint64_t *frames;
+	size_t n_frames, cap_frames;
 };
 
 static void esc(const struct html *h, const char *s)
@@ -35,33 +61,459 @@ static void esc(const struct html *h, const char *s)
 	escape_html(h->f, s);
 }
 
+static struct size_str {
+	char s[32];
+} sz(uint64_t bytes)
+{
+	struct size_str r;
+
+	fmt_size(r.s, sizeof(r.s), bytes);
+	return r;
+}
+
+static struct size_str secs(int64_t ns)
+{
+	struct size_str r;
+
+	fmt_seconds(r.s, sizeof(r.s), ns);
+	return r;
+}
+
+/* ---- frames: labels and kinds ---- */
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static bool name_in(const char *s, const char *const *list, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++) {
+		if (strstr(s, list[i]))
+			return true;
+	}
+	return false;
+}
+
+/* The colour class of a frame: "py" (the program's Python), "fw" (a
+ * framework: PyTorch, TensorFlow, JAX/XLA, in Python or native), "cuda"
+ * (CUDA's libraries), "native", or "none" (missing). */
+static const char *frame_kind(const struct trace *t, const struct trace_frame *f)
+{
+	static const char *const cuda[] = { "libcuda.", "libcudart", "libcublas", "libcudnn",
+					    "libnccl", "libcufft", "libcurand", "libcusparse",
+					    "libcusolver", "libnvrtc", "libnvJitLink", "libcupti" };
+	static const char *const fw_lib[] = { "libtorch", "libc10", "torch/_C", "_C.cpython",
+					      "libtensorflow", "_pywrap_tensorflow", "xla_extension",
+					      "libxla", "jaxlib", "libjax" };
+	static const char *const fw_fn[] = { "c10::", "at::", "torch::", "tensorflow::", "xla::",
+					     "jax::", "caffe2::", "tsl::" };
+	static const char *const fw_py[] = { "/torch/", "/tensorflow/", "/keras/", "/jax/",
+					     "/jaxlib/", "/flax/", "/transformers/" };
+	const struct trace_module *mod;
+
+	if (!f)
+		return "none";
+	if (f->kind == MT_FRAME_PYTHON)
+		return name_in(f->file, fw_py, ARRAY_LENGTH(fw_py)) ? "fw" : "py";
+	mod = trace_frame_module(t, f);
+	if (mod && name_in(path_basename(mod->path), cuda, ARRAY_LENGTH(cuda)))
+		return "cuda";
+	if (has_prefix(f->function, "cuda") || has_prefix(f->function, "cuMem"))
+		return "cuda";
+	if ((mod && name_in(mod->path, fw_lib, ARRAY_LENGTH(fw_lib))))
+		return "fw";
+	for (size_t i = 0; f->function && i < ARRAY_LENGTH(fw_fn); i++) {
+		if (has_prefix(f->function, fw_fn[i]))
+			return "fw";
+	}
+	return "native";
+}
+
+static uint32_t frame_ref(struct html *h, uint64_t key)
+{
+	bool inserted;
+	uint32_t *idx = map_put(&h->frame_index, key, &inserted);
+
+	if (inserted) {
+		mt_grow(&h->frames, &h->cap_frames, h->n_frames + 1, sizeof(*h->frames));
+		h->frames[h->n_frames] = key;
+		*idx = (uint32_t)h->n_frames++;
+	}
+	return *idx;
+}
+
+/* The index of stack id in the data's stacks, added when first used. */
+static uint32_t stack_ref(struct html *h, int64_t stack)
+{
+	bool inserted;
+	uint32_t *idx = map_put(&h->stack_index, (uint64_t)stack, &inserted);
+
+	if (inserted) {
+		mt_grow(&h->stacks, &h->cap_stacks, h->n_stacks + 1, sizeof(*h->stacks));
+		h->stacks[h->n_stacks] = stack;
+		*idx = (uint32_t)h->n_stacks++;
+	}
+	return *idx;
+}
+
+/* ---- the data block ---- */
+
+/* "stacks": each the list of its frames' indices, outermost first. */
+static void data_stacks(struct html *h)
+{
+	fputs(",\n\"stacks\":[", h->f);
+	for (size_t i = 0; i < h->n_stacks; i++) {
+		const struct trace_stack *s = trace_find_stack(h->t, h->stacks[i]);
+
+		fputs(i ? ",[" : "[", h->f);
+		if (!s || s->depth == 0)
+			fprintf(h->f, "%" PRIu32, frame_ref(h, FRAME_PSEUDO | (uint64_t)h->stacks[i]));
+		for (uint32_t d = s ? s->depth : 0; d-- > 0;) {
+			const struct trace_frame *fr = trace_stack_frame(h->t, s, d);
+			uint64_t key = fr ? (uint64_t)(fr - h->t->frames) : FRAME_MISSING;
+
+			fprintf(h->f, "%" PRIu32 "%s", frame_ref(h, key), d ? "," : "");
+		}
+		fputc(']', h->f);
+	}
+	fputc(']', h->f);
+}
+
+/* "frames": [label, kind]. */
+static void data_frames(struct html *h)
+{
+	fputs(",\n\"frames\":[", h->f);
+	for (size_t i = 0; i < h->n_frames; i++) {
+		uint64_t key = h->frames[i];
+		const struct trace_frame *fr = key & (FRAME_PSEUDO | FRAME_MISSING)
+						       ? NULL : &h->t->frames[key];
+		_autofree_ char *label = key & FRAME_PSEUDO
+			? render_stack_label(h->t, (int64_t)(key & ~FRAME_PSEUDO), true)
+			: render_frame_label(h->t, fr, true);
+
+		fputs(i ? ",[" : "[", h->f);
+		json_str(h->f, label);
+		fprintf(h->f, ",\"%s\"]", frame_kind(h->t, fr));
+	}
+	fputc(']', h->f);
+}
+
+/* A moment: the live set at one time, as [stack, bytes, count] groups. */
+struct group {
+	int64_t stack;
+	uint64_t bytes, count;
+};
+
+struct moment {
+	int64_t time_ns;
+	const char *kind; /* oom, peak, sample, end */
+	char name[48];
+	uint64_t live, count;
+	struct group *groups;
+	size_t n_groups;
+	uint64_t other_bytes, other_count;
+	bool is_default;
+};
+
+struct moments {
+	struct moment *v;
+	size_t n, cap;
+};
+
+static struct moment *moment_add(struct moments *ms, int64_t t, const char *kind)
+{
+	struct moment *mo;
+
+	mt_grow(&ms->v, &ms->cap, ms->n + 1, sizeof(*ms->v));
+	mo = &ms->v[ms->n++];
+	*mo = (struct moment){ .time_ns = t < 0 ? 0 : t, .kind = kind };
+	return mo;
+}
+
+static void moment_group(struct moment *mo, int64_t stack, uint64_t bytes, uint64_t count)
+{
+	if (bytes == 0 && count == 0)
+		return;
+	if (mo->n_groups >= MOMENT_STACKS) {
+		mo->other_bytes += bytes;
+		mo->other_count += count;
+		return;
+	}
+	mo->groups = mt_xrealloc(mo->groups, mo->n_groups + 1, sizeof(*mo->groups));
+	mo->groups[mo->n_groups++] = (struct group){ stack, bytes, count };
+}
+
+static void moments_samples(const struct model_timeline *tl, struct moments *ms)
+{
+	for (size_t i = 0; tl && i < tl->n_snaps; i++) {
+		const struct timeline_snapshot *s = &tl->snaps[i];
+		struct moment *mo = moment_add(ms, s->time_ns, "sample");
+
+		snprintf(mo->name, sizeof(mo->name), "%s", secs(s->time_ns).s);
+		mo->live = s->live_bytes;
+		mo->count = s->live_count;
+		for (size_t g = 0; g < s->n_stacks; g++)
+			moment_group(mo, s->stacks[g].stack, s->stacks[g].bytes, s->stacks[g].count);
+		mo->other_bytes += s->other_bytes;
+		mo->other_count += s->other_count;
+	}
+}
+
+static void moments_ooms(const struct model *m, struct moments *ms)
+{
+	for (size_t i = 0; i < m->n_ooms; i++) {
+		const struct model_oom *o = &m->ooms[i];
+		struct moment *mo;
+
+		if (!o->has_holders)
+			continue;
+		if (i >= MOMENT_OOMS / 2 && i + MOMENT_OOMS / 2 < m->n_ooms)
+			continue;
+		mo = moment_add(ms, o->time_ns, "oom");
+		snprintf(mo->name, sizeof(mo->name), "OOM %zu", i + 1);
+		mo->live = o->live_bytes;
+		mo->count = o->live_count;
+		mo->is_default = o == render_headline_oom(m);
+		for (size_t g = 0; g < o->n_holders; g++)
+			moment_group(mo, o->holders[g].stack, o->holders[g].bytes, o->holders[g].count);
+	}
+}
+
+/* The peak, from what each site held then; the end, from what is live. */
+static void moments_peak_end(const struct model *m, int64_t end, struct moments *ms)
+{
+	struct moment *mo;
+
+	if (m->device.allocations) {
+		mo = moment_add(ms, m->device.peak_time_ns, "peak");
+		snprintf(mo->name, sizeof(mo->name), "peak");
+		mo->live = m->device.peak_bytes;
+		mo->is_default = m->n_ooms == 0 || !render_headline_oom(m)->has_holders;
+		for (size_t i = 0; i < m->n_sites; i++)
+			moment_group(mo, m->sites[i].stack, m->sites[i].at_peak, 0);
+	}
+	mo = moment_add(ms, end, "end");
+	snprintf(mo->name, sizeof(mo->name), "end");
+	mo->live = m->device.live_bytes;
+	mo->count = m->device.live_count;
+	for (size_t i = 0; i < m->n_leaks; i++) {
+		if (model_mem_is_device(m->leaks[i].mem))
+			moment_group(mo, m->leaks[i].stack, m->leaks[i].bytes, m->leaks[i].count);
+	}
+}
+
+static int cmp_moment(const void *a, const void *b)
+{
+	const struct moment *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return strcmp(x->kind, y->kind);
+}
+
+static void data_moments(struct html *h)
+{
+	struct moments ms = { 0 };
+	size_t def = 0;
+
+	moments_samples(h->m->timeline, &ms);
+	moments_ooms(h->m, &ms);
+	moments_peak_end(h->m, render_duration_ns(h->t, h->m), &ms);
+	qsort(ms.v, ms.n, sizeof(*ms.v), cmp_moment);
+	fputs(",\n\"moments\":[", h->f);
+	for (size_t i = 0; i < ms.n; i++) {
+		struct moment *mo = &ms.v[i];
+
+		if (mo->is_default)
+			def = i;
+		fprintf(h->f, "%s\n{\"t\":%" PRId64 ",\"kind\":\"%s\",\"name\":", i ? "," : "",
+			mo->time_ns, mo->kind);
+		json_str(h->f, mo->name);
+		fprintf(h->f, ",\"live\":%" PRIu64 ",\"count\":%" PRIu64 ",\"other\":[%" PRIu64
+			      ",%" PRIu64 "],\"groups\":[",
+			mo->live, mo->count, mo->other_bytes, mo->other_count);
+		for (size_t g = 0; g < mo->n_groups; g++)
+			fprintf(h->f, "%s[%" PRIu32 ",%" PRIu64 ",%" PRIu64 "]", g ? "," : "",
+				stack_ref(h, mo->groups[g].stack), mo->groups[g].bytes,
+				mo->groups[g].count);
+		fputs("]}", h->f);
+		free(mo->groups);
+	}
+	fprintf(h->f, "],\n\"selected\":%zu", def);
+	free(ms.v);
+}
+
+static uint64_t device_total(const struct model *m)
+{
+	const struct model_oom *o = render_headline_oom(m);
+
+	if (o && o->has_device_total && o->device_total > 0)
+		return (uint64_t)o->device_total;
+	if (m->n_devices == 1 && m->devices[0].has_total)
+		return m->devices[0].total;
+	return 0;
+}
+
+static void data_timeline(struct html *h)
+{
+	const struct model_timeline *tl = h->m->timeline;
+	bool first = true;
+
+	fprintf(h->f, ",\n\"timeline\":{\"width\":%" PRId64 ",\"end\":%" PRId64 ",\"total\":%" PRIu64
+		      ",\"peak\":[%" PRId64 ",%" PRIu64 "],\"buckets\":[",
+		tl ? tl->width : 1, render_duration_ns(h->t, h->m), device_total(h->m),
+		h->m->device.peak_time_ns, h->m->device.peak_bytes);
+	for (size_t i = 0; tl && i < tl->n_buckets; i++) {
+		const struct timeline_bucket *b = &tl->buckets[i];
+
+		if (!b->used)
+			continue;
+		fprintf(h->f, "%s[%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", first ? "" : ",", i,
+			b->min, b->max, b->last);
+		first = false;
+	}
+	fputs("],\"markers\":[", h->f);
+	for (size_t i = 0; tl && i < tl->n_markers; i++)
+		fprintf(h->f, "%s[%" PRId64 ",%d,%" PRIu64 "]", i ? "," : "",
+			tl->markers[i].time_ns, tl->markers[i].kind, tl->markers[i].bytes);
+	fprintf(h->f, "],\"markers_dropped\":%" PRIu64 "}", tl ? tl->markers_dropped : 0);
+}
+
+/* ---- the operations table: sites ---- */
+
+struct site_row {
+	const struct model_site *s;
+	uint64_t at_oom;
+	bool keep;
+};
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a == b ? 0 : a > b ? -1 : 1;
+}
+
+static int by_oom(const void *a, const void *b)
+{
+	return cmp_u64_desc(((const struct site_row *)a)->at_oom, ((const struct site_row *)b)->at_oom);
+}
+
+static int by_total(const void *a, const void *b)
+{
+	return cmp_u64_desc(((const struct site_row *)a)->s->total_bytes,
+			    ((const struct site_row *)b)->s->total_bytes);
+}
+
+static int by_live(const void *a, const void *b)
+{
+	return cmp_u64_desc(((const struct site_row *)a)->s->live,
+			    ((const struct site_row *)b)->s->live);
+}
+
+static int by_peak(const void *a, const void *b)
+{
+	const struct site_row *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s; /* the model's order: by peak */
+}
+
+/* Bytes each site held at the headline OOM: its holders, by site key. */
+static void site_rows_oom(const struct model *m, struct site_row *rows)
+{
+	const struct model_oom *o = render_headline_oom(m);
+	struct mt_map idx;
+
+	if (!o || !o->has_holders)
+		return;
+	map_init(&idx, sizeof(uint32_t));
+	for (size_t i = 0; i < m->n_sites; i++) {
+		bool ins;
+
+		*(uint32_t *)map_put(&idx, m->sites[i].key, &ins) = (uint32_t)i;
+	}
+	for (size_t i = 0; i < o->n_holders; i++) {
+		uint32_t *s = map_get(&idx, model_site_key(m, o->holders[i].stack));
+
+		if (s)
+			rows[*s].at_oom += o->holders[i].bytes;
+	}
+	map_fini(&idx);
+}
+
+static void keep_top(struct site_row *rows, size_t n, int (*cmp)(const void *, const void *))
+{
+	qsort(rows, n, sizeof(*rows), cmp);
+	for (size_t i = 0; i < n && i < SITE_ROWS; i++)
+		rows[i].keep = true;
+}
+
+static void data_sites(struct html *h)
+{
+	const struct model *m = h->m;
+	struct site_row *rows = mt_xcalloc(m->n_sites ? m->n_sites : 1, sizeof(*rows));
+	uint64_t other[5] = { 0 };
+	size_t n_other = 0;
+	bool first = true;
+
+	for (size_t i = 0; i < m->n_sites; i++)
+		rows[i].s = &m->sites[i];
+	site_rows_oom(m, rows);
+	/* every site that is among the largest by some column */
+	keep_top(rows, m->n_sites, by_oom);
+	keep_top(rows, m->n_sites, by_total);
+	keep_top(rows, m->n_sites, by_live);
+	keep_top(rows, m->n_sites, by_peak);
+	fputs(",\n\"sites\":[", h->f);
+	for (size_t i = 0; i < m->n_sites; i++) {
+		const struct model_site *s = rows[i].s;
+		_autofree_ char *label = NULL;
+
+		if (!rows[i].keep) {
+			uint64_t v[5] = { s->at_peak, rows[i].at_oom, s->total_bytes, s->count, s->live };
+
+			for (int k = 0; k < 5; k++)
+				other[k] += v[k];
+			n_other++;
+			continue;
+		}
+		label = render_stack_label(h->t, s->stack, true);
+		fprintf(h->f, "%s\n[%" PRIu32 ",", first ? "" : ",", stack_ref(h, s->stack));
+		json_str(h->f, label);
+		fprintf(h->f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
+			s->at_peak, rows[i].at_oom, s->total_bytes, s->count, s->live);
+		first = false;
+	}
+	fprintf(h->f, "],\n\"sites_other\":[%zu,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		      ",%" PRIu64 "]",
+		n_other, other[0], other[1], other[2], other[3], other[4]);
+	free(rows);
+}
+
+static void data_block(struct html *h)
+{
+	const struct model_oom *o = render_headline_oom(h->m);
+
+	fputs("<script type=\"application/json\" id=\"memtrace-data\">{\"version\":1", h->f);
+	fprintf(h->f, ",\"has_oom\":%s,\"headline_oom\":%" PRId64, o ? "true" : "false",
+		o ? o->time_ns : -1);
+	data_moments(h);
+	data_timeline(h);
+	data_sites(h);
+	data_stacks(h);
+	data_frames(h);
+	fputs("}</script>\n", h->f);
+}
+
+/* ---- static markup ---- */
+
 static void size_cell(const struct html *h, uint64_t bytes)
 {
-	char buf[32];
-
-	fmt_size(buf, sizeof(buf), bytes);
-	fprintf(h->f, "<td class=\"n\" title=\"%" PRIu64 " bytes\">%s</td>", bytes, buf);
+	fprintf(h->f, "<td class=\"n\" title=\"%" PRIu64 " bytes\">%s</td>", bytes, sz(bytes).s);
 }
 
 static void count_cell(const struct html *h, uint64_t n)
 {
 	fprintf(h->f, "<td class=\"n\">%" PRIu64 "</td>", n);
-}
-
-static void secs(const struct html *h, int64_t ns)
-{
-	char buf[32];
-
-	fmt_seconds(buf, sizeof(buf), ns);
-	fputs(buf, h->f);
-}
-
-static void size_text(const struct html *h, uint64_t bytes)
-{
-	char buf[32];
-
-	fmt_size(buf, sizeof(buf), bytes);
-	fputs(buf, h->f);
 }
 
 /* The site frame as the summary, the whole stack inside. */
@@ -86,141 +538,268 @@ static void stack_cell(const struct html *h, int64_t stack)
 static void print_head(const struct html *h)
 {
 	const char *cmd = trace_meta_get(h->t, "cmdline");
+
+	fprintf(h->f,
+		"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		"script-src 'sha256-%s'; style-src 'sha256-%s'; base-uri 'none'; "
+		"form-action 'none'\">"
+		"<meta name=\"viewport\" content=\"width=device-width\">"
+		"<title>memtrace: ",
+		render_html_js_sha256, render_html_css_sha256);
+	esc(h, cmd && *cmd ? cmd : h->t->path);
+	fprintf(h->f, "</title><style>%s</style></head><body>\n", render_html_css);
+}
+
+static void print_topbar(const struct html *h)
+{
+	const char *cmd = trace_meta_get(h->t, "cmdline");
 	const char *host = trace_meta_get(h->t, "host");
 	const char *pid = trace_meta_get(h->t, "pid");
+	const char *rank = trace_meta_get(h->t, "rank");
+	const char *end = trace_meta_get(h->t, "end");
 
-	/* the policy forbids scripts and fetches: even a string that escaped
-	 * escaping could not run or phone home */
-	fprintf(h->f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-		      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-		      "style-src 'unsafe-inline'\">"
-		      "<title>memtrace report: ");
-	esc(h, cmd ? cmd : h->t->path);
-	fprintf(h->f, "</title><style>%s</style></head><body>\n<h1>memtrace report</h1>\n", style);
-	fputs("<p class=\"meta\"><code>", h->f);
-	esc(h, cmd ? cmd : "(command line not recorded)");
-	fputs("</code><br>pid ", h->f);
+	fputs("<header class=\"top\"><b>memtrace</b> <code class=\"cmd\">", h->f);
+	esc(h, cmd && *cmd ? cmd : "(command line not recorded)");
+	fputs("</code><span class=\"meta\">pid ", h->f);
 	esc(h, pid ? pid : "?");
 	fputs(" on ", h->f);
 	esc(h, host ? host : "?");
-	fputs(", trace ", h->f);
+	if (rank && *rank) {
+		fputs(", rank ", h->f);
+		esc(h, rank);
+	}
+	fprintf(h->f, " · ran %s · ", secs(render_duration_ns(h->t, h->m)).s);
+	esc(h, end && strcmp(end, "exit") == 0 ? "exited"
+	       : end && strcmp(end, "running") == 0 ? "trace not closed (killed, crashed or running)"
+						    : "end unknown");
+	fputs(" · ", h->f);
 	esc(h, h->t->path);
-	fputs(", ran ", h->f);
-	secs(h, render_duration_ns(h->t, h->m));
-	fputs(", end: ", h->f);
-	esc(h, trace_meta_get(h->t, "end") ? trace_meta_get(h->t, "end") : "unknown");
-	fputs("</p>\n", h->f);
+	fputs("</span></header>\n<main>\n", h->f);
 }
 
-static void print_headline(const struct html *h)
+static void stat_box(const struct html *h, const char *cls, const char *what, const char *value,
+		 const char *sub)
 {
-	const struct model_oom *o = render_headline_oom(h->m);
-	const struct model_mem *d = &h->m->device;
+	fprintf(h->f, "<div class=\"stat %s\"><div class=\"k\">%s</div><div class=\"v\">%s</div>",
+		cls, what, value);
+	if (sub)
+		fprintf(h->f, "<div class=\"s\">%s</div>", sub);
+	fputs("</div>", h->f);
+}
 
-	if (!o) {
-		fputs("<p class=\"headline\">No out-of-memory failure. Peak device memory ", h->f);
-		size_text(h, d->peak_bytes);
-		fputs(" at ", h->f);
-		secs(h, d->peak_time_ns);
-		fputs(".</p>\n", h->f);
+/* One bar of the whole device: the process's allocations, what the device
+ * used beyond them, what was free, and the request drawn against the free
+ * part. SVG attributes, not style: the policy allows no inline style. */
+static void device_bar(const struct html *h, const struct model_oom *o)
+{
+	double total = (double)o->device_total;
+	double live = (double)o->live_bytes, unex = (double)o->unexplained_bytes;
+	double fr = o->device_free > 0 ? (double)o->device_free : 0;
+	double req = (double)o->requested;
+	double x1, x2, x3;
+
+	if (!o->has_device_total || o->device_total <= 0)
+		return;
+	x1 = 1000 * (live < total ? live : total) / total;
+	x2 = x1 + 1000 * (o->has_unexplained ? unex : 0) / total;
+	x2 = x2 > 1000 ? 1000 : x2;
+	x3 = 1000 - 1000 * fr / total;
+	x3 = x3 < x2 ? x2 : x3;
+	fputs("<svg class=\"devbar\" viewBox=\"0 0 1000 20\" preserveAspectRatio=\"none\" "
+	      "role=\"img\" aria-label=\"device memory at the failure\">", h->f);
+	fprintf(h->f, "<rect class=\"b-live\" x=\"0\" y=\"0\" width=\"%.1f\" height=\"20\"/>", x1);
+	fprintf(h->f, "<rect class=\"b-unex\" x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"20\"/>", x1,
+		x2 - x1);
+	fprintf(h->f, "<rect class=\"b-other\" x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"20\"/>", x2,
+		x3 - x2);
+	fprintf(h->f, "<rect class=\"b-free\" x=\"%.1f\" y=\"0\" width=\"%.1f\" height=\"20\"/>", x3,
+		1000 - x3);
+	fprintf(h->f, "<rect class=\"b-req\" x=\"%.1f\" y=\"12\" width=\"%.1f\" height=\"8\"/>",
+		x3, 1000 * req / total);
+	fputs("</svg><div class=\"legend\"><span class=\"k-live\">this process's allocations</span>"
+	      "<span class=\"k-unex\">not explained by them</span><span class=\"k-free\">free"
+	      "</span><span class=\"k-req\">the request</span></div>\n",
+	      h->f);
+}
+
+static void oom_stats(const struct html *h, const struct model_oom *o)
+{
+	char sub[96];
+
+	fputs("<div class=\"stats\">", h->f);
+	stat_box(h, "req", "requested", sz(o->requested).s, NULL);
+	if (o->has_device_free && o->has_device_total) {
+		snprintf(sub, sizeof(sub), "of %s on the device",
+			 sz(o->device_total < 0 ? 0 : (uint64_t)o->device_total).s);
+		stat_box(h, "free", "free", sz(o->device_free < 0 ? 0 : (uint64_t)o->device_free).s, sub);
+	}
+	snprintf(sub, sizeof(sub), "in %" PRIu64 " allocations", o->live_count);
+	stat_box(h, "live", "live (this process)", sz(o->live_bytes).s, sub);
+	if (o->has_unexplained)
+		stat_box(h, "unex", "not explained", sz(o->unexplained_bytes).s,
+		     "contexts, other processes, caches");
+	snprintf(sub, sizeof(sub), "at %s", secs(h->m->device.peak_time_ns).s);
+	stat_box(h, "peak", "peak", sz(h->m->device.peak_bytes).s, sub);
+	if (h->m->n_ooms > 1) {
+		snprintf(sub, sizeof(sub), "%zu", h->m->n_ooms);
+		stat_box(h, "n", "OOMs", sub, "this is the last");
+	}
+	fputs("</div>\n", h->f);
+}
+
+static void print_diagnosis(const struct html *h)
+{
+	struct diagnoses d;
+
+	diagnose(h->t, h->m, &d);
+	if (d.n) {
+		fputs("<div class=\"try\"><h3>What to try</h3><ul>", h->f);
+		for (size_t i = 0; i < d.n; i++) {
+			fputs("<li><b>", h->f);
+			esc(h, d.items[i].title);
+			fputs(":</b> ", h->f);
+			esc(h, d.items[i].remedy);
+			fputs(" <span class=\"why\">Evidence: ", h->f);
+			esc(h, d.items[i].evidence);
+			fputs(".</span></li>", h->f);
+		}
+		fputs("</ul></div>\n", h->f);
+	}
+	diagnoses_fini(&d);
+}
+
+/* The failing call, outermost first, the innermost frames in view. */
+static void print_path(const struct html *h, int64_t stack)
+{
+	const struct trace_stack *s = trace_find_stack(h->t, stack);
+	uint32_t n = s ? s->depth : 0;
+
+	fputs("<div class=\"path\"><h3>The path that led there</h3>", h->f);
+	if (!n) {
+		_autofree_ char *label = render_stack_label(h->t, stack, true);
+
+		esc(h, label);
+		fputs("</div>\n", h->f);
 		return;
 	}
+	if (n > PATH_FRAMES)
+		fprintf(h->f, "<details><summary>%u outer frames</summary>", n - PATH_FRAMES);
+	for (uint32_t d = n; d-- > 0;) {
+		const struct trace_frame *fr = trace_stack_frame(h->t, s, d);
+		_autofree_ char *label = render_frame_label(h->t, fr, true);
+
+		fprintf(h->f, "<span class=\"fr k-%s\">", frame_kind(h->t, fr));
+		esc(h, label);
+		fputs("</span>", h->f);
+		if (n > PATH_FRAMES && d == PATH_FRAMES)
+			fputs("</details>", h->f);
+		else if (d)
+			fputs("<span class=\"sep\">›</span>", h->f);
+	}
+	fputs("</div>\n", h->f);
+}
+
+/* Who held the memory at the failure (or the peak): the largest holders. */
+static void print_holders(const struct html *h, const struct model_group *g, size_t n,
+			  uint64_t live, const char *when)
+{
+	fprintf(h->f, "<div class=\"holders\"><h3>Who held it %s</h3><table>", when);
+	for (size_t i = 0; i < n && i < HEADLINE_HOLDERS; i++) {
+		_autofree_ char *label = render_stack_label(h->t, g[i].stack, true);
+		double w = live ? 100.0 * (double)g[i].bytes / (double)live : 0;
+
+		fprintf(h->f, "<tr><td class=\"n\">%s</td><td class=\"bar\"><svg viewBox=\"0 0 100 8\" "
+			      "preserveAspectRatio=\"none\"><rect x=\"0\" y=\"0\" width=\"%.1f\" "
+			      "height=\"8\"/></svg></td><td class=\"lbl\">",
+			sz(g[i].bytes).s, w);
+		esc(h, label);
+		fprintf(h->f, " <span class=\"cnt\">×%" PRIu64 "</span></td></tr>", g[i].count);
+	}
+	if (n > HEADLINE_HOLDERS)
+		fprintf(h->f, "<tr><td></td><td></td><td class=\"lbl more\">and %zu more stacks "
+			      "(table below)</td></tr>",
+			n - HEADLINE_HOLDERS);
+	fputs("</table></div>\n", h->f);
+}
+
+static void print_oom_headline(const struct html *h, const struct model_oom *o)
+{
 	_autofree_ char *where = render_stack_label(h->t, o->stack, true);
 	const char *api = trace_api_name(h->t, o->api);
 
-	fputs("<p class=\"headline oom\"><strong>OUT OF MEMORY:</strong> ", h->f);
+	fputs("<section class=\"headline oom\" id=\"headline\"><div class=\"story\">"
+	      "<h1><span class=\"tag\">OUT OF MEMORY</span> ", h->f);
 	esc(h, api ? api : "allocation");
-	fputs(" of ", h->f);
-	size_text(h, o->requested);
-	fputs(" failed at ", h->f);
-	secs(h, o->time_ns);
-	fputs(" in <code>", h->f);
+	fprintf(h->f, " of <b>%s</b> failed at %s in <code>", sz(o->requested).s,
+		secs(o->time_ns).s);
 	esc(h, where);
-	fputs("</code>", h->f);
-	if (o->has_device_free && o->has_device_total) {
-		fputs("; device had ", h->f);
-		size_text(h, o->device_free < 0 ? 0 : (uint64_t)o->device_free);
-		fputs(" free of ", h->f);
-		size_text(h, o->device_total < 0 ? 0 : (uint64_t)o->device_total);
-	}
-	fputs("; ", h->f);
-	size_text(h, o->live_bytes);
-	fprintf(h->f, " live in %" PRIu64 " allocations", o->live_count);
-	if (h->m->n_ooms > 1)
-		fprintf(h->f, " (the last of %zu out-of-memory failures)", h->m->n_ooms);
-	fputs(".", h->f);
-	if (o->has_unexplained && o->unexplained_bytes) {
-		fputs(" The device had ", h->f);
-		size_text(h, render_oom_device_used(o));
-		fputs(" in use, of which ", h->f);
-		size_text(h, o->unexplained_bytes);
-		fputs(" is not this process's allocations: contexts, other processes or "
-		      "libraries' workspaces.",
-		      h->f);
-	}
-	fputs("</p>\n", h->f);
+	fputs("</code></h1>\n", h->f);
+	oom_stats(h, o);
+	device_bar(h, o);
+	print_diagnosis(h);
+	print_path(h, o->stack);
+	fputs("</div>", h->f);
+	if (o->has_holders)
+		print_holders(h, o->holders, o->n_holders, o->live_bytes, "at the failure");
+	fputs("</section>\n", h->f);
 }
 
-static void print_notes(const struct html *h)
-{
-	for (size_t i = 0; i < h->m->n_notes; i++) {
-		const struct model_note *n = &h->m->notes[i];
-		_autofree_ char *where = render_stack_label(h->t, n->stack, true);
-
-		if (n->kind != MODEL_NOTE_PREALLOCATION)
-			continue;
-		fputs("<p class=\"note\">Note: one allocation of ", h->f);
-		size_text(h, n->bytes);
-		fprintf(h->f, " (%.0f%% of device %d) at ", render_note_fraction(n) * 100, n->device);
-		secs(h, n->time_ns);
-		fputs(" by <code>", h->f);
-		esc(h, where);
-		fputs("</code> looks like a framework preallocating its memory pool: memtrace sees "
-		      "the pool, not the tensors in it. Rerun with <code>memtrace run "
-		      "--per-tensor</code> (see docs/usage.md).</p>\n",
-		      h->f);
-	}
-}
-
-static void total_row(const struct html *h, const char *what, uint64_t device, uint64_t host,
-		      bool bytes)
-{
-	fprintf(h->f, "<tr><th>%s</th>", what);
-	if (bytes) {
-		size_cell(h, device);
-		size_cell(h, host);
-	} else {
-		count_cell(h, device);
-		count_cell(h, host);
-	}
-	fputs("</tr>\n", h->f);
-}
-
-static void print_totals(const struct html *h)
+/* No OOM: the peak leads; the holders are the sites at the peak. */
+static void print_peak_headline(const struct html *h)
 {
 	const struct model *m = h->m;
+	size_t n = m->n_sites < HEADLINE_HOLDERS ? m->n_sites : HEADLINE_HOLDERS;
+	struct model_group g[HEADLINE_HOLDERS];
+	char sub[64];
 
-	fputs("<h2>Totals</h2>\n<table><tr><th></th><th>device memory</th>"
-	      "<th>pinned host</th></tr>\n",
+	fputs("<section class=\"headline\" id=\"headline\"><div class=\"story\"><h1>"
+	      "<span class=\"tag ok\">NO OUT-OF-MEMORY FAILURE</span> ", h->f);
+	if (m->device.allocations)
+		fprintf(h->f, "peak device memory <b>%s</b> at %s", sz(m->device.peak_bytes).s,
+			secs(m->device.peak_time_ns).s);
+	else
+		fputs("no device memory was allocated", h->f);
+	fputs("</h1>\n<div class=\"stats\">", h->f);
+	snprintf(sub, sizeof(sub), "%" PRIu64 " allocations", m->device.allocations);
+	stat_box(h, "live", "allocated", sz(m->device.bytes_allocated).s, sub);
+	snprintf(sub, sizeof(sub), "in %" PRIu64 " allocations", m->device.live_count);
+	stat_box(h, "unex", "live at the end", sz(m->device.live_bytes).s, sub);
+	if (device_total(m)) {
+		snprintf(sub, sizeof(sub), "%.0f%% at the peak",
+			 100.0 * (double)m->device.peak_bytes / (double)device_total(m));
+		stat_box(h, "free", "device", sz(device_total(m)).s, sub);
+	}
+	fputs("</div>\n", h->f);
+	print_diagnosis(h);
+	fputs("</div>", h->f);
+	for (size_t i = 0; i < n; i++)
+		g[i] = (struct model_group){ .stack = m->sites[i].stack,
+					     .bytes = m->sites[i].at_peak,
+					     .count = m->sites[i].count };
+	if (n)
+		print_holders(h, g, n, m->device.peak_bytes, "at the peak");
+	fputs("</section>\n", h->f);
+}
+
+/* Containers the script fills; their text says what is missing without it. */
+static void print_views(const struct html *h)
+{
+	fputs("<section id=\"timeline\" class=\"view\"><h2>Device memory over time</h2>"
+	      "<noscript>The timeline, the flame graph and the operations table need "
+	      "JavaScript.</noscript></section>\n"
+	      "<section id=\"moment\" class=\"view\"><h2 id=\"moment-title\">Live at the selected "
+	      "moment</h2><div id=\"flame\"></div></section>\n"
+	      "<section id=\"ops\" class=\"view\"><h2>Operations</h2></section>\n",
 	      h->f);
-	total_row(h, "allocations", m->device.allocations, m->host.allocations, false);
-	total_row(h, "frees", m->device.frees, m->host.frees, false);
-	total_row(h, "bytes allocated", m->device.bytes_allocated, m->host.bytes_allocated, true);
-	total_row(h, "peak", m->device.peak_bytes, m->host.peak_bytes, true);
-	total_row(h, "live at end", m->device.live_bytes, m->host.live_bytes, true);
-	fprintf(h->f, "</table>\n<p>%" PRIu64 " events; %zu out-of-memory failures; %" PRIu64
-		      " other failed allocations; %" PRIu64 " frees of unknown addresses.</p>\n",
-		m->events, m->n_ooms, m->alloc_errors, m->unmatched_frees);
 }
 
 static void print_kinds(const struct html *h)
 {
 	const struct model *m = h->m;
 
-	if (!render_unusual_kinds(m))
-		return;
-	fputs("<h2>Memory kinds</h2>\n<table><tr><th>kind</th><th>allocations</th><th>total</th>"
-	      "<th>peak</th><th>live at end</th><th>counted as device memory</th>"
+	fputs("<h2>Memory kinds</h2>\n<table class=\"grid\"><tr><th>kind</th><th>allocations</th>"
+	      "<th>total</th><th>peak</th><th>live at end</th><th>counted as device memory</th>"
 	      "<th>what it is</th></tr>\n",
 	      h->f);
 	for (int mem = 1; mem < MODEL_MEM_KINDS; mem++) {
@@ -247,8 +826,9 @@ static void print_pools(const struct html *h)
 
 	if (m->n_pools == 0)
 		return;
-	fputs("<h2>Memory pools</h2>\n<table><tr><th>pool</th><th>allocations</th><th>total</th>"
-	      "<th>live at end</th><th>trims</th><th>destroyed</th><th>created at</th></tr>\n",
+	fputs("<h2>Memory pools</h2>\n<table class=\"grid\"><tr><th>pool</th><th>allocations</th>"
+	      "<th>total</th><th>live at end</th><th>trims</th><th>destroyed</th><th>created at"
+	      "</th></tr>\n",
 	      h->f);
 	for (size_t i = 0; i < m->n_pools; i++) {
 		const struct model_pool *p = &m->pools[i];
@@ -268,57 +848,21 @@ static void print_pools(const struct html *h)
 	fputs("</table>\n", h->f);
 }
 
-static void print_holders(const struct html *h)
-{
-	const struct model_oom *o = render_headline_oom(h->m);
-	size_t n;
-
-	if (!o)
-		return;
-	n = render_limit(h->o, o->n_holders);
-	fprintf(h->f, "<h2>Live at the out-of-memory failure (%zu of %zu stacks)</h2>\n",
-		n, o->n_holders);
-	fputs("<table><tr><th>bytes</th><th>allocations</th><th>allocated at</th></tr>\n", h->f);
-	for (size_t i = 0; i < n; i++) {
-		fputs("<tr>", h->f);
-		size_cell(h, o->holders[i].bytes);
-		count_cell(h, o->holders[i].count);
-		stack_cell(h, o->holders[i].stack);
-		fputs("</tr>\n", h->f);
-	}
-	fputs("</table>\n", h->f);
-}
-
-static void print_sites(const struct html *h)
-{
-	size_t n = render_limit(h->o, h->m->n_sites);
-
-	fprintf(h->f, "<h2>Sites by device memory live at the peak (%zu of %zu)</h2>\n", n,
-		h->m->n_sites);
-	fputs("<table><tr><th>at peak</th><th>total</th><th>allocations</th><th>live at end</th>"
-	      "<th>site</th></tr>\n",
-	      h->f);
-	for (size_t i = 0; i < n; i++) {
-		const struct model_site *s = &h->m->sites[i];
-
-		fputs("<tr>", h->f);
-		size_cell(h, s->at_peak);
-		size_cell(h, s->total_bytes);
-		count_cell(h, s->count);
-		size_cell(h, s->live);
-		stack_cell(h, s->stack);
-		fputs("</tr>\n", h->f);
-	}
-	fputs("</table>\n", h->f);
-}
-
 static void print_leaks(const struct html *h)
 {
+	const char *end = trace_meta_get(h->t, "end");
 	size_t n = render_limit(h->o, h->m->n_leaks);
 
-	fprintf(h->f, "<h2>Leaks: live at the end (%zu of %zu stacks)</h2>\n", n, h->m->n_leaks);
-	fputs("<table><tr><th>bytes</th><th>allocations</th><th>memory</th><th>allocated at</th>"
-	      "</tr>\n",
+	fprintf(h->f, "<h2>%s (%zu of %zu stacks)</h2>\n",
+		end && strcmp(end, "exit") == 0 ? "Leaks: live at exit"
+						: "Live at the end of the trace (the program did not exit)",
+		n, h->m->n_leaks);
+	if (!h->m->n_leaks) {
+		fputs("<p>None: everything memtrace saw allocated was freed.</p>\n", h->f);
+		return;
+	}
+	fputs("<table class=\"grid\"><tr><th>bytes</th><th>allocations</th><th>memory</th>"
+	      "<th>allocated at</th></tr>\n",
 	      h->f);
 	for (size_t i = 0; i < n; i++) {
 		const struct model_group *g = &h->m->leaks[i];
@@ -333,19 +877,65 @@ static void print_leaks(const struct html *h)
 	fputs("</table>\n", h->f);
 }
 
+static void print_totals(const struct html *h)
+{
+	const struct model *m = h->m;
+
+	fputs("<h2>Totals</h2>\n<table class=\"grid\"><tr><th></th><th>device memory</th>"
+	      "<th>pinned host</th></tr>\n",
+	      h->f);
+	fputs("<tr><th>allocations</th>", h->f);
+	count_cell(h, m->device.allocations);
+	count_cell(h, m->host.allocations);
+	fputs("</tr><tr><th>frees</th>", h->f);
+	count_cell(h, m->device.frees);
+	count_cell(h, m->host.frees);
+	fputs("</tr><tr><th>bytes allocated</th>", h->f);
+	size_cell(h, m->device.bytes_allocated);
+	size_cell(h, m->host.bytes_allocated);
+	fputs("</tr><tr><th>peak</th>", h->f);
+	size_cell(h, m->device.peak_bytes);
+	size_cell(h, m->host.peak_bytes);
+	fputs("</tr><tr><th>live at end</th>", h->f);
+	size_cell(h, m->device.live_bytes);
+	size_cell(h, m->host.live_bytes);
+	fprintf(h->f, "</tr></table>\n<p>%" PRIu64 " events; %zu out-of-memory failures; %" PRIu64
+		      " other failed allocations; %" PRIu64 " frees of unknown addresses; %" PRIu64
+		      " events of unknown kinds.</p>\n",
+		m->events, m->n_ooms, m->alloc_errors, m->unmatched_frees, m->unknown_events);
+	if (h->t->missing_stacks || h->t->missing_frames || h->t->missing_modules)
+		fprintf(h->f, "<p class=\"note\">The trace is incomplete: %" PRIu64
+			      " events name missing stacks, %" PRIu64 " stack rows missing frames, %"
+			      PRIu64 " frames missing modules (shown as ?\?).</p>\n",
+			h->t->missing_stacks, h->t->missing_frames, h->t->missing_modules);
+}
+
 void render_html(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o)
 {
-	const struct html h = { .f = f, .t = t, .m = m, .o = o };
+	struct html h = { .f = f, .t = t, .m = m, .o = o };
+	const struct model_oom *oom = render_headline_oom(m);
 
+	map_init(&h.stack_index, sizeof(uint32_t));
+	map_init(&h.frame_index, sizeof(uint32_t));
 	print_head(&h);
-	print_notes(&h);
-	print_headline(&h);
-	print_totals(&h);
-	print_kinds(&h);
-	print_pools(&h);
-	print_holders(&h);
-	print_sites(&h);
+	print_topbar(&h);
+	if (oom)
+		print_oom_headline(&h, oom);
+	else
+		print_peak_headline(&h);
+	print_views(&h);
+	fputs("<section class=\"more\">", f);
 	print_leaks(&h);
-	fputs("</body></html>\n", f);
+	if (render_unusual_kinds(m))
+		print_kinds(&h);
+	print_pools(&h);
+	print_totals(&h);
+	fputs("</section></main>\n", f);
+	data_block(&h);
+	fprintf(f, "<script>%s</script>\n</body></html>\n", render_html_js);
+	map_fini(&h.stack_index);
+	map_fini(&h.frame_index);
+	free(h.stacks);
+	free(h.frames);
 }
