@@ -441,7 +441,10 @@ static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 	bool sized = ev->kind != MT_EV_FREE && ev->kind != MT_EV_FREE_ERROR ? true : ev->mem != 0;
 	sqlite3_stmt *s = w->stmt[ST_EVENT];
 	sqlite3_bind_int64(s, 1, (int64_t)seq);
-	sqlite3_bind_int64(s, 2, (int64_t)(ev->time_ns - w->start_ns));
+	/* Marks made before the trace started and CUPTI records timed before
+	 * it are placed at its start. */
+	uint64_t t = ev->time_ns > w->start_ns ? ev->time_ns - w->start_ns : 0;
+	sqlite3_bind_int64(s, 2, (int64_t)t);
 	sqlite3_bind_int(s, 3, ev->kind);
 	sqlite3_bind_int(s, 4, ev->api);
 	sqlite3_bind_int64(s, 5, ev->tid);
