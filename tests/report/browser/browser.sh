@@ -1,0 +1,113 @@
+#!/bin/sh
+# The HTML report in a real browser (headless Chromium):
+#   browser.sh REPORT SQL-LOAD SRCDIR
+# - the OOM trace (golden/oom.sql, the demo's story): the page loads with
+#   no console message at all (no error, no Content-Security-Policy
+#   refusal), the headline and the flame graph render, and at 1280x800 the
+#   first screen shows the OOM headline and the flame graph's rows
+#   (checked by colour in the screenshot);
+# - the hostile trace (browser/hostile.sql): names holding "</script>",
+#   quotes, "<img onerror>" and invalid UTF-8 show as text, and none runs.
+# Chromium is Debian's "chromium"; installed with apt-get when missing and
+# running as root, else the test is skipped (77). Screenshots are left in
+# $MEMTRACE_BROWSER_OUT (default: the current directory) for a human eye.
+set -eu
+
+abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+report=$(abs "$1")
+sqlload=$(abs "$2")
+src=$(abs "$3")
+out=$(abs "${MEMTRACE_BROWSER_OUT:-.}")
+
+find_chromium() {
+	for c in chromium chromium-browser; do
+		command -v "$c" >/dev/null 2>&1 && { command -v "$c"; return 0; }
+	done
+	return 1
+}
+
+if ! chrome=$(find_chromium); then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "installing chromium (apt-get)"
+		export DEBIAN_FRONTEND=noninteractive
+		{ apt-get -qq -o DPkg::Lock::Timeout=120 update &&
+			apt-get -qq -o DPkg::Lock::Timeout=120 install -y --no-install-recommends chromium; } \
+			>apt.log 2>&1 </dev/null || { tail -5 apt.log; echo "SKIP: chromium could not be installed"; exit 77; }
+	fi
+	chrome=$(find_chromium) || { echo "SKIP: no chromium (apt-get install chromium, as root)"; exit 77; }
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+export HOME="$tmp"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# chrome NAME ARGS...: runs headless Chromium on $tmp/NAME.html with the
+# flags that work in containers and CI; the browser's log in NAME.log
+chrome() {
+	name=$1
+	shift
+	mkdir -p "profile-$name"
+	timeout 60 "$chrome" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--disable-extensions --hide-scrollbars --user-data-dir="$tmp/profile-$name" \
+		--enable-logging=stderr --v=0 "$@" "file://$tmp/$name.html" 2>>"$name.log"
+}
+
+render() { # render NAME SQL
+	"$sqlload" "$1.db" "$2"
+	"$report" "$1.db" --format html -o "$1.html" 2>"$1.err" || { cat "$1.err"; fail "$1: the report failed"; }
+}
+
+# Console messages are logged as INFO:CONSOLE: errors, CSP refusals, all.
+console_clean() {
+	if grep -q ':CONSOLE' "$1.log"; then
+		fail "$1: the page wrote to the console:"
+		grep ':CONSOLE' "$1.log" | head -5
+	fi
+}
+
+# ---- the OOM report --------------------------------------------------
+render oom "$src/golden/oom.sql"
+chrome oom --dump-dom >oom.dom || fail "oom: chromium failed (exit $?)"
+console_clean oom
+grep -q 'OUT OF MEMORY' oom.dom || fail "oom: no OOM headline in the page"
+grep -q 'cudaMalloc of <b>96.0 MiB</b> failed' oom.dom || fail "oom: the headline does not say what failed"
+# the flame graph is drawn by the script: an svg with a rect per frame
+flame=$(sed -n 's/.*<div id="flame">\(.*\)/\1/p' oom.dom | grep -o '<rect' | wc -l)
+[ "$flame" -ge 6 ] || fail "oom: the flame graph has $flame rects, expected at least 6"
+grep -q '<svg class="tl"' oom.dom || fail "oom: no timeline"
+grep -q 'load_weights' oom.dom || fail "oom: the operations table lacks load_weights"
+
+chrome oom --window-size=1280,800 --screenshot="$tmp/oom.png" >/dev/null || fail "oom: no screenshot"
+cp oom.png "$out/browser-oom.png" 2>/dev/null || true
+# on the first screen: the OOM tag (#c62828), the flame graph's root row
+# (#9aa5b1) and its native frames (#f2b36f), the timeline's area edge
+python3 "$src/browser/check-png.py" oom.png 1280 800 \
+	'#c62828=400' '#9aa5b1=5000' '#f2b36f=5000' '#1f6feb=300' ||
+	fail "oom: the first screen (1280x800) lacks the headline or the flame graph"
+
+# ---- hostile strings -------------------------------------------------
+render hostile "$src/browser/hostile.sql"
+grep -qi '<script>document' hostile.html && fail "hostile: a trace string reached the page as markup"
+grep -q '<img' hostile.html && fail "hostile: <img onerror> reached the page as markup"
+chrome hostile --dump-dom >hostile.dom || fail "hostile: chromium failed (exit $?)"
+console_clean hostile
+grep -q '<title>PWNED' hostile.dom && fail "hostile: a script from the trace ran (title)"
+grep -Eq '<[a-z]+ [^>]*data-pwned=' hostile.dom && fail "hostile: an onerror handler from the trace ran"
+grep -Eq '<img|<b>dom' hostile.dom && fail "hostile: an element from the trace is in the page"
+grep -q 'OUT OF MEMORY' hostile.dom || fail "hostile: no OOM headline"
+grep -q '&lt;/script&gt;&lt;script&gt;document.title' hostile.dom ||
+	fail "hostile: the </script> function name is not shown as text"
+grep -q 'step"'"'"'&gt;&lt;img src=x onerror=' hostile.dom ||
+	fail "hostile: the <img onerror> function name is not shown as text"
+grep -q 'bad-�-fn' hostile.dom || fail "hostile: invalid UTF-8 is not shown as U+FFFD"
+chrome hostile --window-size=1280,800 --screenshot="$tmp/hostile.png" >/dev/null || fail "hostile: no screenshot"
+cp hostile.png "$out/browser-hostile.png" 2>/dev/null || true
+python3 "$src/browser/check-png.py" hostile.png 1280 800 '#c62828=400' '#9aa5b1=5000' ||
+	fail "hostile: the first screen lacks the headline or the flame graph"
+
+[ "$failures" = 0 ] || exit 1
+echo "browser: all checks passed ($chrome)"

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""The exports, read back the way their tools read them:
+    exports.py REPORT SQL-LOAD SRCDIR
+
+- folded (flamegraph.pl, speedscope): every line "frame;...;frame COUNT",
+  no empty frame, no control character, and per weight the counts add up
+  to what the JSON report says (the OOM's live bytes, the peak, the
+  device-side leaks);
+- perfetto: a Chrome trace JSON object whose events have the fields the
+  format needs, a counter of device bytes whose highest value is the peak,
+  one instant event per OOM;
+- --diff and several traces (ranks) as JSON;
+- nothing on standard error when it is not a terminal (no progress bar)."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print('FAIL: ' + msg)
+
+
+def run(*args, ok=True):
+    p = subprocess.run(list(args), capture_output=True)
+    if ok and p.returncode != 0:
+        fail('%s exited %d: %s' % (' '.join(args), p.returncode, p.stderr.decode(errors='replace')))
+    return p
+
+
+LINE = re.compile(r'^(.+) (\d+)$')
+
+
+def parse_folded(text, where):
+    """As flamegraph.pl's parser: the count after the last space."""
+    total, lines = 0, 0
+    for line in text.split('\n'):
+        if not line:
+            continue
+        m = LINE.match(line)
+        if not m:
+            fail('%s: not a folded line: %r' % (where, line))
+            continue
+        frames = m.group(1).split(';')
+        if any(f == '' for f in frames):
+            fail('%s: empty frame in %r' % (where, line))
+        if any(ord(c) < 0x20 or ord(c) == 0x7f for c in line):
+            fail('%s: control character in %r' % (where, line))
+        total += int(m.group(2))
+        lines += 1
+    if not text.endswith('\n') and text:
+        fail('%s: no final newline' % where)
+    return total, lines
+
+
+def device_kinds(report):
+    return {k for k, v in report['memory_kinds'].items() if v['counted_as_device']}
+
+
+def check_folded(report, db, name):
+    js = json.loads(run(report, db, '--format', 'json').stdout)
+    dev = device_kinds(js)
+    want = {
+        'peak': js['totals']['peak_bytes'] if js['sites'] else 0,
+        'leaked': sum(g['bytes'] for g in js['leaks'] if g['mem'] in dev),
+    }
+    if js['ooms'] and js['ooms'][-1]['holders'] is not None:
+        want['oom'] = js['ooms'][-1]['live_bytes']
+    for weight, expected in sorted(want.items()):
+        out = run(report, db, '--format', 'folded', '--weight', weight).stdout.decode('utf-8')
+        total, _ = parse_folded(out, '%s --weight %s' % (name, weight))
+        # the peak: the bytes each site held then add up to the peak
+        if total != expected:
+            fail('%s --weight %s: counts add up to %d, expected %d' % (name, weight, total, expected))
+    default = run(report, db, '--format', 'folded').stdout
+    named = run(report, db, '--format', 'folded', '--weight', 'oom' if 'oom' in want else 'peak').stdout
+    if default != named:
+        fail('%s: the default weight is not oom-else-peak' % name)
+    if 'oom' not in want:
+        p = run(report, db, '--format', 'folded', '--weight', 'oom', ok=False)
+        if p.returncode != 1 or b'no out-of-memory failure' not in p.stderr:
+            fail('%s: --weight oom without an OOM: exit %d' % (name, p.returncode))
+    return js
+
+
+def check_perfetto(report, db, name, js):
+    p = run(report, db, '--format', 'perfetto')
+    try:
+        trace = json.loads(p.stdout)
+    except ValueError as e:
+        fail('%s: perfetto output is not JSON: %s' % (name, e))
+        return
+    events = trace.get('traceEvents')
+    if not isinstance(events, list) or not events:
+        fail('%s: no traceEvents' % name)
+        return
+    counters, instants = [], []
+    for e in events:
+        for key in ('ph', 'pid', 'tid', 'ts', 'name'):
+            if key not in e:
+                fail('%s: event without %s: %r' % (name, key, e))
+        if not isinstance(e.get('ts'), (int, float)) or e['ts'] < 0:
+            fail('%s: bad ts in %r' % (name, e))
+        if e.get('ph') == 'C':
+            counters.append(e)
+        elif e.get('ph') == 'i':
+            instants.append(e)
+            if e.get('s') not in ('g', 'p', 't'):
+                fail('%s: instant event with scope %r' % (name, e.get('s')))
+        elif e.get('ph') != 'M':
+            fail('%s: unexpected phase %r' % (name, e.get('ph')))
+    values = [c['args']['bytes'] for c in counters]
+    if max(values) != js['totals']['peak_bytes']:
+        fail('%s: counter peaks at %d, the report at %d' % (name, max(values), js['totals']['peak_bytes']))
+    times = [c['ts'] for c in counters]
+    if times != sorted(times):
+        fail('%s: counter timestamps go back' % name)
+    ooms = [e for e in instants if e.get('cat') == 'oom']
+    if len(ooms) != len(js['ooms']):
+        fail('%s: %d OOM events, the report has %d' % (name, len(ooms), len(js['ooms'])))
+
+
+def main():
+    report, sqlload, src = sys.argv[1:4]
+    with tempfile.TemporaryDirectory() as tmp:
+        dbs = {}
+        for name, sql in (('oom', 'golden/oom.sql'), ('driver', 'golden/driver.sql'),
+                          ('strings', 'golden/strings.sql'), ('hostile', 'browser/hostile.sql')):
+            db = os.path.join(tmp, name + '.db')
+            run(sqlload, db, os.path.join(src, sql))
+            dbs[name] = db
+        for name, db in sorted(dbs.items()):
+            js = check_folded(report, db, name)
+            check_perfetto(report, db, name, js)
+            for fmt in ('text', 'html', 'folded', 'perfetto'):
+                p = run(report, db, '--format', fmt, '--weight', 'peak') if fmt == 'folded' \
+                    else run(report, db, '--format', fmt)
+                if p.stderr and name in ('oom', 'driver'):
+                    fail('%s --format %s: wrote to stderr (not a terminal): %r' % (name, fmt, p.stderr[:200]))
+        diff = json.loads(run(report, dbs['oom'], '--diff', dbs['driver'], '--format', 'json').stdout)
+        if diff['new']['peak_bytes'] - diff['base']['peak_bytes'] != sum(s['peak_bytes_change'] for s in diff['sites']):
+            fail('--diff: the sites\' changes do not add up to the change of the peak')
+        ranks = json.loads(run(report, dbs['oom'], dbs['driver'], dbs['hostile'], '--format', 'json').stdout)
+        if len(ranks['traces']) != 3 or ranks['failed_first'] != 2:
+            fail('ranks: %d traces, failed first %r (expected 3, 2: hostile.db fails first by the wall clock)'
+                 % (len(ranks['traces']), ranks['failed_first']))
+        text = run(report, dbs['oom'], dbs['driver']).stdout.decode()
+        if 'failed first' not in text:
+            fail('ranks: the text does not say which rank failed first')
+        p = run(report, dbs['oom'], dbs['driver'], '--format', 'html', ok=False)
+        if p.returncode != 2:
+            fail('ranks in html: exit %d, expected 2 (usage)' % p.returncode)
+    if failures:
+        sys.exit(1)
+    print('exports: all checks passed')
+
+
+if __name__ == '__main__':
+    main()
