@@ -1,10 +1,38 @@
 /* One row of the trace's events table as the model consumes it
  * (docs/trace-format.md). The reader turns SQL NULLs into the has_ flags
- * and defaults below, so the model never sees a NULL. */
+ * and defaults below, so the model never sees a NULL. It also adds what
+ * only the trace's other tables can say (the site of the stack, what an
+ * operation or a mark is, the module of a CUPTI record), so that the
+ * model never needs the trace itself. */
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
+
+/* Where an allocation is attributed (docs/report-json.md, "Sites"). */
+enum mt_site_kind {
+	MT_SITE_UNSET = 0, /* not resolved: the model groups by stack */
+	MT_SITE_PYTHON,	   /* id: the user's Python frame (a trace frame index) */
+	MT_SITE_OP,	   /* id: the NVTX operation (ops.id) */
+	MT_SITE_NATIVE,	   /* id: the user's native frame (a trace frame index) */
+	MT_SITE_STACK,	   /* id: the stack id */
+	MT_SITE_CUPTI,	   /* id: the module of CUPTI's pc (index), -1 unknown */
+	MT_SITE_KINDS,
+};
+
+struct mt_site {
+	int kind;	/* enum mt_site_kind */
+	int64_t id;
+	uint32_t depth; /* of the site's frame in the stack (python, native) */
+};
+
+/* What a mark is, from its label. */
+enum mt_mark_kind {
+	MT_MARK_USER = 0,
+	MT_MARK_INTERNAL,  /* made by memtrace itself ("memtrace: ...") */
+	MT_MARK_CUPTI_ON,  /* "memtrace: CUPTI on" */
+	MT_MARK_CUPTI_OFF, /* "memtrace: CUPTI off" */
+};
 
 struct mt_event {
 	int64_t seq;
@@ -19,7 +47,21 @@ struct mt_event {
 	int64_t stack;	/* 0: none */
 	uint64_t handle; /* map: the physical allocation; pools: the pool */
 	bool has_handle;
+	uint64_t stream; /* 0 when NULL */
+	int64_t status;	 /* 0 when NULL */
+	int source;	 /* enum mt_source; 0 when NULL */
 	/* from the ooms table, for oom events */
 	bool has_device_free, has_device_total;
 	int64_t device_free, device_total;
+
+	/* ---- added by the reader ---- */
+	bool has_op;
+	int64_t op; /* ops.id (the first of its name and domain); a mark's label */
+	/* op is one of a series of ranges named per build ("build 3"): its number */
+	bool has_build;
+	int64_t build;
+	int mark_kind;	     /* enum mt_mark_kind, for marks */
+	bool at_mark;	     /* the first mark with the label --at-mark names */
+	struct mt_site site; /* where an allocation of this stack and op belongs */
+	int64_t module;	     /* CUPTI records: module index of the pc, -1 unknown */
 };

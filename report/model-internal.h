@@ -15,8 +15,10 @@ struct model_live {
 	int64_t stack;
 	uint32_t site, holder; /* that stack's indices in sites / stacks */
 	uint32_t pool;	       /* index in pools, or MODEL_NONE */
+	uint32_t op;	       /* index in ops, or MODEL_NONE */
 	int mem;
 	int device;
+	bool cupti; /* seen by CUPTI alone (model-cupti.c) */
 };
 
 static inline uint64_t sat_add(uint64_t a, uint64_t b)
@@ -31,8 +33,21 @@ static inline uint64_t sat_sub(uint64_t a, uint64_t b)
 
 /* ---- model.c ---- */
 
-uint32_t model_site_for(struct model *m, int64_t stack);
+/* The site of an allocation at stack, as the reader resolved it (an
+ * unset site: its stack). */
+uint32_t model_site_for(struct model *m, const struct mt_site *site, int64_t stack);
 uint32_t model_stack_for(struct model *m, int64_t stack);
+/* The first site a stack's memory went to (model_site_key). */
+void model_stack_site(struct model *m, uint32_t holder, uint32_t site);
+uint32_t model_op_for(struct model *m, int64_t op);
+/* What an allocation counts towards before it is live, and its site,
+ * holder and op in rec: its kind, class, site, pool, device. */
+void model_count_alloc(struct model *m, const struct mt_event *ev, const struct mt_site *site,
+		       struct model_live *rec);
+/* Put rec live at address (what was live there is dropped: a free memtrace
+ * did not see). */
+void model_live_insert(struct model *m, uint64_t address, const struct model_live *rec,
+		       int64_t time_ns);
 /* Count rec as live / no longer live in every total it belongs to. */
 void model_live_add(struct model *m, const struct model_live *rec, int64_t time_ns);
 void model_live_sub(struct model *m, const struct model_live *rec);
@@ -40,6 +55,8 @@ void model_live_sub(struct model *m, const struct model_live *rec);
  * and the peak do not change, the sites and stacks do. */
 void model_live_move(struct model *m, struct model_live *rec, int64_t stack, uint32_t site,
 		     uint32_t holder);
+/* Take back what model_count_alloc counted for rec's kind and class. */
+void model_uncount_alloc(struct model *m, const struct model_live *rec);
 /* A free of rec's kind happened (delta 1) or was undone (delta -1). */
 void model_count_free(struct model *m, int mem, int delta);
 
@@ -81,3 +98,53 @@ uint32_t model_pool_for(struct model *m, uint64_t handle);
 void model_pool_event(struct model *m, const struct mt_event *ev);
 /* Once every event is in: sort the devices, make the notes (model.notes). */
 void model_device_finish(struct model *m);
+
+/* ---- model-points.c ---- */
+
+void model_points_init(struct model *m);
+void model_points_fini(struct model *m);
+/* Before a site's live bytes change: save what it held at the points
+ * taken since it last changed. */
+void model_points_touch(struct model *m, struct model_site *s);
+/* A point now (marks, instantiations); ranges are found in model_points_feed. */
+void model_points_add(struct model *m, int kind, const struct mt_event *ev);
+/* Every event, before it is applied: the end of a per-build range. */
+void model_points_feed(struct model *m, const struct mt_event *ev);
+/* After the last event: the end of the last per-build range. */
+void model_points_close(struct model *m);
+/* After the sites are sorted: marks and growth. */
+void model_points_finish(struct model *m);
+
+/* ---- model-graph.c ---- */
+
+void model_graph_init(struct model *m);
+void model_graph_fini(struct model *m);
+/* An allocation of graph memory (mem graph): an alloc node or a capture's. */
+void model_graph_alloc(struct model *m, const struct mt_event *ev);
+/* Graph events (graph_create ... graph_free_node). */
+void model_graph_event(struct model *m, const struct mt_event *ev);
+/* A free outside the graph released live graph memory at address
+ * (freed) or a free_error put it back (!freed). */
+void model_graph_freed(struct model *m, uint64_t address, bool freed);
+/* A free of graph memory that is not live (never launched): true when
+ * the address is graph memory at all. */
+bool model_graph_known(const struct model *m, uint64_t address);
+/* The --at-mark mark. */
+void model_graph_at_mark(struct model *m, const struct mt_event *ev);
+/* Physical bytes held by the graph pools of device (any device: -1). */
+uint64_t model_graph_reserved_on(const struct model *m, int device);
+void model_graph_finish(struct model *m);
+
+/* ---- model-cupti.c ---- */
+
+void model_cupti_init(struct model *m);
+void model_cupti_fini(struct model *m);
+/* An event CUPTI saw (source = CUPTI). */
+void model_cupti_event(struct model *m, const struct mt_event *ev);
+/* A hooked allocation: before it is counted, whether CUPTI's record of it
+ * came first (then it is no longer CUPTI's alone); once live, it waits
+ * for CUPTI's record. */
+bool model_cupti_claim(struct model *m, const struct mt_event *ev);
+void model_cupti_hooked(struct model *m, const struct mt_event *ev);
+void model_cupti_mark(struct model *m, const struct mt_event *ev);
+void model_cupti_finish(struct model *m);

@@ -185,8 +185,9 @@ void model_vmm_map(struct model *m, const struct mt_event *ev)
 		struct model_site *s;
 
 		mp.counted = true;
-		mp.site = model_site_for(m, ev->stack);
+		mp.site = model_site_for(m, &ev->site, ev->stack);
 		mp.holder = model_stack_for(m, ev->stack);
+		model_stack_site(m, mp.holder, mp.site);
 		s = &m->sites[mp.site];
 		s->maps++;
 		s->mapped_bytes = sat_add(s->mapped_bytes, ev->bytes);

@@ -1,7 +1,9 @@
 /* One ordered pass over the events (see model.h). Per event this does a
  * constant number of hash-map operations and no allocation beyond the
  * amortized growth of the maps, so 10M-event traces stay fast. VMM
- * mappings are in model-vmm.c, devices and pools in model-device.c. */
+ * mappings are in model-vmm.c, devices and pools in model-device.c, CUDA
+ * graphs in model-graph.c, CUPTI's records in model-cupti.c, marks and
+ * growth in model-points.c. */
 #include "model-internal.h"
 #include "model-timeline.h"
 
@@ -34,6 +36,7 @@ static enum mem_class mem_class(int mem)
 	case MT_MEM_POOL:
 	case MT_MEM_VMM_PHYSICAL:
 	case MT_MEM_ARRAY:
+	case MT_MEM_GRAPH: /* live only while physical: model-graph.c */
 		return MEM_DEVICE_SIDE;
 	case MT_MEM_HOST_PINNED:
 		return MEM_HOST;
@@ -63,12 +66,19 @@ static struct model_mem *class_mem(struct model *m, int mem)
 void model_init(struct model *m)
 {
 	*m = (struct model){ 0 };
-	map_init(&m->site_index, sizeof(uint32_t));
+	for (size_t i = 0; i < MT_SITE_KINDS; i++)
+		map_init(&m->site_index[i], sizeof(uint32_t));
+	map_init(&m->site_stacks, 0);
+	map_init(&m->site_ops, sizeof(uint64_t));
 	map_init(&m->stack_index, sizeof(uint32_t));
+	map_init(&m->op_index, sizeof(uint32_t));
 	map_init(&m->live, sizeof(struct model_live));
 	m->recent = mt_xcalloc(MODEL_RECENT_FREES, sizeof(*m->recent));
 	model_vmm_init(m);
 	model_device_init(m);
+	model_points_init(m);
+	model_graph_init(m);
+	model_cupti_init(m);
 }
 
 void model_fini(struct model *m)
@@ -76,37 +86,72 @@ void model_fini(struct model *m)
 	for (size_t i = 0; i < m->n_ooms; i++)
 		free(m->ooms[i].holders);
 	free(m->ooms);
+	for (size_t i = 0; i < m->n_sites; i++)
+		free(m->sites[i].runs);
 	free(m->sites);
 	free(m->stacks);
+	free(m->ops);
 	free(m->recent);
 	free(m->leaks);
 	free(m->notes);
 	model_vmm_fini(m);
 	model_device_fini(m);
-	map_fini(&m->site_index);
+	model_points_fini(m);
+	model_graph_fini(m);
+	model_cupti_fini(m);
+	for (size_t i = 0; i < MT_SITE_KINDS; i++)
+		map_fini(&m->site_index[i]);
+	map_fini(&m->site_stacks);
+	map_fini(&m->site_ops);
 	map_fini(&m->stack_index);
+	map_fini(&m->op_index);
 	map_fini(&m->live);
 	*m = (struct model){ 0 };
 }
 
-uint64_t model_site_key(const struct model *m, int64_t stack)
+uint32_t model_site_for(struct model *m, const struct mt_site *site, int64_t stack)
 {
-	return (uint64_t)stack;
-}
-
-uint32_t model_site_for(struct model *m, int64_t stack)
-{
-	uint64_t key = model_site_key(m, stack);
+	struct mt_site by_stack = { .kind = MT_SITE_STACK, .id = stack };
+	const struct mt_site *k = site && site->kind > MT_SITE_UNSET && site->kind < MT_SITE_KINDS
+					  ? site
+					  : &by_stack;
 	bool inserted;
-	uint32_t *idx = map_put(&m->site_index, key, &inserted);
+	uint32_t *idx = map_put(&m->site_index[k->kind], (uint64_t)k->id, &inserted);
 
 	if (inserted) {
 		mt_grow(&m->sites, &m->cap_sites, m->n_sites + 1, sizeof(*m->sites));
-		/* born at the current epoch: it held nothing at earlier peaks */
+		/* born at the current epoch: it held nothing at earlier peaks or points */
 		m->sites[m->n_sites] = (struct model_site){
-			.key = key, .stack = stack, .epoch = m->peak_epoch,
+			.key = m->n_sites + 1, .kind = k->kind, .id = k->id, .depth = k->depth, .stack = stack,
+			.epoch = m->peak_epoch, .points_saved = m->n_points,
 		};
 		*idx = (uint32_t)m->n_sites++;
+	}
+	return *idx;
+}
+
+uint64_t model_site_key(const struct model *m, int64_t stack)
+{
+	const uint32_t *idx = map_get(&m->stack_index, (uint64_t)stack);
+
+	return idx ? m->stacks[*idx].site_key : 0;
+}
+
+void model_stack_site(struct model *m, uint32_t holder, uint32_t site)
+{
+	if (!m->stacks[holder].site_key)
+		m->stacks[holder].site_key = m->sites[site].key;
+}
+
+uint32_t model_op_for(struct model *m, int64_t op)
+{
+	bool inserted;
+	uint32_t *idx = map_put(&m->op_index, (uint64_t)op, &inserted);
+
+	if (inserted) {
+		mt_grow(&m->ops, &m->cap_ops, m->n_ops + 1, sizeof(*m->ops));
+		m->ops[m->n_ops] = (struct model_op){ .id = op, .epoch = m->peak_epoch };
+		*idx = (uint32_t)m->n_ops++;
 	}
 	return *idx;
 }
@@ -137,21 +182,37 @@ static void site_touch(struct model *m, struct model_site *s)
 	}
 }
 
-/* rec's bytes to (add) or from its site and holder stack. */
+static void op_touch(struct model *m, struct model_op *op)
+{
+	if (op->epoch < m->peak_epoch) {
+		op->at_peak = op->live;
+		op->epoch = m->peak_epoch;
+	}
+}
+
+/* rec's bytes to (add) or from its site, holder stack and op. */
 static void charge(struct model *m, const struct model_live *rec, bool add)
 {
 	struct model_site *s = &m->sites[rec->site];
 	struct model_stack_live *st = &m->stacks[rec->holder];
+	struct model_op *op = rec->op != MODEL_NONE ? &m->ops[rec->op] : NULL;
 
 	site_touch(m, s);
+	model_points_touch(m, s);
+	if (op)
+		op_touch(m, op);
 	if (add) {
 		s->live = sat_add(s->live, rec->bytes);
 		st->bytes = sat_add(st->bytes, rec->bytes);
 		st->count++;
+		if (op)
+			op->live = sat_add(op->live, rec->bytes);
 	} else {
 		s->live = sat_sub(s->live, rec->bytes);
 		st->bytes = sat_sub(st->bytes, rec->bytes);
 		st->count--;
+		if (op)
+			op->live = sat_sub(op->live, rec->bytes);
 	}
 }
 
@@ -227,6 +288,20 @@ void model_live_move(struct model *m, struct model_live *rec, int64_t stack, uin
 	charge(m, rec, true);
 }
 
+void model_uncount_alloc(struct model *m, const struct model_live *rec)
+{
+	struct model_mem *cls = class_mem(m, rec->mem);
+
+	if (mem_class(rec->mem) == MEM_UNTRACKED)
+		return;
+	m->kinds[rec->mem].allocations--;
+	m->kinds[rec->mem].bytes_allocated = sat_sub(m->kinds[rec->mem].bytes_allocated, rec->bytes);
+	if (cls) {
+		cls->allocations--;
+		cls->bytes_allocated = sat_sub(cls->bytes_allocated, rec->bytes);
+	}
+}
+
 void model_count_free(struct model *m, int mem, int delta)
 {
 	struct model_mem *cls = class_mem(m, mem);
@@ -238,9 +313,33 @@ void model_count_free(struct model *m, int mem, int delta)
 		cls->frees += (uint64_t)(int64_t)delta;
 }
 
-/* What an allocation counts towards before it is live: its kind, its
- * class, its site, its pool, its device's first allocations. */
-static void count_alloc(struct model *m, const struct mt_event *ev, struct model_live *rec)
+/* The op a site allocated most bytes under, and how many distinct stacks
+ * allocated there: two map operations per allocation. */
+static void site_extras(struct model *m, const struct model_live *rec, uint64_t bytes)
+{
+	struct model_site *s = &m->sites[rec->site];
+	uint64_t *op_bytes;
+	bool inserted;
+
+	map_put(&m->site_stacks, (uint64_t)rec->site << 32 | rec->holder, &inserted);
+	if (inserted)
+		s->stacks++;
+	model_stack_site(m, rec->holder, rec->site);
+	if (rec->op == MODEL_NONE)
+		return;
+	op_bytes = map_put(&m->site_ops, (uint64_t)rec->site << 32 | rec->op, NULL);
+	*op_bytes = sat_add(*op_bytes, bytes);
+	if (!s->has_op || *op_bytes > s->op_bytes) {
+		s->has_op = true;
+		s->op = m->ops[rec->op].id;
+		s->op_bytes = *op_bytes;
+	} else if (s->op == m->ops[rec->op].id) {
+		s->op_bytes = *op_bytes;
+	}
+}
+
+void model_count_alloc(struct model *m, const struct mt_event *ev, const struct mt_site *site,
+		       struct model_live *rec)
 {
 	struct model_mem *cls = class_mem(m, ev->mem);
 
@@ -261,23 +360,52 @@ static void count_alloc(struct model *m, const struct mt_event *ev, struct model
 	if (mem_class(ev->mem) == MEM_DEVICE_SIDE) {
 		struct model_site *s;
 
-		rec->site = model_site_for(m, ev->stack);
+		rec->site = model_site_for(m, site, ev->stack);
 		rec->holder = model_stack_for(m, ev->stack);
+		if (ev->has_op && ev->kind != MT_EV_MARK) {
+			struct model_op *op;
+
+			rec->op = model_op_for(m, ev->op);
+			op = &m->ops[rec->op];
+			op->total_bytes = sat_add(op->total_bytes, ev->bytes);
+			op->count++;
+		}
 		s = &m->sites[rec->site];
 		s->total_bytes = sat_add(s->total_bytes, ev->bytes);
 		s->count++;
+		site_extras(m, rec, ev->bytes);
 		model_device_alloc(m, ev);
 	}
+}
+
+void model_live_insert(struct model *m, uint64_t address, const struct model_live *rec,
+		       int64_t time_ns)
+{
+	bool inserted;
+	struct model_live *slot = map_put(&m->live, address, &inserted);
+
+	if (!inserted) {
+		/* a free memtrace did not see: release the old one first */
+		struct model_live old = *slot;
+
+		m->reused_addresses++;
+		model_live_sub(m, &old);
+		if (old.mem == MT_MEM_VMM_PHYSICAL)
+			model_vmm_forget(m, address);
+		if (old.mem == MT_MEM_GRAPH)
+			model_graph_freed(m, address, true);
+		slot = map_get(&m->live, address);
+	}
+	*slot = *rec;
+	model_live_add(m, rec, time_ns);
 }
 
 static void on_alloc(struct model *m, const struct mt_event *ev)
 {
 	struct model_live rec = {
 		.bytes = ev->bytes, .stack = ev->stack, .mem = ev->mem, .device = ev->device,
-		.site = MODEL_NONE, .holder = MODEL_NONE, .pool = MODEL_NONE,
+		.site = MODEL_NONE, .holder = MODEL_NONE, .pool = MODEL_NONE, .op = MODEL_NONE,
 	};
-	struct model_live *slot;
-	bool inserted;
 
 	/* cudaMalloc of 0 bytes returns NULL: nothing to track */
 	if (!ev->has_address || ev->address == 0 || mem_class(ev->mem) == MEM_UNTRACKED) {
@@ -285,17 +413,14 @@ static void on_alloc(struct model *m, const struct mt_event *ev)
 			m->untracked_allocs++;
 		return;
 	}
-	slot = map_put(&m->live, ev->address, &inserted);
-	if (!inserted) {
-		/* a free memtrace did not see: release the old one first */
-		m->reused_addresses++;
-		model_live_sub(m, slot);
-		if (slot->mem == MT_MEM_VMM_PHYSICAL)
-			model_vmm_forget(m, ev->address);
+	if (ev->mem == MT_MEM_GRAPH) {
+		model_graph_alloc(m, ev); /* not memory until a launch */
+		return;
 	}
-	count_alloc(m, ev, &rec);
-	model_live_add(m, &rec, ev->time_ns);
-	*slot = rec;
+	if (!model_cupti_claim(m, ev))
+		model_cupti_hooked(m, ev);
+	model_count_alloc(m, ev, &ev->site, &rec);
+	model_live_insert(m, ev->address, &rec, ev->time_ns);
 	if (ev->mem == MT_MEM_VMM_PHYSICAL)
 		model_vmm_created(m, ev->address, &rec, false);
 }
@@ -319,6 +444,8 @@ static void on_free(struct model *m, const struct mt_event *ev)
 	if (!ev->has_address || ev->address == 0)
 		return;
 	live = map_get(&m->live, ev->address);
+	if (!live && model_graph_known(m, ev->address))
+		return; /* graph memory that no launch made physical */
 	if (!live) {
 		m->unmatched_frees++;
 		remember_free(m, ev->address, RECENT_UNMATCHED, NULL);
@@ -339,6 +466,8 @@ static void on_free(struct model *m, const struct mt_event *ev)
 		model_vmm_forget(m, ev->address);
 	model_count_free(m, rec.mem, 1);
 	model_live_sub(m, &rec);
+	if (rec.mem == MT_MEM_GRAPH)
+		model_graph_freed(m, ev->address, true);
 	remember_free(m, ev->address, RECENT_FREED, &rec);
 }
 
@@ -384,6 +513,8 @@ static void on_free_error(struct model *m, const struct mt_event *ev)
 	model_live_add(m, &r->rec, ev->time_ns);
 	if (r->rec.mem == MT_MEM_VMM_PHYSICAL)
 		model_vmm_created(m, ev->address, &r->rec, false);
+	if (r->rec.mem == MT_MEM_GRAPH)
+		model_graph_freed(m, ev->address, false);
 }
 
 static int cmp_group(const void *a, const void *b)
@@ -453,6 +584,8 @@ static void oom_unexplained(struct model *m, struct model_oom *o)
 		ours = sat_add(*model_device_live(m, o->device), m->unknown_device_live);
 	else
 		ours = m->device.live_bytes;
+	/* the graph pools' physical memory is the process's too */
+	ours = sat_add(ours, model_graph_reserved_on(m, o->device));
 	o->has_unexplained = true;
 	o->unexplained_bytes = sat_sub(used, ours);
 }
@@ -476,6 +609,14 @@ static void on_oom(struct model *m, const struct mt_event *ev)
 	m->n_ooms++;
 }
 
+static void on_mark(struct model *m, const struct mt_event *ev)
+{
+	model_points_add(m, MODEL_POINT_MARK, ev);
+	model_cupti_mark(m, ev);
+	if (ev->at_mark)
+		model_graph_at_mark(m, ev);
+}
+
 void model_feed(struct model *m, const struct mt_event *ev)
 {
 	if (m->finished)
@@ -485,6 +626,12 @@ void model_feed(struct model *m, const struct mt_event *ev)
 		model_timeline_feed(m->timeline, m, ev);
 	if (ev->time_ns > m->last_time_ns)
 		m->last_time_ns = ev->time_ns;
+	m->last_seq = ev->seq;
+	if (ev->source == MT_SOURCE_CUPTI && ev->kind != MT_EV_MARK) {
+		model_cupti_event(m, ev); /* a witness, not an event of its own */
+		return;
+	}
+	model_points_feed(m, ev);
 	switch (ev->kind) {
 	case MT_EV_ALLOC: on_alloc(m, ev); break;
 	case MT_EV_FREE: on_free(m, ev); break;
@@ -498,6 +645,18 @@ void model_feed(struct model *m, const struct mt_event *ev)
 	case MT_EV_POOL_DESTROY:
 	case MT_EV_POOL_TRIM: model_pool_event(m, ev); break;
 	case MT_EV_DEVICE: model_device_event(m, ev); break;
+	case MT_EV_MARK: on_mark(m, ev); break;
+	case MT_EV_GRAPH_CREATE:
+	case MT_EV_GRAPH_CLONE:
+	case MT_EV_GRAPH_DESTROY:
+	case MT_EV_EXEC_CREATE:
+	case MT_EV_EXEC_DESTROY:
+	case MT_EV_GRAPH_LAUNCH:
+	case MT_EV_GRAPH_UPLOAD:
+	case MT_EV_CAPTURE_BEGIN:
+	case MT_EV_CAPTURE_END:
+	case MT_EV_GRAPH_MEM_TRIM:
+	case MT_EV_GRAPH_FREE_NODE: model_graph_event(m, ev); break;
 	default: m->unknown_events++; break;
 	}
 }
@@ -550,21 +709,48 @@ static int cmp_site(const void *a, const void *b)
 		return x->total_bytes > y->total_bytes ? -1 : 1;
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
 	return 0;
+}
+
+static int cmp_op(const void *a, const void *b)
+{
+	const struct model_op *x = a, *y = b;
+
+	if (x->at_peak != y->at_peak)
+		return x->at_peak > y->at_peak ? -1 : 1;
+	if (x->total_bytes != y->total_bytes)
+		return x->total_bytes > y->total_bytes ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 void model_finish(struct model *m)
 {
 	if (m->finished)
 		return;
-	for (size_t i = 0; i < m->n_sites; i++)
+	model_graph_finish(m);
+	model_points_close(m);
+	for (size_t i = 0; i < m->n_sites; i++) {
 		site_touch(m, &m->sites[i]);
-	/* indices into sites held by live records are dead from here on */
+		model_points_touch(m, &m->sites[i]);
+	}
+	for (size_t i = 0; i < m->n_ops; i++)
+		op_touch(m, &m->ops[i]);
+	/* indices into sites and ops held by live records are dead from here on */
 	if (m->n_sites) /* qsort wants an array, even an empty one */
 		qsort(m->sites, m->n_sites, sizeof(*m->sites), cmp_site);
+	if (m->n_ops)
+		qsort(m->ops, m->n_ops, sizeof(*m->ops), cmp_op);
+	map_fini(&m->site_stacks);
+	map_fini(&m->site_ops);
 	build_leaks(m);
 	model_device_finish(m);
+	model_points_finish(m);
+	model_cupti_finish(m);
 	m->finished = true;
 }

@@ -19,6 +19,27 @@
 #include "event.h"
 #include "util-map.h"
 
+/* How allocations are grouped into sites (--group-by; docs/report-json.md). */
+enum report_group_by {
+	REPORT_GROUP_SITE = 0, /* the user's own Python frame, else the op, else native frame */
+	REPORT_GROUP_PYTHON,
+	REPORT_GROUP_OP,
+	REPORT_GROUP_NATIVE,
+	REPORT_GROUP_STACK, /* one site per distinct stack */
+};
+
+/* What the command line asks of the reader and the model: set in
+ * trace.opts between trace_load and trace_read_events. Zero is the
+ * default. */
+struct report_options {
+	enum report_group_by group_by;
+	const char *at_mark; /* graphs orphaned at the first mark with this label; NULL: at the end */
+};
+
+/* "site", "python", "op", "native" or "stack"; false for anything else. */
+bool report_parse_group_by(const char *s, enum report_group_by *out);
+const char *report_group_by_name(enum report_group_by g);
+
 /* OOMs whose live set is kept: the first MODEL_OOM_SNAPSHOTS - 1 and the
  * most recent one (the failure the program usually died of). */
 #define MODEL_OOM_SNAPSHOTS 64
@@ -26,7 +47,7 @@
  * happen. */
 #define MODEL_RECENT_FREES 64
 /* Memory kinds are 1..MODEL_MEM_KINDS - 1 (enum mt_mem_kind). */
-#define MODEL_MEM_KINDS 10
+#define MODEL_MEM_KINDS 11
 /* The preallocation note looks at this many first device-side allocations
  * of each device, for one of at least half the device (docs/report-json.md). */
 #define MODEL_EARLY_ALLOCS 16
@@ -39,15 +60,140 @@ struct model_group {
 	int mem; /* enum mt_mem_kind; 0 for OOM holders, which mix device-side kinds */
 };
 
+/* The live bytes of a site from point `first` on (model-points.c). */
+struct model_run {
+	size_t first;
+	uint64_t value;
+};
+
 struct model_site {
-	uint64_t key;	/* model_site_key() */
-	int64_t stack;	/* stack of its first allocation; all of them for now */
+	uint64_t key;	/* unique, stable across the sort: model_site_key() */
+	int kind;	/* enum mt_site_kind: what groups its allocations */
+	int64_t id;	/* a frame index, an op id, a stack id or a module index */
+	uint32_t depth; /* of its frame in `stack` (python, native) */
+	int64_t stack;	/* stack of its first allocation */
 	uint64_t live;	/* device bytes live now (at the end, after model_finish) */
 	uint64_t at_peak;
 	uint64_t total_bytes;
 	uint64_t count;
+	uint64_t stacks; /* distinct stacks among its allocations */
 	uint64_t maps, mapped_bytes; /* cuMemMap calls made here, of handles seen created */
 	uint64_t epoch; /* peak epoch at_peak was last brought up to date for */
+	/* the op it allocated the most bytes under */
+	bool has_op;
+	int64_t op;
+	uint64_t op_bytes;
+	/* its live bytes at each point: runs, and the points they cover */
+	struct model_run *runs;
+	size_t n_runs, cap_runs, points_saved;
+};
+
+/* Device memory by the innermost NVTX range it was allocated under. */
+struct model_op {
+	int64_t id; /* ops.id */
+	uint64_t live, at_peak, total_bytes, count;
+	uint64_t epoch;
+};
+
+/* Moments the live set is looked at: marks, the end of each range of a
+ * per-build series, graph instantiations (model-points.c). */
+enum model_point_kind {
+	MODEL_POINT_MARK = 1,
+	MODEL_POINT_RANGE,
+	MODEL_POINT_INSTANTIATION,
+};
+
+struct model_point {
+	int kind;
+	int64_t seq, time_ns, api, stack;
+	bool has_op;
+	int64_t op;	/* mark: its label; range: the range that ended */
+	int mark_kind;	/* enum mt_mark_kind */
+	uint64_t exec, graph; /* instantiation */
+	uint64_t live_bytes, live_count; /* device memory */
+};
+
+struct model_site_bytes {
+	uint32_t site; /* index in sites after model_finish */
+	uint64_t bytes;
+};
+
+/* After model_finish: each mark, with the sites live then, largest first. */
+struct model_mark {
+	size_t point; /* index in points */
+	struct model_site_bytes *sites;
+	size_t n_sites;
+};
+
+struct model_growth_site {
+	uint32_t site;
+	uint64_t *live;	    /* at each growth point */
+	int64_t per_point;  /* the median step */
+	bool growing;
+};
+
+struct model_growth {
+	int basis; /* enum model_point_kind; 0: fewer than two points of any kind */
+	size_t *points; /* indices in model.points */
+	size_t n_points;
+	struct model_growth_site *sites; /* growing first, then by per_point */
+	size_t n_sites;
+};
+
+/* CUDA graphs (model-graph.c). */
+enum model_orphan_kind { MODEL_ORPHAN_GRAPH, MODEL_ORPHAN_EXEC };
+
+struct model_orphan {
+	int kind; /* enum model_orphan_kind */
+	uint64_t handle;
+	uint64_t graph; /* an exec's graph */
+	int64_t stack;	/* that created it */
+	int64_t time_ns;
+	uint64_t pinned_bytes; /* graph memory of its graph live or held in the pool */
+	uint64_t launches;
+};
+
+struct model_graph_leak {
+	int64_t stack;
+	uint64_t graph;
+	uint64_t bytes, count;
+};
+
+struct model_graph_priv;
+
+struct model_graphs {
+	uint64_t created, destroyed, execs_created, execs_destroyed;
+	uint64_t launches, uploads, failed_launches;
+	uint64_t alloc_nodes, captured_allocs, free_nodes, captured_frees;
+	uint64_t unattached; /* captured memory nodes of a capture that made no graph */
+	uint64_t pool_reserved, pool_reserved_peak; /* physical, held by the graph pools */
+	uint64_t trims;
+	/* orphans as of the --at-mark mark when it was seen, else the end */
+	bool at_mark;
+	int64_t at_seq, at_time_ns;
+	struct model_orphan *orphans; /* after model_finish */
+	size_t n_orphans;
+	struct model_graph_leak *never_freed; /* after model_finish, by bytes */
+	size_t n_never_freed;
+	struct model_graph_priv *priv;
+};
+
+/* CUPTI's records checked against the hooks' (model-cupti.c). */
+struct model_cupti_module {
+	int64_t module; /* trace module index, -1 unknown */
+	uint64_t count, bytes;
+};
+
+struct model_cupti_priv;
+
+struct model_cupti {
+	bool active; /* a CUPTI record or CUPTI's mark was seen */
+	uint64_t records, allocs, matched, matched_bytes;
+	uint64_t only_count, only_bytes;
+	struct model_cupti_module *by_module; /* after model_finish, by bytes */
+	size_t n_by_module, cap_by_module;
+	uint64_t unconfirmed, unconfirmed_bytes;
+	struct model_cupti_priv *priv;
 };
 
 struct model_oom {
@@ -113,6 +259,7 @@ struct model_live;
 struct model_stack_live {
 	int64_t stack;
 	uint64_t bytes, count;
+	uint64_t site_key; /* the site of its first allocation */
 };
 struct model_recent_free;
 struct model_recent_unmap;
@@ -136,8 +283,27 @@ struct model {
 
 	struct model_site *sites; /* sorted by at_peak after model_finish */
 	size_t n_sites, cap_sites;
-	struct mt_map site_index; /* site key -> index in sites */
+	struct mt_map site_index[MT_SITE_KINDS]; /* site id -> index in sites, per kind */
+	struct mt_map site_stacks; /* site << 32 | stack index, during the pass */
+	struct mt_map site_ops;	   /* site << 32 | op index -> bytes, during the pass */
 	uint64_t peak_epoch;
+
+	struct model_op *ops; /* sorted like sites after model_finish */
+	size_t n_ops, cap_ops;
+	struct mt_map op_index; /* op id -> index in ops */
+
+	struct model_point *points; /* in seq order */
+	size_t n_points, cap_points;
+	struct model_mark *marks; /* after model_finish */
+	size_t n_marks;
+	struct model_growth growth; /* after model_finish */
+	bool in_build, builds_revisited; /* the series of per-build ranges */
+	int64_t build, build_op;
+	struct mt_map builds_seen;
+	int64_t last_seq;
+
+	struct model_graphs graphs;
+	struct model_cupti cupti;
 
 	/* device bytes live per stack, kept up to date so an OOM snapshot costs
 	 * one walk over stacks rather than over all live allocations */
@@ -180,12 +346,16 @@ struct model {
 void model_init(struct model *m);
 void model_fini(struct model *m);
 
-/* The key allocations are grouped into sites by. For now a site is its
- * stack; grouping by the user's own frame comes later. */
+/* The key of the site the allocations of stack went to (the first one's,
+ * when its allocations went to several sites by their op); 0 when the
+ * stack allocated nothing on the device. */
 uint64_t model_site_key(const struct model *m, int64_t stack);
 
+/* Bytes a site held live at point k (an index in points). */
+uint64_t model_site_at_point(const struct model_site *s, size_t k);
+
 /* True for the kinds counted as device memory (device, managed, pool,
- * vmm_physical, array). */
+ * vmm_physical, array, and graph memory while it is physical). */
 bool model_mem_is_device(int mem);
 
 /* A row of the devices table; device events say the same. */

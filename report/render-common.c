@@ -25,6 +25,7 @@ const char *render_mem_name(int mem)
 	case MT_MEM_IMPORTED: return "imported";
 	case MT_MEM_ARRAY: return "array";
 	case MT_MEM_HOST_REGISTERED: return "host_registered";
+	case MT_MEM_GRAPH: return "graph";
 	}
 	return "unknown";
 }
@@ -49,6 +50,10 @@ const char *render_mem_meaning(int mem)
 	case MT_MEM_HOST_REGISTERED:
 		return "host memory the program already had, pinned with cuMemHostRegister: "
 		       "pinned, not allocated, so not counted";
+	case MT_MEM_GRAPH:
+		return "CUDA graph memory (allocation nodes, allocations captured on a stream): "
+		       "counted from the launch or upload that makes it physical until it is freed; "
+		       "an allocation counts once per launch";
 	}
 	return NULL;
 }
@@ -176,4 +181,76 @@ uint64_t render_oom_device_used(const struct model_oom *o)
 	if (o->device_free <= 0)
 		return (uint64_t)o->device_total;
 	return o->device_free < o->device_total ? (uint64_t)(o->device_total - o->device_free) : 0;
+}
+
+const struct trace_frame *render_model_site_frame(const struct trace *t,
+						  const struct model_site *s)
+{
+	uint32_t depth;
+
+	switch (s->kind) {
+	case MT_SITE_PYTHON:
+	case MT_SITE_NATIVE:
+		return s->id >= 0 && (uint64_t)s->id < t->n_frames ? &t->frames[s->id] : NULL;
+	case MT_SITE_OP:
+	case MT_SITE_CUPTI:
+		return NULL;
+	}
+	return render_site_frame(t, trace_find_stack(t, s->stack), &depth);
+}
+
+const char *render_site_kind_name(int kind)
+{
+	switch (kind) {
+	case MT_SITE_PYTHON: return "python";
+	case MT_SITE_OP: return "op";
+	case MT_SITE_NATIVE: return "native";
+	case MT_SITE_CUPTI: return "cupti";
+	}
+	return "stack";
+}
+
+char *render_op_label(const struct trace *t, int64_t op)
+{
+	const struct trace_op *o = trace_find_op(t, op);
+
+	if (!o)
+		return mt_xasprintf("?");
+	if (o->domain)
+		return mt_xasprintf("%s (%s)", o->name, o->domain);
+	return mt_xstrdup(o->name);
+}
+
+const char *render_module_name(const struct trace *t, int64_t module)
+{
+	if (module < 0 || (uint64_t)module >= t->n_modules)
+		return "an unknown module";
+	return path_basename(t->modules[module].path);
+}
+
+char *render_model_site_label(const struct trace *t, const struct model_site *s, bool short_file)
+{
+	_autofree_ char *op = NULL;
+
+	switch (s->kind) {
+	case MT_SITE_PYTHON:
+	case MT_SITE_NATIVE:
+		return render_frame_label(t, render_model_site_frame(t, s), short_file);
+	case MT_SITE_OP:
+		op = render_op_label(t, s->id);
+		return mt_xasprintf("[op] %s", op);
+	case MT_SITE_CUPTI:
+		return mt_xasprintf("(seen by CUPTI only: %s)", render_module_name(t, s->id));
+	}
+	return render_stack_label(t, s->stack, short_file);
+}
+
+const char *render_growth_basis(int basis)
+{
+	switch (basis) {
+	case MODEL_POINT_MARK: return "marks";
+	case MODEL_POINT_RANGE: return "ranges";
+	case MODEL_POINT_INSTANTIATION: return "instantiations";
+	}
+	return NULL;
 }

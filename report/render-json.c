@@ -4,6 +4,7 @@
 
 #include "render.h"
 #include "trace-schema.h"
+#include "util-mem.h"
 #include "util-str.h"
 
 #define MAX_DEPTH 16
@@ -222,7 +223,7 @@ static void write_devices(struct jw *w, const struct model *m)
 static void write_frame(struct jw *w, const struct trace *t, const struct trace_frame *f)
 {
 	const struct trace_module *mod = trace_frame_module(t, f);
-	static const char *const kinds[] = { "native", "python", "op" };
+	static const char *const kinds[] = { "native", "python" };
 
 	jw_open(w, NULL, '{', true);
 	jw_str(w, "function", f ? f->function : NULL);
@@ -236,7 +237,7 @@ static void write_frame(struct jw *w, const struct trace *t, const struct trace_
 		jw_i64(w, "offset", f->offset);
 	else
 		jw_null(w, "offset");
-	jw_str(w, "kind", f && f->kind >= 0 && f->kind <= 2 ? kinds[f->kind] : NULL);
+	jw_str(w, "kind", f && f->kind >= 0 && f->kind <= 1 ? kinds[f->kind] : NULL);
 	jw_close(w, '}');
 }
 
@@ -298,6 +299,45 @@ static void write_notes(struct jw *w, const struct trace *t, const struct model 
 	jw_close(w, ']');
 }
 
+static void write_op(struct jw *w, const struct trace *t, const char *key, bool has, int64_t id)
+{
+	const struct trace_op *op = has ? trace_find_op(t, id) : NULL;
+
+	if (!op) {
+		jw_null(w, key);
+		return;
+	}
+	jw_open(w, key, '{', true);
+	jw_str(w, "name", op->name);
+	jw_str(w, "domain", op->domain);
+	jw_close(w, '}');
+}
+
+/* What a site is: its frame's fields (none for an op), and its op. */
+static void write_site_id(struct jw *w, const struct trace *t, const struct model_site *s)
+{
+	const struct trace_frame *f = render_model_site_frame(t, s);
+	const struct trace_module *mod = trace_frame_module(t, f);
+	const char *module = mod ? path_basename(mod->path) : NULL;
+
+	if (s->kind == MT_SITE_CUPTI && s->id >= 0 && (uint64_t)s->id < t->n_modules)
+		module = path_basename(t->modules[s->id].path);
+	jw_open(w, "site", '{', true);
+	jw_str(w, "kind", render_site_kind_name(s->kind));
+	jw_str(w, "function", f ? f->function : NULL);
+	jw_str(w, "file", f ? f->file : NULL);
+	if (f && f->line > 0)
+		jw_i64(w, "line", f->line);
+	else
+		jw_null(w, "line");
+	jw_str(w, "module", module);
+	if (s->kind == MT_SITE_OP)
+		write_op(w, t, "op", true, s->id);
+	else
+		write_op(w, t, "op", s->has_op, s->op);
+	jw_close(w, '}');
+}
+
 static void write_sites(struct jw *w, const struct trace *t, const struct model *m,
 			size_t n)
 {
@@ -306,8 +346,10 @@ static void write_sites(struct jw *w, const struct trace *t, const struct model 
 		const struct model_site *s = &m->sites[i];
 
 		jw_open(w, NULL, '{', false);
+		write_site_id(w, t, s);
 		jw_i64(w, "stack", s->stack);
 		write_frames(w, t, s->stack, "frames");
+		jw_u64(w, "stacks", s->stacks);
 		jw_u64(w, "peak_bytes", s->at_peak);
 		jw_u64(w, "total_bytes", s->total_bytes);
 		jw_u64(w, "count", s->count);
@@ -317,6 +359,229 @@ static void write_sites(struct jw *w, const struct trace *t, const struct model 
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
+}
+
+static void write_ops(struct jw *w, const struct trace *t, const struct model *m, size_t n)
+{
+	jw_open(w, "ops", '[', false);
+	for (size_t i = 0; i < n; i++) {
+		const struct model_op *op = &m->ops[i];
+		const struct trace_op *o = trace_find_op(t, op->id);
+
+		jw_open(w, NULL, '{', true);
+		jw_str(w, "name", o ? o->name : NULL);
+		jw_str(w, "domain", o ? o->domain : NULL);
+		jw_u64(w, "peak_bytes", op->at_peak);
+		jw_u64(w, "total_bytes", op->total_bytes);
+		jw_u64(w, "count", op->count);
+		jw_u64(w, "live_bytes_at_end", op->live);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+/* A site in a list of another section: what it is, its first stack. */
+static void write_site_ref(struct jw *w, const struct trace *t, const struct model_site *s,
+			   uint64_t bytes)
+{
+	jw_open(w, NULL, '{', true);
+	write_site_id(w, t, s);
+	jw_i64(w, "stack", s->stack);
+	jw_u64(w, "bytes", bytes);
+	jw_close(w, '}');
+}
+
+static const char *mark_kind_name(int kind)
+{
+	switch (kind) {
+	case MT_MARK_INTERNAL:
+	case MT_MARK_CUPTI_ON:
+	case MT_MARK_CUPTI_OFF: return "memtrace";
+	}
+	return "user";
+}
+
+static void write_marks(struct jw *w, const struct trace *t, const struct model *m,
+			const struct render_opts *o)
+{
+	jw_open(w, "marks", '[', false);
+	for (size_t i = 0; i < m->n_marks; i++) {
+		const struct model_mark *mk = &m->marks[i];
+		const struct model_point *p = &m->points[mk->point];
+		const struct trace_op *op = p->has_op ? trace_find_op(t, p->op) : NULL;
+		size_t n = render_limit(o, mk->n_sites);
+
+		jw_open(w, NULL, '{', false);
+		jw_i64(w, "seq", p->seq);
+		jw_i64(w, "time_ns", p->time_ns);
+		jw_str(w, "label", op ? op->name : NULL);
+		jw_str(w, "domain", op ? op->domain : NULL);
+		jw_str(w, "by", mark_kind_name(p->mark_kind));
+		jw_str(w, "api", trace_api_name(t, p->api));
+		jw_i64(w, "stack", p->stack);
+		write_frames(w, t, p->stack, "frames");
+		jw_u64(w, "live_bytes", p->live_bytes);
+		jw_u64(w, "live_allocations", p->live_count);
+		jw_open(w, "live_by_site", '[', false);
+		for (size_t k = 0; k < n; k++)
+			write_site_ref(w, t, &m->sites[mk->sites[k].site], mk->sites[k].bytes);
+		jw_close(w, ']');
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+static void write_point(struct jw *w, const struct trace *t, const struct model_point *p)
+{
+	_autofree_ char *label = NULL;
+
+	if (p->kind == MODEL_POINT_INSTANTIATION)
+		label = mt_xasprintf("exec 0x%" PRIx64 " of graph 0x%" PRIx64, p->exec, p->graph);
+	else
+		label = p->has_op ? render_op_label(t, p->op) : NULL;
+	jw_open(w, NULL, '{', true);
+	jw_str(w, "label", label);
+	jw_i64(w, "seq", p->seq);
+	jw_i64(w, "time_ns", p->time_ns);
+	jw_u64(w, "live_bytes", p->live_bytes);
+	jw_close(w, '}');
+}
+
+static void write_growth(struct jw *w, const struct trace *t, const struct model *m,
+			 const struct render_opts *o)
+{
+	const struct model_growth *g = &m->growth;
+	size_t n = render_limit(o, g->n_sites);
+
+	jw_open(w, "growth", '{', false);
+	jw_str(w, "basis", render_growth_basis(g->basis));
+	jw_open(w, "points", '[', false);
+	for (size_t k = 0; k < g->n_points; k++)
+		write_point(w, t, &m->points[g->points[k]]);
+	jw_close(w, ']');
+	jw_open(w, "sites", '[', false);
+	for (size_t i = 0; i < n; i++) {
+		const struct model_growth_site *gs = &g->sites[i];
+		const struct model_site *s = &m->sites[gs->site];
+
+		jw_open(w, NULL, '{', false);
+		write_site_id(w, t, s);
+		jw_i64(w, "stack", s->stack);
+		write_frames(w, t, s->stack, "frames");
+		jw_open(w, "live_bytes", '[', true);
+		for (size_t k = 0; k < g->n_points; k++)
+			jw_u64(w, NULL, gs->live[k]);
+		jw_close(w, ']');
+		jw_i64(w, "growth_per_point", gs->per_point);
+		jw_bool(w, "growing", gs->growing);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_close(w, '}');
+}
+
+static void write_orphan(struct jw *w, const struct trace *t, const struct model_orphan *or)
+{
+	jw_open(w, NULL, '{', false);
+	jw_str(w, "kind", or->kind == MODEL_ORPHAN_EXEC ? "exec" : "graph");
+	jw_u64(w, "handle", or->handle);
+	if (or->kind == MODEL_ORPHAN_EXEC)
+		jw_u64(w, "graph", or->graph);
+	else
+		jw_null(w, "graph");
+	jw_i64(w, "time_ns", or->time_ns);
+	jw_i64(w, "stack", or->stack);
+	write_frames(w, t, or->stack, "frames");
+	jw_u64(w, "pinned_bytes", or->pinned_bytes);
+	jw_u64(w, "launches", or->launches);
+	jw_close(w, '}');
+}
+
+static void write_graphs(struct jw *w, const struct trace *t, const struct model *m,
+			 const struct render_opts *o)
+{
+	const struct model_graphs *g = &m->graphs;
+	size_t n = render_limit(o, g->n_orphans);
+
+	jw_open(w, "graphs", '{', false);
+	jw_u64(w, "created", g->created);
+	jw_u64(w, "destroyed", g->destroyed);
+	jw_u64(w, "execs_created", g->execs_created);
+	jw_u64(w, "execs_destroyed", g->execs_destroyed);
+	jw_u64(w, "launches", g->launches);
+	jw_u64(w, "uploads", g->uploads);
+	jw_u64(w, "failed_launches", g->failed_launches);
+	jw_u64(w, "alloc_nodes", g->alloc_nodes);
+	jw_u64(w, "captured_allocations", g->captured_allocs);
+	jw_u64(w, "free_nodes", g->free_nodes);
+	jw_u64(w, "captured_frees", g->captured_frees);
+	jw_u64(w, "unattached_nodes", g->unattached);
+	jw_u64(w, "mem_trims", g->trims);
+	jw_u64(w, "pool_reserved_bytes_at_end", g->pool_reserved);
+	jw_u64(w, "pool_reserved_peak_bytes", g->pool_reserved_peak);
+	jw_open(w, "orphans_at", '{', true);
+	jw_str(w, "mark", t->opts.at_mark);
+	jw_bool(w, "found", g->at_mark);
+	if (g->at_mark)
+		jw_i64(w, "time_ns", g->at_time_ns);
+	else
+		jw_null(w, "time_ns");
+	jw_close(w, '}');
+	jw_open(w, "orphaned", '[', false);
+	for (size_t i = 0; i < n; i++)
+		write_orphan(w, t, &g->orphans[i]);
+	jw_close(w, ']');
+	jw_open(w, "graph_memory_never_freed", '[', false);
+	for (size_t i = 0; i < render_limit(o, g->n_never_freed); i++) {
+		const struct model_graph_leak *l = &g->never_freed[i];
+
+		jw_open(w, NULL, '{', false);
+		jw_u64(w, "graph", l->graph);
+		jw_i64(w, "stack", l->stack);
+		write_frames(w, t, l->stack, "frames");
+		jw_u64(w, "bytes", l->bytes);
+		jw_u64(w, "count", l->count);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_close(w, '}');
+}
+
+static void write_cupti(struct jw *w, const struct trace *t, const struct model *m)
+{
+	const struct model_cupti *c = &m->cupti;
+
+	jw_open(w, "cupti", '{', false);
+	jw_bool(w, "active", c->active);
+	jw_u64(w, "records", c->records);
+	jw_u64(w, "allocations", c->allocs);
+	jw_u64(w, "matched", c->matched);
+	jw_u64(w, "matched_bytes", c->matched_bytes);
+	jw_open(w, "cupti_only", '{', false);
+	jw_u64(w, "count", c->only_count);
+	jw_u64(w, "bytes", c->only_bytes);
+	jw_open(w, "by_module", '[', false);
+	for (size_t i = 0; i < c->n_by_module; i++) {
+		const struct model_cupti_module *mod = &c->by_module[i];
+
+		if (!mod->count)
+			continue;
+		jw_open(w, NULL, '{', true);
+		if (mod->module >= 0 && (uint64_t)mod->module < t->n_modules)
+			jw_str(w, "module", path_basename(t->modules[mod->module].path));
+		else
+			jw_null(w, "module");
+		jw_u64(w, "count", mod->count);
+		jw_u64(w, "bytes", mod->bytes);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+	jw_close(w, '}');
+	jw_open(w, "unconfirmed", '{', true);
+	jw_u64(w, "count", c->unconfirmed);
+	jw_u64(w, "bytes", c->unconfirmed_bytes);
+	jw_close(w, '}');
+	jw_close(w, '}');
 }
 
 static void write_group(struct jw *w, const struct trace *t, const struct model_group *g,
@@ -398,13 +663,19 @@ void render_json(FILE *f, const struct trace *t, const struct model *m,
 	write_kinds(&w, m);
 	write_devices(&w, m);
 	write_pools(&w, t, m);
+	jw_str(&w, "group_by", report_group_by_name(t->opts.group_by));
 	write_sites(&w, t, m, render_limit(&all, m->n_sites));
+	write_ops(&w, t, m, render_limit(&all, m->n_ops));
 	write_leaks(&w, t, m, render_limit(&all, m->n_leaks));
 	jw_open(&w, "ooms", '[', false);
 	for (size_t i = 0; i < m->n_ooms; i++)
 		write_oom(&w, t, &m->ooms[i], &all);
 	jw_close(&w, ']');
 	jw_u64(&w, "oom_snapshots_dropped", m->oom_snapshots_dropped);
+	write_marks(&w, t, m, &all);
+	write_growth(&w, t, m, &all);
+	write_graphs(&w, t, m, &all);
+	write_cupti(&w, t, m);
 	jw_close(&w, '}');
 	fputc('\n', f);
 }

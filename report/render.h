@@ -75,3 +75,26 @@ char *render_stack_label(const struct trace *t, int64_t stack, bool short_file);
 
 /* A meta value parsed as a decimal integer. */
 bool render_meta_int(const struct trace *t, const char *key, int64_t *out);
+
+/* The frame a site names: the user's Python or native frame it groups
+ * by, else the stack's site frame (render_site_frame); NULL for an op,
+ * CUPTI's or a stack with no frame. */
+const struct trace_frame *render_model_site_frame(const struct trace *t,
+						  const struct model_site *s);
+
+/* "python", "op", "native", "stack" or "cupti". */
+const char *render_site_kind_name(int kind);
+
+/* An op's name, with its domain when not the default: "name (domain)";
+ * "?" for an op the trace does not name. Untrusted. Caller frees. */
+char *render_op_label(const struct trace *t, int64_t op);
+
+/* A site in one line: its frame's label, "[op] name", "(seen by CUPTI
+ * only: libfoo.so)", or the stack's label. Untrusted. Caller frees. */
+char *render_model_site_label(const struct trace *t, const struct model_site *s, bool short_file);
+
+/* The module name of a trace module index (CUPTI's), or "an unknown module". */
+const char *render_module_name(const struct trace *t, int64_t module);
+
+/* Growth basis: "marks", "ranges", "instantiations", or NULL for none. */
+const char *render_growth_basis(int basis);

@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include "model-site.h"
 #include "trace-schema.h"
 #include "util-mem.h"
 
@@ -237,6 +238,8 @@ static int check_schema(struct trace *t)
 				    t->path, tables[i]);
 	}
 	t->has_handle_column = has_column(t, "events", "handle");
+	t->has_op_column = has_column(t, "events", "op");
+	t->has_source_column = has_column(t, "events", "source");
 	return 0;
 }
 
@@ -260,6 +263,9 @@ int trace_open(struct trace *t, const char *path)
 	map_init(&t->frame_index, sizeof(uint32_t));
 	map_init(&t->stack_index, sizeof(uint32_t));
 	map_init(&t->ooms, sizeof(struct trace_oom_info));
+	map_init(&t->op_index, sizeof(uint32_t));
+	map_init(&t->cupti_pc, sizeof(uint64_t));
+	map_init(&t->same_frame, sizeof(uint32_t));
 
 	if (check_file(t) < 0 || open_db(t, false) < 0)
 		return -1;
@@ -503,34 +509,196 @@ static int load_devices(struct trace *t)
 	return rc == SQLITE_DONE ? 0 : step_failed(t, "devices");
 }
 
+/* An op's name and domain as one key: ops with the same are one op. */
+static uint64_t op_hash(const char *name, const char *domain)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (const char *p = domain ? domain : ""; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	h = (h ^ 0xff) * 1099511628211ull; /* no name/domain split is ambiguous */
+	for (const char *p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	return h;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* One more row of the ops table; ops of the same name and domain are one
+ * op, known by the first id (by_name: op_hash -> its index). */
+static void add_op(struct trace *t, sqlite3_stmt *s, struct mt_map *by_name)
+{
+	struct trace_op *op = &t->ops[t->n_ops];
+	uint32_t *first;
+	bool inserted;
+
+	*op = (struct trace_op){
+		.id = sqlite3_column_int64(s, 0), .name = col_strdup(s, 1),
+		.domain = col_strdup(s, 2),
+	};
+	if (!op->name)
+		op->name = mt_xstrdup("");
+	op->same = op->id;
+	first = map_put(by_name, op_hash(op->name, op->domain), &inserted);
+	if (inserted)
+		*first = (uint32_t)t->n_ops;
+	else if (same_str(t->ops[*first].name, op->name) &&
+		 same_str(t->ops[*first].domain, op->domain))
+		op->same = t->ops[*first].id;
+	op->mark_kind = model_mark_kind(op->name);
+	index_put(&t->op_index, op->id, t->n_ops);
+	t->n_ops++;
+}
+
+static int load_ops(struct trace *t)
+{
+	_autofinalize_ sqlite3_stmt *s = NULL;
+	struct mt_map by_name;
+	size_t cap = 0;
+	int rc, ret = -1;
+
+	if (!has_table(t, "ops"))
+		return 0;
+	if (prepare(t, "ops", "SELECT id, name, domain FROM ops ORDER BY id", &s) < 0)
+		return -1;
+	map_init(&by_name, sizeof(uint32_t));
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (check_count(t, t->n_ops, "ops") < 0)
+			goto out;
+		mt_grow(&t->ops, &cap, t->n_ops + 1, sizeof(*t->ops));
+		add_op(t, s, &by_name);
+	}
+	if (rc != SQLITE_DONE) {
+		step_failed(t, "ops");
+		goto out;
+	}
+	model_op_builds(t->ops, t->n_ops);
+	ret = 0;
+out:
+	map_fini(&by_name);
+	return ret;
+}
+
+static int load_cupti(struct trace *t)
+{
+	_autofinalize_ sqlite3_stmt *s = NULL;
+	int rc;
+
+	if (!has_table(t, "cupti"))
+		return 0;
+	if (prepare(t, "cupti", "SELECT seq, pc FROM cupti WHERE pc IS NOT NULL", &s) < 0)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		*(uint64_t *)map_put(&t->cupti_pc, (uint64_t)sqlite3_column_int64(s, 0), NULL) =
+			(uint64_t)sqlite3_column_int64(s, 1);
+	return rc == SQLITE_DONE ? 0 : step_failed(t, "cupti");
+}
+
+static const struct trace *sort_trace; /* qsort has no context argument */
+
+static int cmp_module_base(const void *a, const void *b)
+{
+	uint64_t x = (uint64_t)sort_trace->modules[*(const uint32_t *)a].base;
+	uint64_t y = (uint64_t)sort_trace->modules[*(const uint32_t *)b].base;
+
+	return x < y ? -1 : x > y;
+}
+
+static void sort_modules(struct trace *t)
+{
+	t->modules_by_base = mt_xcalloc(t->n_modules + 1, sizeof(*t->modules_by_base));
+	for (size_t i = 0; i < t->n_modules; i++)
+		t->modules_by_base[i] = (uint32_t)i;
+	sort_trace = t;
+	qsort(t->modules_by_base, t->n_modules, sizeof(*t->modules_by_base), cmp_module_base);
+	sort_trace = NULL;
+}
+
 int trace_load(struct trace *t)
 {
 	if (load_meta(t) < 0 || load_apis(t) < 0 || load_modules(t) < 0 ||
 	    load_frames(t) < 0 || load_stacks(t) < 0 || load_threads(t) < 0 ||
-	    load_ooms(t) < 0 || load_devices(t) < 0)
+	    load_ooms(t) < 0 || load_devices(t) < 0 || load_ops(t) < 0 || load_cupti(t) < 0)
 		return -1;
+	sort_modules(t);
 	return 0;
 }
 
 /* ---- events ----------------------------------------------------------- */
 
+/* The columns read, in this order; those a trace may lack read as NULL. */
+enum {
+	COL_SEQ, COL_TIME, COL_KIND, COL_API, COL_ADDRESS, COL_BYTES, COL_MEM, COL_STACK,
+	COL_DEVICE, COL_HANDLE, COL_STREAM, COL_STATUS, COL_OP, COL_SOURCE,
+};
+
+static char *events_sql(const struct trace *t)
+{
+	return mt_xasprintf("SELECT seq, time_ns, kind, api, address, bytes, mem, stack, device, "
+			    "%s, stream, status, %s, %s FROM events ORDER BY seq",
+			    t->has_handle_column ? "handle" : "NULL",
+			    t->has_op_column ? "op" : "NULL",
+			    t->has_source_column ? "source" : "NULL");
+}
+
+/* What the ops table says about the event's op. */
+static void read_op(const struct trace *t, struct mt_event *ev)
+{
+	const struct trace_op *op = ev->has_op ? trace_find_op(t, ev->op) : NULL;
+
+	if (op && op->same != op->id && trace_find_op(t, op->same))
+		op = trace_find_op(t, op->same);
+	if (!op)
+		return;
+	ev->op = op->same;
+	ev->has_build = op->has_build;
+	ev->build = op->build;
+	if (ev->kind == MT_EV_MARK) {
+		ev->mark_kind = op->mark_kind;
+		ev->at_mark = op->at_mark;
+	}
+}
+
+/* The module of a CUPTI record's pc: its one-frame stack names it, else
+ * the modules' bases place it. */
+static int64_t cupti_module(const struct trace *t, const struct mt_event *ev)
+{
+	const struct trace_stack *s = trace_find_stack(t, ev->stack);
+	const struct trace_frame *f = trace_stack_frame(t, s, 0);
+	const uint64_t *pc;
+
+	if (f && f->module != TRACE_NONE)
+		return f->module;
+	pc = map_get(&t->cupti_pc, (uint64_t)ev->seq);
+	return pc && *pc ? trace_module_at(t, *pc) : -1;
+}
+
 static void read_event(struct trace *t, sqlite3_stmt *s, struct mt_event *ev)
 {
-	int64_t bytes = sqlite3_column_int64(s, 5);
+	int64_t bytes = sqlite3_column_int64(s, COL_BYTES);
 
 	*ev = (struct mt_event){
-		.seq = sqlite3_column_int64(s, 0),
-		.time_ns = sqlite3_column_int64(s, 1),
-		.kind = col_small(s, 2),
-		.api = sqlite3_column_int64(s, 3),
-		.address = (uint64_t)sqlite3_column_int64(s, 4),
-		.has_address = !col_null(s, 4),
+		.seq = sqlite3_column_int64(s, COL_SEQ),
+		.time_ns = sqlite3_column_int64(s, COL_TIME),
+		.kind = col_small(s, COL_KIND),
+		.api = sqlite3_column_int64(s, COL_API),
+		.address = (uint64_t)sqlite3_column_int64(s, COL_ADDRESS),
+		.has_address = !col_null(s, COL_ADDRESS),
 		.bytes = bytes > 0 ? (uint64_t)bytes : 0,
-		.mem = col_small(s, 6),
-		.stack = sqlite3_column_int64(s, 7),
-		.device = col_device(s, 8),
-		.handle = (uint64_t)sqlite3_column_int64(s, 9),
-		.has_handle = sqlite3_column_type(s, 9) == SQLITE_INTEGER,
+		.mem = col_small(s, COL_MEM),
+		.stack = sqlite3_column_int64(s, COL_STACK),
+		.device = col_device(s, COL_DEVICE),
+		.handle = (uint64_t)sqlite3_column_int64(s, COL_HANDLE),
+		.has_handle = sqlite3_column_type(s, COL_HANDLE) == SQLITE_INTEGER,
+		.stream = (uint64_t)sqlite3_column_int64(s, COL_STREAM),
+		.status = sqlite3_column_int64(s, COL_STATUS),
+		.has_op = sqlite3_column_type(s, COL_OP) == SQLITE_INTEGER,
+		.op = sqlite3_column_int64(s, COL_OP),
+		.source = col_small(s, COL_SOURCE),
+		.module = -1,
 	};
 	if (ev->stack != 0 && !map_get(&t->stack_index, (uint64_t)ev->stack))
 		t->missing_stacks++;
@@ -544,21 +712,29 @@ static void read_event(struct trace *t, sqlite3_stmt *s, struct mt_event *ev)
 			ev->device_total = o->device_total;
 		}
 	}
+	read_op(t, ev);
+	if (ev->source == MT_SOURCE_CUPTI)
+		ev->module = cupti_module(t, ev);
+	ev->site = model_site_resolve(t, ev);
+}
+
+/* What depends on t->opts, once the frames are symbolized. */
+static void prepare_events(struct trace *t)
+{
+	for (size_t i = 0; i < t->n_ops; i++)
+		t->ops[i].at_mark = t->opts.at_mark && strcmp(t->ops[i].name, t->opts.at_mark) == 0;
+	model_site_prepare(t);
 }
 
 int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx)
 {
 	_autofinalize_ sqlite3_stmt *s = NULL;
+	_autofree_ char *sql = events_sql(t);
 	struct mt_event ev;
 	int rc;
 
-	if (prepare(t, "events",
-		    t->has_handle_column
-			    ? "SELECT seq, time_ns, kind, api, address, bytes, mem, stack, device, "
-			      "handle FROM events ORDER BY seq"
-			    : "SELECT seq, time_ns, kind, api, address, bytes, mem, stack, device, "
-			      "NULL FROM events ORDER BY seq",
-		    &s) < 0)
+	prepare_events(t);
+	if (prepare(t, "events", sql, &s) < 0)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		read_event(t, s, &ev);
@@ -609,6 +785,31 @@ const struct trace_module *trace_frame_module(const struct trace *t,
 	return f && f->module != TRACE_NONE ? &t->modules[f->module] : NULL;
 }
 
+const struct trace_op *trace_find_op(const struct trace *t, int64_t id)
+{
+	uint32_t i = index_get(&t->op_index, id);
+
+	return i == TRACE_NONE ? NULL : &t->ops[i];
+}
+
+int64_t trace_module_at(const struct trace *t, uint64_t pc)
+{
+	size_t lo = 0, hi = t->n_modules;
+
+	if (!t->modules_by_base)
+		return -1;
+	/* the first module whose base is above pc */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uint64_t)t->modules[t->modules_by_base[mid]].base <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? (int64_t)t->modules_by_base[lo - 1] : -1;
+}
+
 void trace_close(struct trace *t)
 {
 	if (t->db)
@@ -627,6 +828,16 @@ void trace_close(struct trace *t)
 		free(t->frames[i].function);
 		free(t->frames[i].file);
 	}
+	for (size_t i = 0; i < t->n_ops; i++) {
+		free(t->ops[i].name);
+		free(t->ops[i].domain);
+	}
+	free(t->ops);
+	free(t->modules_by_base);
+	free(t->stack_sites);
+	map_fini(&t->op_index);
+	map_fini(&t->cupti_pc);
+	map_fini(&t->same_frame);
 	free(t->meta);
 	free(t->apis);
 	free(t->modules);

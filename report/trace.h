@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "event.h"
+#include "model.h"
 #include "util-map.h"
 
 typedef struct sqlite3 sqlite3;
@@ -56,6 +57,25 @@ struct trace_stack {
 	uint32_t depth;
 };
 
+/* A row of the ops table: an NVTX range name or a mark label. */
+struct trace_op {
+	int64_t id;
+	char *name;   /* never NULL */
+	char *domain; /* NULL: the default domain */
+	int64_t same; /* the id of the first op with this name and domain */
+	bool has_build;
+	int64_t build; /* its number in the series of ranges named per build */
+	int mark_kind; /* enum mt_mark_kind, were it a mark's label */
+	bool at_mark;  /* its name is the label of opts.at_mark */
+};
+
+/* The user's frames of one stack (model-site.c): a frame index, or
+ * TRACE_NONE, and its depth. */
+struct trace_stack_site {
+	uint32_t python, python_depth;
+	uint32_t native, native_depth;
+};
+
 struct trace {
 	sqlite3 *db;
 	char *path;
@@ -84,6 +104,18 @@ struct trace {
 	struct trace_device *devices;
 	size_t n_devices;
 	bool has_handle_column; /* events.handle (absent in older traces) */
+	bool has_op_column, has_source_column; /* events.op, events.source */
+	struct trace_op *ops;
+	size_t n_ops;
+	struct mt_map op_index; /* id -> index */
+	struct mt_map cupti_pc; /* seq -> pc, from the cupti table */
+	uint32_t *modules_by_base; /* module indices by base, for CUPTI's pcs */
+
+	/* How to read it: set between trace_load and trace_read_events. */
+	struct report_options opts;
+	/* per stack, by index in stacks: filled when the events are read */
+	struct trace_stack_site *stack_sites;
+	struct mt_map same_frame; /* frame label hash -> first frame index */
 
 	/* references to rows that are not there: shown as unknown */
 	uint64_t missing_frames;  /* stack_frames rows naming no frame */
@@ -97,12 +129,14 @@ struct trace {
  * On failure returns -1 with t->error set. trace_close in any case. */
 int trace_open(struct trace *t, const char *path);
 
-/* Load meta, apis, modules, frames, stacks, threads, ooms and devices. */
+/* Load meta, apis, modules, frames, stacks, threads, ooms, devices, ops
+ * and the cupti table. */
 int trace_load(struct trace *t);
 
 typedef void (*trace_event_fn)(void *ctx, const struct mt_event *ev);
 
-/* Call fn for each event in seq order. */
+/* Call fn for each event in seq order, with what the reader adds
+ * (event.h) resolved as t->opts says. */
 int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx);
 
 void trace_close(struct trace *t);
@@ -116,3 +150,8 @@ const struct trace_frame *trace_stack_frame(const struct trace *t,
 					    const struct trace_stack *s, uint32_t i);
 const struct trace_module *trace_frame_module(const struct trace *t,
 					      const struct trace_frame *f);
+/* The op with this id, or NULL. */
+const struct trace_op *trace_find_op(const struct trace *t, int64_t id);
+/* Index in t->modules of the module whose base is the highest at or
+ * below pc, or -1. */
+int64_t trace_module_at(const struct trace *t, uint64_t pc);

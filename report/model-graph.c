@@ -1,0 +1,590 @@
+/* CUDA graphs: graph and exec lifetimes, and graph memory, by the rules
+ * of the CUDA programming guide as docs/report-json.md ("graphs") states
+ * them:
+ *
+ * - a graph allocation (an alloc node, or an allocation made on a stream
+ *   being captured, which belongs to the graph that stream's next
+ *   capture_end makes) is only an address until an exec of its graph is
+ *   launched or uploaded: then it is live device memory, at its site;
+ * - an allocation freed by a free node of its own graph is transient: it
+ *   is never live after a launch, but its physical memory stays in the
+ *   device's graph pool ("pool reserved");
+ * - live graph memory is freed by a free outside the graph (cudaFree,
+ *   cudaFreeAsync), by a free node of another graph when that graph is
+ *   launched, or by relaunching an exec made with auto-free-on-launch;
+ *   its memory then goes back to the pool too;
+ * - the pool gives memory back to the device only at graph_mem_trim on
+ *   that device, and only memory of graphs with no exec left.
+ *
+ * Graphs and execs never destroyed are "orphans", with the bytes their
+ * graph's memory still pins (live or in the pool). */
+#include "model-internal.h"
+
+#include <stdlib.h>
+
+#include "trace-schema.h"
+#include "util-mem.h"
+
+enum graph_how { HOW_SEEN, HOW_CREATE, HOW_CLONE, HOW_CAPTURE };
+
+struct gmem {
+	uint64_t address, bytes;
+	int64_t stack, api;
+	int device;
+	uint32_t graph;	 /* index in graphs; MODEL_NONE while its capture runs */
+	uint64_t stream; /* the capture's stream */
+	struct mt_site site;
+	bool has_op;
+	int64_t op;
+	bool live;	/* physical and allocated: in model.live */
+	bool reserved;	/* physical, held by the graph pool */
+	bool transient; /* freed by a free node of its own graph */
+	bool uploaded;	/* made live by an upload, not launched since */
+	bool dropped;	/* captured by a capture that made no graph */
+};
+
+struct graph {
+	uint64_t handle;
+	int how; /* enum graph_how */
+	int64_t stack, time_ns;
+	bool destroyed;
+	uint32_t live_execs;
+	uint64_t launches;
+	uint32_t *mem; /* its allocations, indices in mem */
+	size_t n_mem, cap_mem;
+	uint64_t *frees; /* addresses its free nodes free */
+	size_t n_frees, cap_frees;
+};
+
+struct exec {
+	uint64_t handle;
+	uint32_t graph;
+	bool auto_free, destroyed;
+	int64_t stack, time_ns;
+	uint64_t launches;
+};
+
+struct pending_free {
+	uint64_t stream, address;
+};
+
+struct model_graph_priv {
+	struct graph *graphs;
+	size_t n_graphs, cap_graphs;
+	struct mt_map graph_index; /* handle -> index of its latest graph */
+	struct exec *execs;
+	size_t n_execs, cap_execs;
+	struct mt_map exec_index;
+	struct gmem *mem;
+	size_t n_mem, cap_mem;
+	struct mt_map mem_index; /* address -> index of its latest allocation */
+	struct pending_free *pfree;
+	size_t n_pfree, cap_pfree;
+};
+
+void model_graph_init(struct model *m)
+{
+	struct model_graph_priv *p = mt_xcalloc(1, sizeof(*p));
+
+	map_init(&p->graph_index, sizeof(uint32_t));
+	map_init(&p->exec_index, sizeof(uint32_t));
+	map_init(&p->mem_index, sizeof(uint32_t));
+	m->graphs.priv = p;
+}
+
+void model_graph_fini(struct model *m)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+
+	if (p) {
+		for (size_t i = 0; i < p->n_graphs; i++) {
+			free(p->graphs[i].mem);
+			free(p->graphs[i].frees);
+		}
+		free(p->graphs);
+		free(p->execs);
+		free(p->mem);
+		free(p->pfree);
+		map_fini(&p->graph_index);
+		map_fini(&p->exec_index);
+		map_fini(&p->mem_index);
+		free(p);
+	}
+	free(m->graphs.orphans);
+	free(m->graphs.never_freed);
+}
+
+/* ---- records ---------------------------------------------------------- */
+
+static uint32_t graph_new(struct model_graph_priv *p, uint64_t handle, int how,
+			  const struct mt_event *ev)
+{
+	mt_grow(&p->graphs, &p->cap_graphs, p->n_graphs + 1, sizeof(*p->graphs));
+	p->graphs[p->n_graphs] = (struct graph){
+		.handle = handle, .how = how, .stack = how ? ev->stack : 0,
+		.time_ns = ev->time_ns,
+	};
+	*(uint32_t *)map_put(&p->graph_index, handle, NULL) = (uint32_t)p->n_graphs;
+	return (uint32_t)p->n_graphs++;
+}
+
+/* The graph a handle names now; one only named (its creation was not in
+ * the trace) is added, uncounted. */
+static uint32_t graph_for(struct model_graph_priv *p, uint64_t handle, const struct mt_event *ev)
+{
+	const uint32_t *idx = map_get(&p->graph_index, handle);
+
+	return idx ? *idx : graph_new(p, handle, HOW_SEEN, ev);
+}
+
+static struct exec *exec_find(struct model_graph_priv *p, uint64_t handle)
+{
+	const uint32_t *idx = map_get(&p->exec_index, handle);
+
+	return idx ? &p->execs[*idx] : NULL;
+}
+
+static struct gmem *mem_find(const struct model_graph_priv *p, uint64_t address)
+{
+	const uint32_t *idx = map_get(&p->mem_index, address);
+
+	return idx ? &p->mem[*idx] : NULL;
+}
+
+static void attach_mem(struct model_graph_priv *p, uint32_t graph, uint32_t mem)
+{
+	struct graph *g = &p->graphs[graph];
+
+	mt_grow(&g->mem, &g->cap_mem, g->n_mem + 1, sizeof(*g->mem));
+	g->mem[g->n_mem++] = mem;
+	p->mem[mem].graph = graph;
+}
+
+static void attach_free(struct model_graph_priv *p, uint32_t graph, uint64_t address)
+{
+	struct graph *g = &p->graphs[graph];
+	struct gmem *gm = mem_find(p, address);
+
+	mt_grow(&g->frees, &g->cap_frees, g->n_frees + 1, sizeof(*g->frees));
+	g->frees[g->n_frees++] = address;
+	if (gm && gm->graph == graph)
+		gm->transient = true;
+}
+
+void model_graph_alloc(struct model *m, const struct mt_event *ev)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+	uint32_t idx = (uint32_t)p->n_mem;
+
+	mt_grow(&p->mem, &p->cap_mem, p->n_mem + 1, sizeof(*p->mem));
+	p->mem[idx] = (struct gmem){
+		.address = ev->address, .bytes = ev->bytes, .stack = ev->stack, .api = ev->api,
+		.device = ev->device, .graph = MODEL_NONE, .stream = ev->stream, .site = ev->site,
+		.has_op = ev->has_op, .op = ev->op,
+	};
+	p->n_mem++;
+	*(uint32_t *)map_put(&p->mem_index, ev->address, NULL) = idx;
+	if (ev->stream) {
+		m->graphs.captured_allocs++; /* its graph comes with capture_end */
+		return;
+	}
+	m->graphs.alloc_nodes++;
+	attach_mem(p, graph_for(p, ev->handle, ev), idx);
+}
+
+/* ---- physical memory -------------------------------------------------- */
+
+static void reserve(struct model *m, struct gmem *gm)
+{
+	if (gm->reserved || gm->live)
+		return;
+	gm->reserved = true;
+	m->graphs.pool_reserved = sat_add(m->graphs.pool_reserved, gm->bytes);
+	if (m->graphs.pool_reserved > m->graphs.pool_reserved_peak)
+		m->graphs.pool_reserved_peak = m->graphs.pool_reserved;
+}
+
+static void unreserve(struct model *m, struct gmem *gm)
+{
+	if (!gm->reserved)
+		return;
+	gm->reserved = false;
+	m->graphs.pool_reserved = sat_sub(m->graphs.pool_reserved, gm->bytes);
+}
+
+/* A launch makes gm an allocation: counted as one each time. */
+static void materialize(struct model *m, struct gmem *gm, const struct mt_event *launch)
+{
+	struct mt_event a = {
+		.seq = launch->seq, .time_ns = launch->time_ns, .kind = MT_EV_ALLOC, .api = gm->api,
+		.device = gm->device, .address = gm->address, .has_address = true,
+		.bytes = gm->bytes, .mem = MT_MEM_GRAPH, .stack = gm->stack,
+		.has_op = gm->has_op, .op = gm->op,
+	};
+	struct model_live rec = {
+		.bytes = gm->bytes, .stack = gm->stack, .mem = MT_MEM_GRAPH, .device = gm->device,
+		.site = MODEL_NONE, .holder = MODEL_NONE, .pool = MODEL_NONE, .op = MODEL_NONE,
+	};
+
+	unreserve(m, gm);
+	model_count_alloc(m, &a, &gm->site, &rec);
+	model_live_insert(m, gm->address, &rec, launch->time_ns);
+	gm->live = true;
+}
+
+/* Freed inside graphs (auto-free, another graph's free node): back to
+ * the pool. */
+static void dematerialize(struct model *m, struct gmem *gm)
+{
+	struct model_live rec;
+
+	if (map_remove(&m->live, gm->address, &rec)) {
+		model_count_free(m, rec.mem, 1);
+		model_live_sub(m, &rec);
+	}
+	gm->live = false;
+	gm->uploaded = false;
+	reserve(m, gm);
+}
+
+void model_graph_freed(struct model *m, uint64_t address, bool freed)
+{
+	struct gmem *gm = mem_find(m->graphs.priv, address);
+
+	if (!gm)
+		return;
+	gm->live = !freed;
+	gm->uploaded = false;
+	if (freed)
+		reserve(m, gm);
+	else
+		unreserve(m, gm);
+}
+
+bool model_graph_known(const struct model *m, uint64_t address)
+{
+	return mem_find(m->graphs.priv, address) != NULL;
+}
+
+uint64_t model_graph_reserved_on(const struct model *m, int device)
+{
+	const struct model_graph_priv *p = m->graphs.priv;
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < p->n_mem; i++) {
+		const struct gmem *gm = &p->mem[i];
+
+		if (gm->reserved && (device < 0 || gm->device < 0 || gm->device == device))
+			n = sat_add(n, gm->bytes);
+	}
+	return n;
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+static void on_launch(struct model *m, const struct mt_event *ev, bool upload)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+	struct exec *e = ev->has_handle ? exec_find(p, ev->handle) : NULL;
+	struct graph *g;
+
+	if (ev->status != 0) {
+		m->graphs.failed_launches++; /* e.g. its memory from the last launch not freed */
+		return;
+	}
+	if (upload)
+		m->graphs.uploads++;
+	else
+		m->graphs.launches++;
+	if (!e)
+		return;
+	g = &p->graphs[e->graph];
+	if (!upload) {
+		e->launches++;
+		g->launches++;
+	}
+	for (size_t i = 0; i < g->n_mem; i++) {
+		struct gmem *gm = &p->mem[g->mem[i]];
+
+		if (gm->transient) {
+			reserve(m, gm);
+		} else if (!gm->live) {
+			materialize(m, gm, ev);
+			gm->uploaded = upload;
+		} else if (!upload && gm->uploaded) {
+			gm->uploaded = false; /* the launch the upload prepared */
+		} else if (!upload && e->auto_free) {
+			dematerialize(m, gm);
+			materialize(m, gm, ev);
+		}
+	}
+	for (size_t i = 0; !upload && i < g->n_frees; i++) {
+		struct gmem *gm = mem_find(p, g->frees[i]);
+
+		if (gm && gm->graph != e->graph && gm->live)
+			dematerialize(m, gm);
+	}
+}
+
+static void on_exec_create(struct model *m, const struct mt_event *ev)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+	uint32_t graph = graph_for(p, ev->address, ev);
+
+	mt_grow(&p->execs, &p->cap_execs, p->n_execs + 1, sizeof(*p->execs));
+	p->execs[p->n_execs] = (struct exec){
+		.handle = ev->handle, .graph = graph, .auto_free = ev->bytes & 1,
+		.stack = ev->stack, .time_ns = ev->time_ns,
+	};
+	*(uint32_t *)map_put(&p->exec_index, ev->handle, NULL) = (uint32_t)p->n_execs++;
+	p->graphs[graph].live_execs++;
+	m->graphs.execs_created++;
+	model_points_add(m, MODEL_POINT_INSTANTIATION, ev);
+}
+
+static void on_exec_destroy(struct model *m, const struct mt_event *ev)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+	struct exec *e = exec_find(p, ev->handle);
+
+	if (!e || e->destroyed)
+		return;
+	e->destroyed = true;
+	p->graphs[e->graph].live_execs--;
+	m->graphs.execs_destroyed++;
+}
+
+static void on_graph_destroy(struct model *m, const struct mt_event *ev)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+	struct graph *g = &p->graphs[graph_for(p, ev->handle, ev)];
+
+	/* its live memory stays live: only a free gives it back */
+	if (!g->destroyed && g->how != HOW_SEEN)
+		m->graphs.destroyed++;
+	g->destroyed = true;
+}
+
+/* The capture on ev's stream is over: what it allocated and freed is the
+ * graph's it made (an existing graph's, for a capture into one), or
+ * nobody's when it failed. */
+static void settle_capture(struct model *m, const struct mt_event *ev, bool made)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+	uint32_t graph = MODEL_NONE;
+	size_t out = 0;
+
+	if (made) {
+		const uint32_t *idx = map_get(&p->graph_index, ev->handle);
+
+		if (idx && !p->graphs[*idx].destroyed && p->graphs[*idx].how != HOW_SEEN) {
+			graph = *idx;
+		} else {
+			graph = graph_new(p, ev->handle, HOW_CAPTURE, ev);
+			m->graphs.created++;
+		}
+	}
+	for (size_t i = 0; i < p->n_mem; i++) {
+		struct gmem *gm = &p->mem[i];
+
+		if (gm->graph != MODEL_NONE || gm->dropped || gm->stream != ev->stream)
+			continue;
+		if (made) {
+			attach_mem(p, graph, (uint32_t)i);
+		} else {
+			gm->dropped = true;
+			m->graphs.unattached++;
+		}
+	}
+	for (size_t i = 0; i < p->n_pfree; i++) {
+		if (p->pfree[i].stream != ev->stream)
+			p->pfree[out++] = p->pfree[i];
+		else if (made)
+			attach_free(p, graph, p->pfree[i].address);
+		else
+			m->graphs.unattached++;
+	}
+	p->n_pfree = out;
+}
+
+static void on_free_node(struct model *m, const struct mt_event *ev)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+
+	if (!ev->has_address)
+		return;
+	if (!ev->stream) {
+		m->graphs.free_nodes++;
+		attach_free(p, graph_for(p, ev->handle, ev), ev->address);
+		return;
+	}
+	m->graphs.captured_frees++;
+	mt_grow(&p->pfree, &p->cap_pfree, p->n_pfree + 1, sizeof(*p->pfree));
+	p->pfree[p->n_pfree++] = (struct pending_free){ ev->stream, ev->address };
+}
+
+/* Pool memory goes back to the device for graphs without an exec. */
+static void on_trim(struct model *m, const struct mt_event *ev)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+	int device = ev->bytes <= INT32_MAX ? (int)ev->bytes : -1;
+
+	m->graphs.trims++;
+	for (size_t i = 0; i < p->n_mem; i++) {
+		struct gmem *gm = &p->mem[i];
+
+		if (gm->reserved && gm->graph < p->n_graphs && p->graphs[gm->graph].live_execs == 0 &&
+		    (gm->device < 0 || gm->device == device))
+			unreserve(m, gm);
+	}
+}
+
+void model_graph_event(struct model *m, const struct mt_event *ev)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+
+	switch (ev->kind) {
+	case MT_EV_GRAPH_CREATE:
+	case MT_EV_GRAPH_CLONE:
+		graph_new(p, ev->handle, ev->kind == MT_EV_GRAPH_CREATE ? HOW_CREATE : HOW_CLONE, ev);
+		m->graphs.created++;
+		break;
+	case MT_EV_GRAPH_DESTROY: on_graph_destroy(m, ev); break;
+	case MT_EV_EXEC_CREATE: on_exec_create(m, ev); break;
+	case MT_EV_EXEC_DESTROY: on_exec_destroy(m, ev); break;
+	case MT_EV_GRAPH_LAUNCH: on_launch(m, ev, false); break;
+	case MT_EV_GRAPH_UPLOAD: on_launch(m, ev, true); break;
+	case MT_EV_CAPTURE_BEGIN: settle_capture(m, ev, false); break; /* a capture left open */
+	case MT_EV_CAPTURE_END: settle_capture(m, ev, ev->status == 0 && ev->handle); break;
+	case MT_EV_GRAPH_MEM_TRIM: on_trim(m, ev); break;
+	case MT_EV_GRAPH_FREE_NODE: on_free_node(m, ev); break;
+	}
+}
+
+/* ---- orphans and what was never freed --------------------------------- */
+
+static uint64_t pinned(const struct model_graph_priv *p, const struct graph *g)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < g->n_mem; i++) {
+		const struct gmem *gm = &p->mem[g->mem[i]];
+
+		if (gm->live || gm->reserved)
+			n = sat_add(n, gm->bytes);
+	}
+	return n;
+}
+
+static int cmp_orphan(const void *a, const void *b)
+{
+	const struct model_orphan *x = a, *y = b;
+
+	if (x->pinned_bytes != y->pinned_bytes)
+		return x->pinned_bytes > y->pinned_bytes ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind > y->kind ? -1 : 1; /* execs first: they hold the pool */
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->handle < y->handle ? -1 : x->handle > y->handle;
+}
+
+static void find_orphans(struct model *m)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+	struct model_orphan *o = mt_xcalloc(p->n_graphs + p->n_execs + 1, sizeof(*o));
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_graphs; i++) {
+		const struct graph *g = &p->graphs[i];
+
+		if (g->how != HOW_SEEN && !g->destroyed)
+			o[n++] = (struct model_orphan){
+				.kind = MODEL_ORPHAN_GRAPH, .handle = g->handle, .stack = g->stack,
+				.time_ns = g->time_ns, .pinned_bytes = pinned(p, g),
+				.launches = g->launches,
+			};
+	}
+	for (size_t i = 0; i < p->n_execs; i++) {
+		const struct exec *e = &p->execs[i];
+		const struct graph *g = &p->graphs[e->graph];
+
+		if (!e->destroyed)
+			o[n++] = (struct model_orphan){
+				.kind = MODEL_ORPHAN_EXEC, .handle = e->handle, .graph = g->handle,
+				.stack = e->stack, .time_ns = e->time_ns, .pinned_bytes = pinned(p, g),
+				.launches = e->launches,
+			};
+	}
+	qsort(o, n, sizeof(*o), cmp_orphan);
+	free(m->graphs.orphans);
+	m->graphs.orphans = o;
+	m->graphs.n_orphans = n;
+}
+
+void model_graph_at_mark(struct model *m, const struct mt_event *ev)
+{
+	if (m->graphs.at_mark)
+		return; /* the first mark with the label */
+	find_orphans(m);
+	m->graphs.at_mark = true;
+	m->graphs.at_seq = ev->seq;
+	m->graphs.at_time_ns = ev->time_ns;
+}
+
+static int cmp_leak(const void *a, const void *b)
+{
+	const struct model_graph_leak *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->graph < y->graph ? -1 : x->graph > y->graph;
+}
+
+static int cmp_leak_key(const void *a, const void *b)
+{
+	const struct model_graph_leak *x = a, *y = b;
+
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->graph < y->graph ? -1 : x->graph > y->graph;
+}
+
+/* Live graph memory at the end, by (stack, graph): sort, merge runs. */
+static void find_never_freed(struct model *m)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+	struct model_graph_leak *l = mt_xcalloc(p->n_mem + 1, sizeof(*l));
+	size_t n = 0, out = 0;
+
+	for (size_t i = 0; i < p->n_mem; i++) {
+		const struct gmem *gm = &p->mem[i];
+
+		if (gm->live)
+			l[n++] = (struct model_graph_leak){
+				.stack = gm->stack, .bytes = gm->bytes, .count = 1,
+				.graph = gm->graph < p->n_graphs ? p->graphs[gm->graph].handle : 0,
+			};
+	}
+	qsort(l, n, sizeof(*l), cmp_leak_key);
+	for (size_t i = 0; i < n; i++) {
+		if (out > 0 && cmp_leak_key(&l[out - 1], &l[i]) == 0) {
+			l[out - 1].bytes = sat_add(l[out - 1].bytes, l[i].bytes);
+			l[out - 1].count++;
+		} else {
+			l[out++] = l[i];
+		}
+	}
+	qsort(l, out, sizeof(*l), cmp_leak);
+	m->graphs.never_freed = l;
+	m->graphs.n_never_freed = out;
+}
+
+void model_graph_finish(struct model *m)
+{
+	if (!m->graphs.at_mark)
+		find_orphans(m);
+	find_never_freed(m);
+}

@@ -1,0 +1,261 @@
+/* Points: moments at which the live set is looked at again — every mark,
+ * the end of each range of a per-build series ("build 1", "build 2"...),
+ * every graph instantiation — and what they show: the sites live at each
+ * mark, and the sites that grow from one build to the next
+ * (docs/report-json.md, "marks" and "growth").
+ *
+ * No snapshots: like the peak, a point only bumps a counter. A site
+ * that changes after points it has not seen first saves its live bytes
+ * for them as one run (first point, value), so the cost is one run per
+ * site change, at most, and per point nothing. */
+#include "model-internal.h"
+
+#include <stdlib.h>
+
+#include "trace-schema.h"
+#include "util-mem.h"
+
+void model_points_init(struct model *m)
+{
+	map_init(&m->builds_seen, 0);
+}
+
+void model_points_fini(struct model *m)
+{
+	for (size_t i = 0; i < m->n_marks; i++)
+		free(m->marks[i].sites);
+	free(m->marks);
+	for (size_t i = 0; i < m->growth.n_sites; i++)
+		free(m->growth.sites[i].live);
+	free(m->growth.sites);
+	free(m->growth.points);
+	free(m->points);
+	map_fini(&m->builds_seen);
+}
+
+void model_points_touch(struct model *m, struct model_site *s)
+{
+	uint64_t held = s->n_runs ? s->runs[s->n_runs - 1].value : 0;
+
+	if (s->points_saved >= m->n_points)
+		return;
+	if (held != s->live) {
+		mt_grow(&s->runs, &s->cap_runs, s->n_runs + 1, sizeof(*s->runs));
+		s->runs[s->n_runs++] = (struct model_run){ .first = s->points_saved, .value = s->live };
+	}
+	s->points_saved = m->n_points;
+}
+
+uint64_t model_site_at_point(const struct model_site *s, size_t k)
+{
+	size_t lo = 0, hi = s->n_runs;
+
+	if (k >= s->points_saved)
+		return s->live;
+	/* the last run that starts at or before k */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->runs[mid].first <= k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? s->runs[lo - 1].value : 0;
+}
+
+static void add_point(struct model *m, struct model_point p)
+{
+	p.live_bytes = m->device.live_bytes;
+	p.live_count = m->device.live_count;
+	mt_grow(&m->points, &m->cap_points, m->n_points + 1, sizeof(*m->points));
+	m->points[m->n_points++] = p;
+}
+
+void model_points_add(struct model *m, int kind, const struct mt_event *ev)
+{
+	struct model_point p = {
+		.kind = kind, .seq = ev->seq, .time_ns = ev->time_ns, .api = ev->api,
+		.stack = ev->stack, .has_op = ev->has_op, .op = ev->op, .mark_kind = ev->mark_kind,
+	};
+
+	if (kind == MODEL_POINT_INSTANTIATION) {
+		p.exec = ev->handle;
+		p.graph = ev->address;
+		p.has_op = false;
+	}
+	add_point(m, p);
+}
+
+/* A range of the per-build series ends when the next one begins: the
+ * point is the state just before that event. A number seen again means
+ * the ranges are not one per build (layers of a model, say). */
+void model_points_feed(struct model *m, const struct mt_event *ev)
+{
+	bool inserted;
+
+	if (!ev->has_build || ev->kind == MT_EV_MARK || (m->in_build && ev->build == m->build))
+		return;
+	if (m->in_build)
+		add_point(m, (struct model_point){
+			.kind = MODEL_POINT_RANGE, .seq = ev->seq, .time_ns = ev->time_ns,
+			.has_op = true, .op = m->build_op,
+		});
+	map_put(&m->builds_seen, (uint64_t)ev->build, &inserted);
+	if (!inserted)
+		m->builds_revisited = true;
+	m->in_build = true;
+	m->build = ev->build;
+	m->build_op = ev->op;
+}
+
+void model_points_close(struct model *m)
+{
+	if (m->in_build)
+		add_point(m, (struct model_point){
+			.kind = MODEL_POINT_RANGE, .seq = m->last_seq + 1, .time_ns = m->last_time_ns,
+			.has_op = true, .op = m->build_op,
+		});
+	m->in_build = false;
+}
+
+/* ---- marks ------------------------------------------------------------ */
+
+static int cmp_site_bytes(const void *a, const void *b)
+{
+	const struct model_site_bytes *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->site < y->site ? -1 : x->site > y->site;
+}
+
+static void build_mark(struct model *m, struct model_mark *mk, size_t point)
+{
+	mk->point = point;
+	mk->sites = mt_xcalloc(m->n_sites + 1, sizeof(*mk->sites));
+	for (size_t i = 0; i < m->n_sites; i++) {
+		uint64_t bytes = model_site_at_point(&m->sites[i], point);
+
+		if (bytes)
+			mk->sites[mk->n_sites++] = (struct model_site_bytes){ (uint32_t)i, bytes };
+	}
+	qsort(mk->sites, mk->n_sites, sizeof(*mk->sites), cmp_site_bytes);
+}
+
+static void build_marks(struct model *m)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < m->n_points; k++)
+		n += m->points[k].kind == MODEL_POINT_MARK;
+	m->marks = mt_xcalloc(n + 1, sizeof(*m->marks));
+	for (size_t k = 0; k < m->n_points; k++) {
+		if (m->points[k].kind == MODEL_POINT_MARK)
+			build_mark(m, &m->marks[m->n_marks++], k);
+	}
+}
+
+/* ---- growth ----------------------------------------------------------- */
+
+static bool counts_for(const struct model_point *p, int basis)
+{
+	return p->kind == basis && (basis != MODEL_POINT_MARK || p->mark_kind == MT_MARK_USER);
+}
+
+/* Marks made by the program, else ranges named per build (each number
+ * once), else graph instantiations: the first with two points or more. */
+static int growth_basis(const struct model *m)
+{
+	size_t n[MODEL_POINT_INSTANTIATION + 1] = { 0 };
+
+	for (size_t k = 0; k < m->n_points; k++) {
+		for (int b = MODEL_POINT_MARK; b <= MODEL_POINT_INSTANTIATION; b++)
+			n[b] += counts_for(&m->points[k], b);
+	}
+	if (n[MODEL_POINT_MARK] >= 2)
+		return MODEL_POINT_MARK;
+	if (n[MODEL_POINT_RANGE] >= 2 && !m->builds_revisited)
+		return MODEL_POINT_RANGE;
+	if (n[MODEL_POINT_INSTANTIATION] >= 2)
+		return MODEL_POINT_INSTANTIATION;
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int64_t step(const uint64_t *v, size_t i)
+{
+	return v[i + 1] >= v[i] ? (int64_t)(v[i + 1] - v[i]) : -(int64_t)(v[i] - v[i + 1]);
+}
+
+/* The rules of docs/report-json.md: per_point is the lower median of the
+ * steps; growing means no step down, at most one flat step, and at least
+ * two steps up. */
+static void judge(struct model_growth_site *g, size_t n)
+{
+	_autofree_ int64_t *steps = mt_xcalloc(n, sizeof(*steps));
+	size_t up = 0, down = 0;
+
+	for (size_t i = 0; i + 1 < n; i++) {
+		steps[i] = step(g->live, i);
+		up += steps[i] > 0;
+		down += steps[i] < 0;
+	}
+	qsort(steps, n - 1, sizeof(*steps), cmp_i64);
+	g->per_point = steps[(n - 2) / 2];
+	g->growing = n >= 3 && down == 0 && up + 1 >= n - 1 && up >= 2;
+}
+
+static int cmp_growth(const void *a, const void *b)
+{
+	const struct model_growth_site *x = a, *y = b;
+
+	if (x->growing != y->growing)
+		return x->growing ? -1 : 1;
+	if (x->per_point != y->per_point)
+		return x->per_point > y->per_point ? -1 : 1;
+	return x->site < y->site ? -1 : x->site > y->site;
+}
+
+static void build_growth(struct model *m)
+{
+	struct model_growth *g = &m->growth;
+
+	g->basis = growth_basis(m);
+	if (!g->basis)
+		return;
+	g->points = mt_xcalloc(m->n_points, sizeof(*g->points));
+	for (size_t k = 0; k < m->n_points; k++) {
+		if (counts_for(&m->points[k], g->basis))
+			g->points[g->n_points++] = k;
+	}
+	g->sites = mt_xcalloc(m->n_sites + 1, sizeof(*g->sites));
+	for (size_t i = 0; i < m->n_sites; i++) {
+		struct model_growth_site *gs = &g->sites[g->n_sites];
+		uint64_t any = 0;
+
+		gs->site = (uint32_t)i;
+		gs->live = mt_xcalloc(g->n_points, sizeof(*gs->live));
+		for (size_t k = 0; k < g->n_points; k++)
+			any |= gs->live[k] = model_site_at_point(&m->sites[i], g->points[k]);
+		if (!any) {
+			free(gs->live);
+			continue;
+		}
+		judge(gs, g->n_points);
+		g->n_sites++;
+	}
+	qsort(g->sites, g->n_sites, sizeof(*g->sites), cmp_growth);
+}
+
+void model_points_finish(struct model *m)
+{
+	build_marks(m);
+	build_growth(m);
+}

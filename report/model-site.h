@@ -1,0 +1,43 @@
+/* Sites: which frame of a stack is the user's own code, and what the
+ * reader tells the model about each event's site, op and mark
+ * (docs/report-json.md, "Sites"). The rules are policy, not trace
+ * format: they live here, and the reader calls them. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "event.h"
+#include "trace.h"
+
+/* A Python file of the user's: not the standard library (a path with
+ * "/lib/python3." and no "site-packages"/"dist-packages", or "<frozen ")
+ * and not a framework's package (torch, tensorflow, keras, jax, jaxlib,
+ * cupy, cupyx under site-packages or dist-packages). NULL counts as the
+ * user's. */
+bool model_site_python_is_user(const char *file);
+
+/* A native frame of the user's: its module is known and is none of CUDA's
+ * libraries, the C and C++ runtimes, the Python interpreter, memtrace, a
+ * framework's allocator (libc10_cuda, CUDACachingAllocator in
+ * libtorch_cuda, the allocators of TensorFlow and XLA, libjax*, CuPy's
+ * memory module). */
+bool model_site_native_is_user(const char *module_path, const char *function);
+
+/* enum mt_mark_kind of a mark with this label. */
+int model_mark_kind(const char *label);
+
+/* Find the series of ranges named per build: names that differ only in a
+ * decimal number ("build 1", "build 2"...), in one domain, with at least
+ * two numbers. The longest such series wins; its ops get has_build and
+ * their number. */
+void model_op_builds(struct trace_op *ops, size_t n);
+
+/* Find the user's frames of every stack (t->stack_sites); frames that
+ * read the same (function, file, line, module) are made one. Call once
+ * the frames are symbolized. */
+void model_site_prepare(struct trace *t);
+
+/* The site of ev as t->opts.group_by says: the user's Python frame, the
+ * op, the user's native frame or the stack (docs/report-json.md). */
+struct mt_site model_site_resolve(const struct trace *t, const struct mt_event *ev);
