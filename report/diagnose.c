@@ -163,17 +163,19 @@ static bool rule_growth(const struct trace *t, const struct model *m, const stru
 {
 	const struct model_timeline *tl = m->timeline;
 	int64_t end = o ? o->time_ns : m->last_time_ns;
+	int64_t start = tl ? tl->first_ns : 0, span;
 	uint64_t floor[4], grew;
 	int64_t stack;
 	_autofree_ char *where = NULL;
 
-	if (!tl || end < 4)
+	if (!tl || end - start < 4)
 		return false;
+	span = end - start;
 	/* a rising floor with memory given back in every quarter: iterations
 	 * that each keep something; a plain ramp (loading, one long forward
 	 * pass) gives nothing back and is no leak */
 	for (int q = 0; q < 4; q++) {
-		int64_t from = end / 4 * q, to = end / 4 * (q + 1) - 1;
+		int64_t from = start + span / 4 * q, to = start + span / 4 * (q + 1) - 1;
 
 		floor[q] = model_timeline_floor(tl, from, to);
 		if ((q > 0 && floor[q] < floor[q - 1]) || model_timeline_drops(tl, from, to) == 0)
@@ -183,9 +185,9 @@ static bool rule_growth(const struct trace *t, const struct model *m, const stru
 	    (double)(floor[3] - floor[0]) < GROWTH_SHARE * (double)m->device.peak_bytes)
 		return false;
 	if (o && o->has_holders)
-		stack = grew_most(snap_from(tl, end / 4), o->holders, o->n_holders, &grew);
+		stack = grew_most(snap_from(tl, start + span / 4), o->holders, o->n_holders, &grew);
 	else
-		stack = grew_most(snap_from(tl, end / 4), m->leaks, m->n_leaks, &grew);
+		stack = grew_most(snap_from(tl, start + span / 4), m->leaks, m->n_leaks, &grew);
 	where = stack ? render_stack_label(t, stack, true) : mt_xstrdup("(no single site)");
 	add(d, DIAG_GROWTH, "Memory kept across iterations",
 	    mt_xasprintf("device memory never went below %s in the first quarter of the run and "

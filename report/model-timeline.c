@@ -186,6 +186,10 @@ void model_timeline_feed(struct model_timeline *tl, const struct model *m,
 
 	if (tl->pending)
 		record(tl, tl->pending_ns, m->device.live_bytes);
+	if (!tl->started) {
+		tl->started = true;
+		tl->first_ns = t;
+	}
 	while (t / tl->width >= TIMELINE_BUCKETS && tl->width <= INT64_MAX / 4)
 		halve(tl);
 	/* the live set as it was when the line crossed the next moment; a

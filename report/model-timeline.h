@@ -58,6 +58,8 @@ struct model_timeline {
 	bool pending; /* an event was fed whose result is not recorded yet */
 	int64_t pending_ns;
 	int64_t last_ns;
+	bool started;
+	int64_t first_ns; /* the first event's time */
 	uint64_t last_live; /* the value recorded last */
 };
 

@@ -360,9 +360,9 @@ static void data_timeline(struct html *h)
 	const struct model_timeline *tl = h->m->timeline;
 	bool first = true;
 
-	fprintf(h->f, ",\n\"timeline\":{\"width\":%" PRId64 ",\"end\":%" PRId64 ",\"total\":%" PRIu64
+	fprintf(h->f, ",\n\"timeline\":{\"first\":%" PRId64 ",\"width\":%" PRId64 ",\"end\":%" PRId64 ",\"total\":%" PRIu64
 		      ",\"peak\":[%" PRId64 ",%" PRIu64 "],\"buckets\":[",
-		tl ? tl->width : 1, render_duration_ns(h->t, h->m), device_total(h->m),
+		tl ? tl->first_ns : 0, tl ? tl->width : 1, render_duration_ns(h->t, h->m), device_total(h->m),
 		h->m->device.peak_time_ns, h->m->device.peak_bytes);
 	for (size_t i = 0; tl && i < tl->n_buckets; i++) {
 		const struct timeline_bucket *b = &tl->buckets[i];

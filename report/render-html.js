@@ -42,6 +42,14 @@
 		return v >= 1.5 * p ? 1.5 * p : p;
 	}
 
+	/* axis labels with as many decimals as the scale needs */
+	function axisTime(ns, end) {
+		if (end >= 1e10) return (ns / 1e9).toFixed(0) + ' s';
+		if (end >= 1e8) return (ns / 1e9).toFixed(end >= 1e9 ? 1 : 2) + ' s';
+		if (end >= 1e5) return (ns / 1e6).toFixed(end >= 1e7 ? 0 : end >= 1e6 ? 1 : 2) + ' ms';
+		return (ns / 1e3).toFixed(1) + ' µs';
+	}
+
 	function secs(ns) { return (ns / 1e9).toFixed(3) + ' s'; }
 
 	/* ---- tooltip ---- */
@@ -97,11 +105,14 @@
 		if (old) box.removeChild(old);
 		var W = Math.max(box.clientWidth, 300), H = 150, L = 66, R = 14, T = 16, B = 20;
 		var end = tlEnd();
+		/* from the first event: a program that starts CUDA late would
+		 * otherwise be a sliver at the right */
+		var t0 = Math.min(Math.max(0, Math.floor((TL.first || 0) / TL.width) * TL.width), end - 1);
 		var peak = TL.peak[1] || 0, total = TL.total || 0;
 		var ymax = Math.max(peak, 1);
 		if (total && total <= 4 * peak) ymax = Math.max(ymax, total);
 		ymax *= 1.05;
-		var X = function (t) { return L + (W - L - R) * t / end; };
+		var X = function (t) { return L + (W - L - R) * (Math.max(t, t0) - t0) / (end - t0); };
 		var Y = function (v) { return T + (H - T - B) * (1 - v / ymax); };
 		var svg = sv('svg', { 'class': 'tl', viewBox: '0 0 ' + W + ' ' + H, width: W, height: H });
 
@@ -111,11 +122,11 @@
 			svg.appendChild(sv('text', { x: L - 4, y: Y(v) + 4, 'text-anchor': 'end' }, bytes(Math.round(v))));
 		}
 		for (var k = 0; k <= 5; k++) {
-			var t = end * k / 5;
-			svg.appendChild(sv('text', { x: X(t), y: H - 5, 'text-anchor': k === 0 ? 'start' : k === 5 ? 'end' : 'middle' }, secs(t)));
+			var t = t0 + (end - t0) * k / 5;
+			svg.appendChild(sv('text', { x: X(t), y: H - 5, 'text-anchor': k === 0 ? 'start' : k === 5 ? 'end' : 'middle' }, axisTime(t, end - t0)));
 		}
 		/* the highest value of each bucket, as steps: peaks are never lost */
-		var d = 'M' + X(0) + ',' + Y(0), prev = 0;
+		var d = 'M' + X(t0) + ',' + Y(0), prev = 0;
 		TL.buckets.forEach(function (b) {
 			var x0 = X(b[0] * TL.width), x1 = X((b[0] + 1) * TL.width);
 			d += 'L' + x0 + ',' + Y(prev) + 'L' + x0 + ',' + Y(b[2]) + 'L' + x1 + ',' + Y(b[2]) + 'L' + x1 + ',' + Y(b[3]);
@@ -146,7 +157,8 @@
 		}
 		if (peak) {
 			svg.appendChild(sv('circle', { 'class': 'tl-peak', cx: X(TL.peak[0]), cy: Y(peak), r: 3.5 }));
-			svg.appendChild(sv('text', { 'class': 'tl-peak-l', x: X(TL.peak[0]) + 5, y: Y(peak) + 12 }, 'peak ' + bytes(peak)));
+			var right = X(TL.peak[0]) > W - 140;
+			svg.appendChild(sv('text', { 'class': 'tl-peak-l', x: X(TL.peak[0]) + (right ? -5 : 5), y: Y(peak) + 12, 'text-anchor': right ? 'end' : 'start' }, 'peak ' + bytes(peak)));
 		}
 		D.moments.forEach(function (m) {
 			svg.appendChild(sv('circle', { 'class': 'tl-moment', cx: X(m.t), cy: Y(0), r: m.kind === 'sample' ? 1.6 : 3 }));
@@ -160,7 +172,7 @@
 		function timeOf(ev) {
 			var r = svg.getBoundingClientRect();
 			var x = (ev.clientX - r.left) * W / r.width;
-			return Math.max(0, Math.min(end, (x - L) / (W - L - R) * end));
+			return Math.max(t0, Math.min(end, t0 + (x - L) / (W - L - R) * (end - t0)));
 		}
 		overlay.addEventListener('mousemove', function (ev) {
 			var t = timeOf(ev), b = liveAt(t), x = X(t);
