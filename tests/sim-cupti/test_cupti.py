@@ -5,6 +5,7 @@ out-of-memory failure, where libcupti is looked for, and each way CUPTI
 can be unusable (one message, and a hook-only trace that is still right).
 
 Paths come from tests/sim-cupti/meson.build's environment."""
+import json
 import os
 import re
 import sqlite3
@@ -195,8 +196,12 @@ class PrivateRoute(CuptiTest):
         self.assertTrue(lo < offsets[0] <= hi and lo < offsets[1] <= hi, offsets)
         self.assertTrue(mlo < offsets[2] <= mhi, offsets)
         self.assertIn("cross-checking allocations with CUPTI (%s)" % CUPTI_LIB, run.stderr)
+
+    def test_graph_lifetimes(self):
+        """Graphs made by the private route: CUPTI's callbacks alone."""
         if not graphs_observed():
             self.skipTest("tests/sim's driver has its own graphs: observe.c must report them")
+        result = reconcile.reconcile(self.run_program().trace)
         self.assertEqual(result["graphs"], {
             "matched": 0,
             "cupti_alone": {"graphs": 2, "graphs_never_destroyed": 1, "execs": 1,
@@ -221,9 +226,12 @@ class PrivateRoute(CuptiTest):
             "SELECT o.name FROM events e JOIN ops o ON o.id = e.op "
             "WHERE e.kind = 13 AND e.source = 1 ORDER BY e.time_ns").fetchall()
         self.assertEqual(marks, [("memtrace: CUPTI on",), ("memtrace: CUPTI off",)])
+
+    def test_graph_rows(self):
+        """Graph events: CUPTI's ids in correlation_id, the handles in handle."""
         if not graphs_observed():
             self.skipTest("tests/sim's driver has its own graphs: observe.c must report them")
-        # Graph events: CUPTI's ids in correlation_id, the handles in handle.
+        db = self.db(self.run_program().trace)
         graphs = db.execute(
             "SELECT e.kind, c.correlation_id, e.handle, e.address FROM events e "
             "JOIN cupti c ON c.seq = e.seq WHERE e.kind BETWEEN 14 AND 18 ORDER BY e.seq"
@@ -248,21 +256,39 @@ class PrivateRoute(CuptiTest):
                               text=True, timeout=120)
         self.assertEqual(proc.returncode, 0, proc.stderr)
 
-    def test_report_counts_cupti_alone(self):
-        """What the report must say once the reporter applies the rule of
-        docs/cupti.md (the keys proposed there)."""
-        import json
-        run = self.run_program()
-        proc = subprocess.run([REPORTER, run.trace, "--format", "json"], capture_output=True,
+    def report(self, trace):
+        proc = subprocess.run([REPORTER, trace, "--format", "json"], capture_output=True,
                               text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
         report = json.loads(proc.stdout)
         if "cupti" not in report:
-            self.skipTest("the reporter does not apply the CUPTI rule yet (docs/cupti.md)")
+            self.skipTest("the reporter does not apply the CUPTI rule (docs/cupti.md)")
+        return report
+
+    def test_report_counts_cupti_alone(self):
+        """The report applies the rule of docs/cupti.md: the same numbers
+        as reconcile.py, each allocation counted once."""
+        report = self.report(self.run_program().trace)
         c = report["cupti"]
-        self.assertEqual(c["matched"], 3)
-        self.assertEqual((c["alone"]["count"], c["alone"]["bytes"]), (3, 8255171))
-        self.assertEqual(c["not_confirmed"]["count"], 0)
+        self.assertTrue(c["active"])
+        self.assertEqual((c["allocations"], c["matched"]), (6, 3))
+        self.assertEqual(c["matched_bytes"], 1 * MiB + 2 * MiB + 8192)
+        self.assertEqual((c["cupti_only"]["count"], c["cupti_only"]["bytes"]), (3, 8255171))
+        self.assertEqual(c["cupti_only"]["by_module"],
+                         [{"module": "private-route", "count": 3, "bytes": 8255171}])
+        self.assertEqual(c["unconfirmed"], {"count": 0, "bytes": 0})
         self.assertEqual(report["totals"]["live_bytes_at_end"], 2 * MiB + PRIVATE_LIVE)
+
+    @unittest.expectedFailure
+    def test_report_peak_in_time_order(self):
+        """The device peak, with the private allocations at the times CUPTI
+        gave them: 1 MiB + 3,000,000 + 5,242,883 + 12,288 = 9,303,747 bytes,
+        before the 1 MiB and the 3,000,000 are freed and the 2 MiB made.
+        CUPTI's records reach the trace in batches, after hooked events that
+        came later in time; a model that replays them in seq order has the
+        2 MiB live with the 3,000,000 and reports 10,352,323."""
+        report = self.report(self.run_program().trace)
+        self.assertEqual(report["totals"]["peak_bytes"], 9303747)
 
     def test_not_confirmed(self):
         """A record CUPTI lost: the hooked allocation it was is flagged,
