@@ -25,7 +25,7 @@
 #include "trace-schema.h"
 #include "util-mem.h"
 
-enum graph_how { HOW_SEEN, HOW_CREATE, HOW_CLONE, HOW_CAPTURE };
+enum graph_how { HOW_SEEN, HOW_CREATE, HOW_CLONE, HOW_CAPTURE, HOW_CUPTI };
 
 struct gmem {
 	uint64_t address, bytes;
@@ -461,6 +461,43 @@ void model_graph_event(struct model *m, const struct mt_event *ev)
 	}
 }
 
+/* Lifetimes only CUPTI saw (model-cupti.c, at the end): no stack, no
+ * memory, no launches; an orphan if alive at the end (or at the mark). */
+void model_graph_alone(struct model *m, bool exec, uint64_t handle, uint64_t graph, int64_t time,
+		       int64_t until)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+	struct mt_event ev = { .time_ns = time, .handle = handle, .address = graph };
+	bool destroyed = until >= 0;
+	uint32_t g;
+
+	if (!exec) {
+		g = graph_new(p, handle, HOW_CUPTI, &ev);
+		p->graphs[g].destroyed = destroyed;
+		m->graphs.created++;
+		m->graphs.destroyed += destroyed;
+	} else {
+		g = graph_for(p, graph, &ev);
+		mt_grow(&p->execs, &p->cap_execs, p->n_execs + 1, sizeof(*p->execs));
+		p->execs[p->n_execs++] = (struct exec){
+			.handle = handle, .graph = g, .destroyed = destroyed, .time_ns = time,
+		};
+		p->graphs[g].live_execs += !destroyed;
+		m->graphs.execs_created++;
+		m->graphs.execs_destroyed += destroyed;
+	}
+	if (m->graphs.at_mark && time <= m->graphs.at_time_ns &&
+	    (!destroyed || until > m->graphs.at_time_ns)) {
+		struct model_graphs *gs = &m->graphs;
+
+		gs->orphans = mt_xrealloc(gs->orphans, gs->n_orphans + 1, sizeof(*gs->orphans));
+		gs->orphans[gs->n_orphans++] = (struct model_orphan){
+			.kind = exec ? MODEL_ORPHAN_EXEC : MODEL_ORPHAN_GRAPH, .handle = handle,
+			.graph = exec ? graph : 0, .time_ns = time,
+		};
+	}
+}
+
 /* ---- orphans and what was never freed --------------------------------- */
 
 static uint64_t pinned(const struct model_graph_priv *p, const struct graph *g)
@@ -586,5 +623,7 @@ void model_graph_finish(struct model *m)
 {
 	if (!m->graphs.at_mark)
 		find_orphans(m);
+	else if (m->graphs.n_orphans)
+		qsort(m->graphs.orphans, m->graphs.n_orphans, sizeof(*m->graphs.orphans), cmp_orphan);
 	find_never_freed(m);
 }

@@ -131,6 +131,10 @@ void model_graph_freed(struct model *m, uint64_t address, bool freed);
 bool model_graph_known(const struct model *m, uint64_t address);
 /* The --at-mark mark. */
 void model_graph_at_mark(struct model *m, const struct mt_event *ev);
+/* A graph (or exec, of graph) only CUPTI saw, created at time, destroyed
+ * at until (-1: never). */
+void model_graph_alone(struct model *m, bool exec, uint64_t handle, uint64_t graph, int64_t time,
+		       int64_t until);
 /* Physical bytes held by the graph pools of device (any device: -1). */
 uint64_t model_graph_reserved_on(const struct model *m, int device);
 void model_graph_finish(struct model *m);
@@ -141,10 +145,16 @@ void model_cupti_init(struct model *m);
 void model_cupti_fini(struct model *m);
 /* An event CUPTI saw (source = CUPTI). */
 void model_cupti_event(struct model *m, const struct mt_event *ev);
-/* A hooked allocation: before it is counted, whether CUPTI's record of it
- * came first (then it is no longer CUPTI's alone); once live, it waits
- * for CUPTI's record. */
-bool model_cupti_claim(struct model *m, const struct mt_event *ev);
-void model_cupti_hooked(struct model *m, const struct mt_event *ev);
+/* A hooked allocation is live: it waits for its CUPTI record. True when
+ * that record came first (it was counted as CUPTI's alone, and no longer
+ * is). */
+bool model_cupti_hooked(struct model *m, const struct mt_event *ev);
+/* A hooked free of live memory at address, or (undo) its free_error. */
+void model_cupti_hooked_free(struct model *m, uint64_t address, int64_t time_ns, bool undo);
+/* A hooked graph or exec event (graph_create ... exec_destroy). */
+void model_cupti_graph_hooked(struct model *m, const struct mt_event *ev);
+/* Live allocations seen by CUPTI alone: how many, and as leak groups. */
+size_t model_cupti_alone_live(const struct model *m);
+size_t model_cupti_leaks(const struct model *m, struct model_group *out);
 void model_cupti_mark(struct model *m, const struct mt_event *ev);
 void model_cupti_finish(struct model *m);

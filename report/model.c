@@ -417,12 +417,11 @@ static void on_alloc(struct model *m, const struct mt_event *ev)
 		model_graph_alloc(m, ev); /* not memory until a launch */
 		return;
 	}
-	if (!model_cupti_claim(m, ev))
-		model_cupti_hooked(m, ev);
 	model_count_alloc(m, ev, &ev->site, &rec);
 	model_live_insert(m, ev->address, &rec, ev->time_ns);
 	if (ev->mem == MT_MEM_VMM_PHYSICAL)
 		model_vmm_created(m, ev->address, &rec, false);
+	model_cupti_hooked(m, ev);
 }
 
 static void remember_free(struct model *m, uint64_t address, enum recent_state state,
@@ -468,6 +467,7 @@ static void on_free(struct model *m, const struct mt_event *ev)
 	model_live_sub(m, &rec);
 	if (rec.mem == MT_MEM_GRAPH)
 		model_graph_freed(m, ev->address, true);
+	model_cupti_hooked_free(m, ev->address, ev->time_ns, false);
 	remember_free(m, ev->address, RECENT_FREED, &rec);
 }
 
@@ -515,6 +515,7 @@ static void on_free_error(struct model *m, const struct mt_event *ev)
 		model_vmm_created(m, ev->address, &r->rec, false);
 	if (r->rec.mem == MT_MEM_GRAPH)
 		model_graph_freed(m, ev->address, false);
+	model_cupti_hooked_free(m, ev->address, ev->time_ns, true);
 }
 
 static int cmp_group(const void *a, const void *b)
@@ -600,6 +601,7 @@ static void on_oom(struct model *m, const struct mt_event *ev)
 		.seq = ev->seq, .time_ns = ev->time_ns, .api = ev->api, .device = ev->device,
 		.stack = ev->stack, .requested = ev->bytes, .mem = ev->mem,
 		.live_bytes = m->device.live_bytes, .live_count = m->device.live_count,
+		.cupti_alone_bytes = m->cupti.alone_live_bytes,
 		.has_device_free = ev->has_device_free, .device_free = ev->device_free,
 		.has_device_total = ev->has_device_total, .device_total = ev->device_total,
 	};
@@ -651,6 +653,9 @@ void model_feed(struct model *m, const struct mt_event *ev)
 	case MT_EV_GRAPH_DESTROY:
 	case MT_EV_EXEC_CREATE:
 	case MT_EV_EXEC_DESTROY:
+		model_cupti_graph_hooked(m, ev);
+		model_graph_event(m, ev);
+		break;
 	case MT_EV_GRAPH_LAUNCH:
 	case MT_EV_GRAPH_UPLOAD:
 	case MT_EV_CAPTURE_BEGIN:
@@ -675,7 +680,7 @@ static int cmp_live_by_stack(const void *a, const void *b)
 /* Group what is still live by (memory kind, stack): sort, then merge runs. */
 static void build_leaks(struct model *m)
 {
-	struct model_group *g = mt_xcalloc(m->live.len, sizeof(*g));
+	struct model_group *g = mt_xcalloc(m->live.len + model_cupti_alone_live(m) + 1, sizeof(*g));
 	struct model_live *rec;
 	size_t n = 0, out = 0;
 
@@ -685,6 +690,7 @@ static void build_leaks(struct model *m)
 				.stack = rec->stack, .bytes = rec->bytes, .count = 1, .mem = rec->mem,
 			};
 	}
+	n += model_cupti_leaks(m, g + n);
 	qsort(g, n, sizeof(*g), cmp_live_by_stack);
 	for (size_t i = 0; i < n; i++) {
 		if (out > 0 && cmp_live_by_stack(&g[out - 1], &g[i]) == 0) {
@@ -733,6 +739,7 @@ void model_finish(struct model *m)
 {
 	if (m->finished)
 		return;
+	model_cupti_finish(m); /* before the graphs: CUPTI's own go to them */
 	model_graph_finish(m);
 	model_points_close(m);
 	for (size_t i = 0; i < m->n_sites; i++) {
@@ -751,6 +758,5 @@ void model_finish(struct model *m)
 	build_leaks(m);
 	model_device_finish(m);
 	model_points_finish(m);
-	model_cupti_finish(m);
 	m->finished = true;
 }

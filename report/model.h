@@ -187,12 +187,15 @@ struct model_cupti_module {
 struct model_cupti_priv;
 
 struct model_cupti {
-	bool active; /* a CUPTI record or CUPTI's mark was seen */
-	uint64_t records, allocs, matched, matched_bytes;
-	uint64_t only_count, only_bytes;
+	bool on; /* CUPTI's "on" mark: it watched (docs/cupti.md) */
+	uint64_t records, allocs; /* its events; its compared allocations */
+	uint64_t matched, matched_bytes;
+	uint64_t alone_count, alone_bytes, alone_live_bytes; /* seen by CUPTI alone */
 	struct model_cupti_module *by_module; /* after model_finish, by bytes */
 	size_t n_by_module, cap_by_module;
-	uint64_t unconfirmed, unconfirmed_bytes;
+	uint64_t unconfirmed, unconfirmed_bytes; /* hooked, no CUPTI record */
+	uint64_t graphs_matched, graphs_alone, graphs_alone_never_destroyed;
+	uint64_t execs_alone, execs_alone_never_destroyed;
 	struct model_cupti_priv *priv;
 };
 
@@ -208,6 +211,7 @@ struct model_oom {
 	 * explain; known when device_free and device_total are */
 	bool has_unexplained;
 	uint64_t unexplained_bytes;
+	uint64_t cupti_alone_bytes; /* of live_bytes, seen by CUPTI alone */
 	bool has_holders; /* false when past the snapshot cap */
 	struct model_group *holders; /* by bytes, largest first */
 	size_t n_holders;

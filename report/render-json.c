@@ -547,39 +547,60 @@ static void write_graphs(struct jw *w, const struct trace *t, const struct model
 	jw_close(w, '}');
 }
 
-static void write_cupti(struct jw *w, const struct trace *t, const struct model *m)
+static void write_cupti_alone(struct jw *w, const struct trace *t, const struct model_cupti *c,
+			      const char *key)
 {
-	const struct model_cupti *c = &m->cupti;
-
-	jw_open(w, "cupti", '{', false);
-	jw_bool(w, "active", c->active);
-	jw_u64(w, "records", c->records);
-	jw_u64(w, "allocations", c->allocs);
-	jw_u64(w, "matched", c->matched);
-	jw_u64(w, "matched_bytes", c->matched_bytes);
-	jw_open(w, "cupti_only", '{', false);
-	jw_u64(w, "count", c->only_count);
-	jw_u64(w, "bytes", c->only_bytes);
+	jw_open(w, key, '{', false);
+	jw_u64(w, "count", c->alone_count);
+	jw_u64(w, "bytes", c->alone_bytes);
+	jw_u64(w, "live_bytes_at_end", c->alone_live_bytes);
 	jw_open(w, "by_module", '[', false);
 	for (size_t i = 0; i < c->n_by_module; i++) {
 		const struct model_cupti_module *mod = &c->by_module[i];
+		bool known = mod->module >= 0 && (uint64_t)mod->module < t->n_modules;
 
-		if (!mod->count)
-			continue;
 		jw_open(w, NULL, '{', true);
-		if (mod->module >= 0 && (uint64_t)mod->module < t->n_modules)
-			jw_str(w, "module", path_basename(t->modules[mod->module].path));
-		else
-			jw_null(w, "module");
+		jw_str(w, "module", known ? path_basename(t->modules[mod->module].path) : NULL);
+		jw_str(w, "path", known ? t->modules[mod->module].path : NULL);
 		jw_u64(w, "count", mod->count);
 		jw_u64(w, "bytes", mod->bytes);
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
 	jw_close(w, '}');
-	jw_open(w, "unconfirmed", '{', true);
-	jw_u64(w, "count", c->unconfirmed);
-	jw_u64(w, "bytes", c->unconfirmed_bytes);
+}
+
+static void write_count_bytes(struct jw *w, const char *key, uint64_t count, uint64_t bytes)
+{
+	jw_open(w, key, '{', true);
+	jw_u64(w, "count", count);
+	jw_u64(w, "bytes", bytes);
+	jw_close(w, '}');
+}
+
+/* docs/cupti.md proposed on, alone, not_confirmed and graphs_alone; the
+ * first draft of the report, active, cupti_only and unconfirmed: both. */
+static void write_cupti(struct jw *w, const struct trace *t, const struct model *m)
+{
+	const struct model_cupti *c = &m->cupti;
+
+	jw_open(w, "cupti", '{', false);
+	jw_bool(w, "on", c->on);
+	jw_bool(w, "active", c->on || c->records);
+	jw_u64(w, "records", c->records);
+	jw_u64(w, "allocations", c->allocs);
+	jw_u64(w, "matched", c->matched);
+	jw_u64(w, "matched_bytes", c->matched_bytes);
+	write_cupti_alone(w, t, c, "alone");
+	write_cupti_alone(w, t, c, "cupti_only");
+	write_count_bytes(w, "not_confirmed", c->unconfirmed, c->unconfirmed_bytes);
+	write_count_bytes(w, "unconfirmed", c->unconfirmed, c->unconfirmed_bytes);
+	jw_u64(w, "graphs_matched", c->graphs_matched);
+	jw_open(w, "graphs_alone", '{', true);
+	jw_u64(w, "graphs", c->graphs_alone);
+	jw_u64(w, "never_destroyed", c->graphs_alone_never_destroyed);
+	jw_u64(w, "execs", c->execs_alone);
+	jw_u64(w, "execs_never_destroyed", c->execs_alone_never_destroyed);
 	jw_close(w, '}');
 	jw_close(w, '}');
 }
@@ -622,6 +643,7 @@ static void write_oom(struct jw *w, const struct trace *t, const struct model_oo
 	write_frames(w, t, o->stack, "frames");
 	jw_u64(w, "live_bytes", o->live_bytes);
 	jw_u64(w, "live_allocations", o->live_count);
+	jw_u64(w, "cupti_alone_bytes", o->cupti_alone_bytes);
 	if (o->has_device_free)
 		jw_i64(w, "device_free", o->device_free);
 	else
