@@ -561,7 +561,6 @@ static void write_cupti_alone(struct jw *w, const struct trace *t, const struct 
 
 		jw_open(w, NULL, '{', true);
 		jw_str(w, "module", known ? path_basename(t->modules[mod->module].path) : NULL);
-		jw_str(w, "path", known ? t->modules[mod->module].path : NULL);
 		jw_u64(w, "count", mod->count);
 		jw_u64(w, "bytes", mod->bytes);
 		jw_close(w, '}');
