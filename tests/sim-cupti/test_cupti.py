@@ -23,6 +23,7 @@ SIM_CUPTI = os.environ["SIM_CUPTI_DIR"]
 LIB = os.environ["MEMTRACE_CUPTI_LIB"]
 PROGRAM = os.environ["PRIVATE_ROUTE"]
 REAL_CUPTI = os.environ["REAL_CUPTI"]
+POOL_FREE = os.environ["POOL_FREE"]
 REPORTER = os.path.join(BUILD, "report", "memtrace-report")
 CUPTI_LIB = os.path.join(SIM_CUPTI, "libcupti.so.13")
 OBSERVED_DRIVER = os.path.join(SIM_CUPTI, "libcuda.so.1")
@@ -101,12 +102,12 @@ class CuptiTest(unittest.TestCase):
                 env[k] = v
         return env
 
-    def run_program(self, args=(), extra=None, preload=True, no_cache=False):
+    def run_program(self, args=(), extra=None, preload=True, no_cache=False, program=PROGRAM):
         """no_cache: the loader ignores /etc/ld.so.cache, where a system may
         list a real libcupti that dlopen("libcupti.so.13") would find."""
         env = self.env(extra, preload)
         loader = [interpreter(PROGRAM), "--inhibit-cache"] if no_cache else []
-        proc = subprocess.run([*loader, PROGRAM, *args], env=env, cwd=self.tmp,
+        proc = subprocess.run([*loader, program, *args], env=env, cwd=self.tmp,
                               capture_output=True, text=True, timeout=120)
         return Run(proc, env.get("MEMTRACE_OUTPUT"))
 
@@ -274,7 +275,8 @@ class PrivateRoute(CuptiTest):
         self.assertEqual((c["allocations"], c["matched"]), (6, 3))
         self.assertEqual(c["matched_bytes"], 1 * MiB + 2 * MiB + 8192)
         self.assertEqual((c["cupti_only"]["count"], c["cupti_only"]["bytes"]), (3, 8255171))
-        self.assertEqual(c["cupti_only"]["by_module"],
+        self.assertEqual([{k: m[k] for k in ("module", "count", "bytes")}
+                          for m in c["cupti_only"]["by_module"]],
                          [{"module": "private-route", "count": 3, "bytes": 8255171}])
         self.assertEqual(c["unconfirmed"], {"count": 0, "bytes": 0})
         self.assertEqual(report["totals"]["live_bytes_at_end"], 2 * MiB + PRIVATE_LIVE)
@@ -306,6 +308,20 @@ class PrivateRoute(CuptiTest):
                 "SELECT id FROM apis WHERE name = 'cudaMalloc'").fetchone()[0])
         self.assertEqual(a["cupti_alone"]["count"], 3)
         self.assertIn("memtrace: CUPTI dropped 1 records", run.stderr)
+
+
+class Writer(CuptiTest):
+    @unittest.expectedFailure
+    def test_cupti_records_leave_the_hooked_frees_alone(self):
+        """The writer fills a free's bytes and kind from the allocations it
+        knows live; CUPTI's events must not enter that map (the hooks record
+        a pool allocation as pool memory, CUPTI as device memory). Expected
+        to fail until the writer's track_live skips events with a source."""
+        run = self.run_program(program=POOL_FREE)
+        self.assertEqual((run.rc, run.stdout), (0, "done\n"), run.stderr)
+        row = self.db(run.trace).execute(
+            "SELECT bytes, mem FROM events WHERE kind = 2 AND source IS NULL").fetchone()
+        self.assertEqual(row, (1 << 20, 4))
 
 
 class OutOfMemory(CuptiTest):
