@@ -58,7 +58,7 @@ static void add_sites(struct rows *rows, const struct trace *t, const struct mod
 		mt_grow(&rows->r, &rows->cap, rows->n + 1, sizeof(*rows->r));
 		r = &rows->r[rows->n++];
 		*r = (struct row){ .key = stack_key(t, site->stack),
-				   .label = render_stack_label(t, site->stack, true) };
+				   .label = render_model_site_label(t, site, true) };
 		r->in[side] = true;
 		r->s[side] = (struct side){ .peak = site->at_peak, .total = site->total_bytes,
 					    .count = site->count, .live = site->live };

@@ -476,7 +476,7 @@ static void data_sites(struct html *h)
 			n_other++;
 			continue;
 		}
-		label = render_stack_label(h->t, s->stack, true);
+		label = render_model_site_label(h->t, s, true);
 		fprintf(h->f, "%s\n[%" PRIu32 ",", first ? "" : ",", stack_ref(h, s->stack));
 		json_str(h->f, label);
 		fprintf(h->f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
