@@ -47,6 +47,7 @@ streams_release_owner(uint32_t owner)
 	size_t n = sim_blockmap_owned(&sim_drv.streams, owner, &handles);
 
 	for (size_t i = 0; i < n; i++) {
+		sim_captures_release_stream((CUstream)handles[i]);
 		sim_blockmap_remove(&sim_drv.streams, handles[i], NULL);
 		free((void *)handles[i]);
 	}
@@ -55,13 +56,15 @@ streams_release_owner(uint32_t owner)
 
 /* Destroying a context frees everything made in it, as on a real device:
  * this is what cudaDeviceReset does to a process's allocations (pool
- * blocks, pools, arrays, imported IPC memory included; physical memory
- * from cuMemCreate is the process's and stays). A primary context stays
- * current where it was (inactive until retained again), as on the real
- * driver. */
+ * blocks, pools, arrays, imported IPC memory, executable graphs and live
+ * graph allocations included; physical memory from cuMemCreate is the
+ * process's and stays, and so do graphs). A primary context stays current
+ * where it was (inactive until retained again), as on the real driver. */
 static void
 ctx_teardown(CUcontext ctx)
 {
+	sim_graph_execs_release_owner(ctx->id);
+	sim_graph_mem_release_owner(ctx);
 	sim_arrays_release_owner(ctx->id);
 	sim_pools_release_owner(ctx);
 	sim_ipc_release_owner(ctx->id);
@@ -252,7 +255,8 @@ cuCtxGetDevice(CUdevice *device)
 
 /* Work on the simulated device completes when it is issued; what a
  * synchronisation still does is let the device's pools give memory over
- * their release threshold back (sim-driver-pool.c). */
+ * their release threshold back (sim-driver-pool.c). It is a potentially
+ * unsafe call during stream capture (sim-driver-capture.c). */
 CUresult CUDAAPI
 cuCtxSynchronize_v2(CUcontext ctx)
 {
@@ -260,6 +264,8 @@ cuCtxSynchronize_v2(CUcontext ctx)
 
 	sim_lock();
 	rc = ctx_resolve(ctx, &ctx);
+	if (rc == CUDA_SUCCESS)
+		rc = sim_capture_unsafe_call();
 	if (rc == CUDA_SUCCESS)
 		sim_pools_synchronize(ctx->device);
 	sim_unlock();
@@ -276,6 +282,14 @@ static bool
 is_builtin_stream(CUstream s)
 {
 	return s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
+}
+
+/* The stream a per-thread-default-stream ABI (_ptsz, _ptds) means: there
+ * the NULL stream is the thread's own. */
+CUstream
+sim_stream_per_thread(CUstream stream)
+{
+	return stream ? stream : CU_STREAM_PER_THREAD;
 }
 
 /* Streams are valid in the context that made them. Lock held. */
@@ -339,6 +353,7 @@ cuStreamDestroy_v2(CUstream hStream)
 	if (rc == CUDA_SUCCESS)
 		rc = sim_stream_check(hStream, ctx);
 	if (rc == CUDA_SUCCESS) {
+		sim_captures_release_stream(hStream);
 		sim_blockmap_remove(&sim_drv.streams, (uintptr_t)hStream, NULL);
 		free(hStream);
 	}
@@ -346,9 +361,11 @@ cuStreamDestroy_v2(CUstream hStream)
 	return rc;
 }
 
+/* Synchronising a stream that is being captured invalidates the capture. */
 CUresult CUDAAPI
 cuStreamSynchronize(CUstream hStream)
 {
+	struct sim_capture *c;
 	CUcontext ctx;
 	CUresult rc;
 
@@ -356,6 +373,10 @@ cuStreamSynchronize(CUstream hStream)
 	rc = sim_ctx_enter(&ctx);
 	if (rc == CUDA_SUCCESS)
 		rc = sim_stream_check(hStream, ctx);
+	if (rc == CUDA_SUCCESS && (c = sim_capture_of(hStream))) {
+		sim_capture_invalidate(c);
+		rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
 	if (rc == CUDA_SUCCESS)
 		sim_pools_synchronize(ctx->device);
 	sim_unlock();
@@ -365,5 +386,5 @@ cuStreamSynchronize(CUstream hStream)
 CUresult CUDAAPI
 cuStreamSynchronize_ptsz(CUstream hStream)
 {
-	return cuStreamSynchronize(hStream);
+	return cuStreamSynchronize(sim_stream_per_thread(hStream));
 }

@@ -33,6 +33,13 @@ static const struct sim_error sim_errors[] = {
 	    "part or all of the requested memory range is already mapped"),
 	ERR(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
 	    "pointer does not correspond to a registered memory region"),
+	ERR(CUDA_ERROR_ILLEGAL_STATE, "the operation cannot be performed in the present state"),
+	ERR(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+	    "operation not permitted when stream is capturing"),
+	ERR(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+	    "operation failed due to a previous error during capture"),
+	ERR(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD,
+	    "attempt to terminate a thread-local capture sequence from another thread"),
 	ERR(CUDA_ERROR_UNKNOWN, "unknown error"),
 };
 

@@ -22,7 +22,8 @@ arena_alloc(CUdeviceptr *dptr, size_t bytes, CUcontext ctx, enum sim_kind kind)
 	return CUDA_SUCCESS;
 }
 
-/* One path for every device and managed allocation outside pools. */
+/* One path for every device and managed allocation outside pools. All
+ * of them are potentially unsafe during stream capture. */
 static CUresult
 mem_alloc(CUdeviceptr *dptr, size_t bytes, enum sim_kind kind)
 {
@@ -31,6 +32,8 @@ mem_alloc(CUdeviceptr *dptr, size_t bytes, enum sim_kind kind)
 
 	sim_lock();
 	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS)
+		rc = sim_capture_unsafe_call();
 	if (rc == CUDA_SUCCESS && (!dptr || bytes == 0))
 		rc = CUDA_ERROR_INVALID_VALUE;
 	if (rc == CUDA_SUCCESS)
@@ -39,16 +42,16 @@ mem_alloc(CUdeviceptr *dptr, size_t bytes, enum sim_kind kind)
 	return rc;
 }
 
-/* Device or managed memory from cuMemAlloc*, or a pool's block: any of
- * them may be freed by cuMemFree or cuMemFreeAsync, as on the real
- * driver. Lock held. */
+/* Device or managed memory from cuMemAlloc*, a pool's block, or a live
+ * graph allocation: any of them may be freed by cuMemFree or
+ * cuMemFreeAsync, as on the real driver. Lock held. */
 static bool
 free_block(uintptr_t addr)
 {
 	struct sim_device *d;
 	const struct sim_block *b;
 
-	if (sim_pool_free(addr))
+	if (sim_pool_free(addr) || sim_graph_mem_free(addr))
 		return true;
 	d = sim_device_of(addr, 0);
 	b = d ? sim_arena_find(&d->arena, addr) : NULL;
@@ -57,9 +60,12 @@ free_block(uintptr_t addr)
 	return sim_arena_free(&d->arena, addr);
 }
 
+/* cuMemFreeAsync: on a stream being captured, a free node of the
+ * capture's graph instead (sim-driver-graph.c). */
 CUresult
 sim_mem_free(CUdeviceptr dptr, CUstream stream)
 {
+	struct sim_capture *c;
 	CUcontext ctx;
 	CUresult rc;
 
@@ -67,7 +73,9 @@ sim_mem_free(CUdeviceptr dptr, CUstream stream)
 	rc = sim_ctx_enter(&ctx);
 	if (rc == CUDA_SUCCESS)
 		rc = sim_stream_check(stream, ctx);
-	if (rc == CUDA_SUCCESS && !free_block((uintptr_t)dptr))
+	if (rc == CUDA_SUCCESS && (c = sim_capture_of(stream)))
+		rc = sim_capture_free(c, dptr);
+	else if (rc == CUDA_SUCCESS && !free_block((uintptr_t)dptr))
 		rc = CUDA_ERROR_INVALID_VALUE;
 	sim_unlock();
 	return rc;
@@ -79,10 +87,21 @@ cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 	return mem_alloc(dptr, bytesize, SIM_KIND_DEVICE);
 }
 
+/* Potentially unsafe during stream capture, as cuMemAlloc. */
 CUresult CUDAAPI
 cuMemFree_v2(CUdeviceptr dptr)
 {
-	return sim_mem_free(dptr, NULL);
+	CUcontext ctx;
+	CUresult rc;
+
+	sim_lock();
+	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS)
+		rc = sim_capture_unsafe_call();
+	if (rc == CUDA_SUCCESS && !free_block((uintptr_t)dptr))
+		rc = CUDA_ERROR_INVALID_VALUE;
+	sim_unlock();
+	return rc;
 }
 
 CUresult CUDAAPI
@@ -126,6 +145,8 @@ address_range(uintptr_t addr, uintptr_t *base, size_t *size)
 	struct sim_device *d = sim_device_of(addr, 1);
 	const struct sim_block *b = d ? sim_pool_block(addr) : NULL;
 
+	if (!d && sim_graph_mem_range(addr, base, size))
+		return true;
 	if (d && !b) {
 		b = sim_blockmap_overlap(&d->arena.live, addr, 1);
 		if (b && b->kind != SIM_KIND_DEVICE && b->kind != SIM_KIND_MANAGED)
@@ -343,6 +364,8 @@ range_ok(uintptr_t addr, size_t bytes, bool device_only)
 		return sim_vmm_mapped(addr, bytes);
 	if (sim_ipc_imported(addr, 1))
 		return sim_ipc_imported(addr, bytes);
+	if (sim_graph_alloc_at(addr))
+		return sim_graph_mem_live(addr, bytes);
 	return !device_only;
 }
 
@@ -355,19 +378,38 @@ stream_enter(CUstream stream)
 	return rc == CUDA_SUCCESS ? sim_stream_check(stream, ctx) : rc;
 }
 
-/* Checks under the lock, moves the bytes outside it: device memory is
- * never unmapped, so only a racing free by the application could bite. */
+/* On a stream being captured, an asynchronous copy or set is not done
+ * but becomes a node that does nothing (sim-driver-graph.c); its device
+ * pointer may be a graph allocation that is not live yet. Lock held. */
+static CUresult
+capture_noop(struct sim_capture *c, uintptr_t dst, size_t bytes, CUgraphNodeType type)
+{
+	if (bytes && !range_ok(dst, bytes, false) && !sim_graph_alloc_at(dst)) {
+		sim_capture_invalidate(c);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return sim_capture_noop(c, type);
+}
+
+/* Checks under the lock, moves the bytes outside it: only a racing free
+ * by the application could bite (device memory is never unmapped, a
+ * graph allocation's range is when its allocation goes). */
 static CUresult
 mem_copy(uintptr_t dst, bool dst_device, uintptr_t src, bool src_device,
-	 size_t bytes, CUstream stream)
+	 size_t bytes, CUstream stream, bool async)
 {
+	struct sim_capture *c;
 	CUresult rc;
 
 	sim_lock();
 	rc = stream_enter(stream);
-	if (rc == CUDA_SUCCESS && bytes &&
-	    (!range_ok(dst, bytes, dst_device) || !range_ok(src, bytes, src_device)))
+	if (rc == CUDA_SUCCESS && async && (c = sim_capture_of(stream))) {
+		rc = capture_noop(c, dst, bytes, CU_GRAPH_NODE_TYPE_MEMCPY);
+		bytes = 0;
+	} else if (rc == CUDA_SUCCESS && bytes &&
+		   (!range_ok(dst, bytes, dst_device) || !range_ok(src, bytes, src_device))) {
 		rc = CUDA_ERROR_INVALID_VALUE;
+	}
 	sim_unlock();
 	if (rc == CUDA_SUCCESS && bytes)
 		memmove((void *)dst, (const void *)src, bytes);
@@ -375,14 +417,19 @@ mem_copy(uintptr_t dst, bool dst_device, uintptr_t src, bool src_device,
 }
 
 static CUresult
-mem_set(uintptr_t dst, unsigned char uc, size_t bytes, CUstream stream)
+mem_set(uintptr_t dst, unsigned char uc, size_t bytes, CUstream stream, bool async)
 {
+	struct sim_capture *c;
 	CUresult rc;
 
 	sim_lock();
 	rc = stream_enter(stream);
-	if (rc == CUDA_SUCCESS && bytes && !range_ok(dst, bytes, true))
+	if (rc == CUDA_SUCCESS && async && (c = sim_capture_of(stream))) {
+		rc = capture_noop(c, dst, bytes, CU_GRAPH_NODE_TYPE_MEMSET);
+		bytes = 0;
+	} else if (rc == CUDA_SUCCESS && bytes && !range_ok(dst, bytes, true)) {
 		rc = CUDA_ERROR_INVALID_VALUE;
+	}
 	sim_unlock();
 	if (rc == CUDA_SUCCESS && bytes)
 		memset((void *)dst, uc, bytes);
@@ -392,73 +439,73 @@ mem_set(uintptr_t dst, unsigned char uc, size_t bytes, CUstream stream)
 CUresult CUDAAPI
 cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
-	return mem_copy(dst, false, src, false, ByteCount, NULL);
+	return mem_copy(dst, false, src, false, ByteCount, NULL, false);
 }
 
 CUresult CUDAAPI
 cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
 {
-	return mem_copy(dst, false, src, false, ByteCount, CU_STREAM_PER_THREAD);
+	return mem_copy(dst, false, src, false, ByteCount, CU_STREAM_PER_THREAD, false);
 }
 
 CUresult CUDAAPI
 cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
 {
-	return mem_copy(dst, false, src, false, ByteCount, hStream);
+	return mem_copy(dst, false, src, false, ByteCount, hStream, true);
 }
 
 CUresult CUDAAPI
 cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
 {
-	return mem_copy(dst, false, src, false, ByteCount, hStream);
+	return mem_copy(dst, false, src, false, ByteCount, sim_stream_per_thread(hStream), true);
 }
 
 CUresult CUDAAPI
 cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
-	return mem_copy(dstDevice, true, (uintptr_t)srcHost, false, ByteCount, NULL);
+	return mem_copy(dstDevice, true, (uintptr_t)srcHost, false, ByteCount, NULL, false);
 }
 
 CUresult CUDAAPI
 cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
 	return mem_copy(dstDevice, true, (uintptr_t)srcHost, false, ByteCount,
-			CU_STREAM_PER_THREAD);
+			CU_STREAM_PER_THREAD, false);
 }
 
 CUresult CUDAAPI
 cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
-	return mem_copy((uintptr_t)dstHost, false, srcDevice, true, ByteCount, NULL);
+	return mem_copy((uintptr_t)dstHost, false, srcDevice, true, ByteCount, NULL, false);
 }
 
 CUresult CUDAAPI
 cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
 	return mem_copy((uintptr_t)dstHost, false, srcDevice, true, ByteCount,
-			CU_STREAM_PER_THREAD);
+			CU_STREAM_PER_THREAD, false);
 }
 
 CUresult CUDAAPI
 cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
-	return mem_set(dstDevice, uc, N, NULL);
+	return mem_set(dstDevice, uc, N, NULL, false);
 }
 
 CUresult CUDAAPI
 cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
-	return mem_set(dstDevice, uc, N, CU_STREAM_PER_THREAD);
+	return mem_set(dstDevice, uc, N, CU_STREAM_PER_THREAD, false);
 }
 
 CUresult CUDAAPI
 cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
-	return mem_set(dstDevice, uc, N, hStream);
+	return mem_set(dstDevice, uc, N, hStream, true);
 }
 
 CUresult CUDAAPI
 cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
-	return mem_set(dstDevice, uc, N, hStream);
+	return mem_set(dstDevice, uc, N, sim_stream_per_thread(hStream), true);
 }

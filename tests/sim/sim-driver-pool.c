@@ -476,11 +476,14 @@ cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 }
 
 /* One path for every stream-ordered allocation; without from_pool, the
- * current pool of the context's device. */
+ * current pool of the context's device. On a stream being captured, an
+ * alloc node of the capture's graph instead: the pool only names the
+ * device (sim-driver-graph.c). */
 static CUresult
 alloc_async(CUdeviceptr *dptr, size_t bytes, bool from_pool, CUmemoryPool pool,
 	    CUstream stream)
 {
+	struct sim_capture *c;
 	CUcontext ctx;
 	CUresult rc;
 
@@ -494,7 +497,9 @@ alloc_async(CUdeviceptr *dptr, size_t bytes, bool from_pool, CUmemoryPool pool,
 		pool = sim_drv.dev[ctx->device].current_pool;
 	if (rc == CUDA_SUCCESS && !pool_alive(pool))
 		rc = CUDA_ERROR_INVALID_VALUE;
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS && (c = sim_capture_of(stream)))
+		rc = sim_capture_alloc(c, pool, bytes, dptr);
+	else if (rc == CUDA_SUCCESS)
 		rc = sim_pool_alloc(pool, bytes, ctx->id, dptr);
 	sim_unlock();
 	return rc;
@@ -509,7 +514,7 @@ cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 CUresult CUDAAPI
 cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-	return alloc_async(dptr, bytesize, false, NULL, hStream);
+	return alloc_async(dptr, bytesize, false, NULL, sim_stream_per_thread(hStream));
 }
 
 CUresult CUDAAPI
@@ -522,11 +527,12 @@ CUresult CUDAAPI
 cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
 			     CUstream hStream)
 {
-	return cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream);
+	return alloc_async(dptr, bytesize, true, pool, sim_stream_per_thread(hStream));
 }
 
-/* Frees of pool blocks and of cuMemAlloc memory alike, as on the real
- * driver; the block is free when the call returns. */
+/* Frees of pool blocks, cuMemAlloc memory and live graph allocations
+ * alike, as on the real driver; the block is free when the call returns.
+ * On a stream being captured, a free node instead (sim_mem_free). */
 CUresult CUDAAPI
 cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
@@ -536,5 +542,5 @@ cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 CUresult CUDAAPI
 cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
-	return sim_mem_free(dptr, hStream);
+	return sim_mem_free(dptr, sim_stream_per_thread(hStream));
 }

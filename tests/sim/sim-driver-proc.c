@@ -9,7 +9,8 @@
  * version that introduced it (the _vNNNN suffix of its PFN_ typedef in
  * cudaTypedefs.h). Versions older than the oldest row of a name answer
  * CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT here; the real driver would
- * still have the legacy ABIs this simulator leaves out. */
+ * still have the legacy ABIs this simulator leaves out (cuStreamBeginCapture
+ * of CUDA 10.0, the five-argument cuGraphInstantiate before 12.0). */
 #include "sim-driver.h"
 
 #include <string.h>
@@ -130,6 +131,46 @@ static const struct sim_proc sim_procs[] = {
 	PROC_PER_THREAD(cuMemsetD8, 7000, cuMemsetD8_v2_ptds),
 	PROC_LEGACY(cuMemsetD8Async, 3020, cuMemsetD8Async),
 	PROC_PER_THREAD(cuMemsetD8Async, 7000, cuMemsetD8Async_ptsz),
+
+	PROC_LEGACY(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2),
+	PROC_PER_THREAD(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2_ptsz),
+	PROC_LEGACY(cuStreamBeginCaptureToGraph, 12030, cuStreamBeginCaptureToGraph),
+	PROC_PER_THREAD(cuStreamBeginCaptureToGraph, 12030, cuStreamBeginCaptureToGraph_ptsz),
+	PROC_LEGACY(cuStreamEndCapture, 10000, cuStreamEndCapture),
+	PROC_PER_THREAD(cuStreamEndCapture, 10000, cuStreamEndCapture_ptsz),
+	PROC_LEGACY(cuStreamIsCapturing, 10000, cuStreamIsCapturing),
+	PROC_PER_THREAD(cuStreamIsCapturing, 10000, cuStreamIsCapturing_ptsz),
+	PROC_LEGACY(cuStreamGetCaptureInfo, 10010, cuStreamGetCaptureInfo),
+	PROC_PER_THREAD(cuStreamGetCaptureInfo, 10010, cuStreamGetCaptureInfo_ptsz),
+	PROC_LEGACY(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2),
+	PROC_PER_THREAD(cuStreamGetCaptureInfo, 11030, cuStreamGetCaptureInfo_v2_ptsz),
+	PROC_LEGACY(cuStreamGetCaptureInfo, 12030, cuStreamGetCaptureInfo_v3),
+	PROC_PER_THREAD(cuStreamGetCaptureInfo, 12030, cuStreamGetCaptureInfo_v3_ptsz),
+	PROC(cuThreadExchangeStreamCaptureMode, 10010, cuThreadExchangeStreamCaptureMode),
+
+	PROC(cuGraphCreate, 10000, cuGraphCreate),
+	PROC(cuGraphClone, 10000, cuGraphClone),
+	PROC(cuGraphDestroy, 10000, cuGraphDestroy),
+	PROC(cuGraphAddEmptyNode, 10000, cuGraphAddEmptyNode),
+	PROC(cuGraphGetNodes, 10000, cuGraphGetNodes),
+	PROC(cuGraphNodeGetType, 10000, cuGraphNodeGetType),
+	PROC(cuGraphAddMemAllocNode, 11040, cuGraphAddMemAllocNode),
+	PROC(cuGraphAddMemFreeNode, 11040, cuGraphAddMemFreeNode),
+	PROC(cuGraphMemAllocNodeGetParams, 11040, cuGraphMemAllocNodeGetParams),
+	PROC(cuGraphMemFreeNodeGetParams, 11040, cuGraphMemFreeNodeGetParams),
+	PROC(cuGraphInstantiateWithFlags, 11040, cuGraphInstantiateWithFlags),
+	PROC(cuGraphInstantiate, 12000, cuGraphInstantiateWithFlags),
+	PROC_LEGACY(cuGraphInstantiateWithParams, 12000, cuGraphInstantiateWithParams),
+	PROC_PER_THREAD(cuGraphInstantiateWithParams, 12000, cuGraphInstantiateWithParams_ptsz),
+	PROC(cuGraphExecGetFlags, 12000, cuGraphExecGetFlags),
+	PROC(cuGraphExecDestroy, 10000, cuGraphExecDestroy),
+	PROC_LEGACY(cuGraphLaunch, 10000, cuGraphLaunch),
+	PROC_PER_THREAD(cuGraphLaunch, 10000, cuGraphLaunch_ptsz),
+	PROC_LEGACY(cuGraphUpload, 11010, cuGraphUpload),
+	PROC_PER_THREAD(cuGraphUpload, 11010, cuGraphUpload_ptsz),
+	PROC(cuDeviceGraphMemTrim, 11040, cuDeviceGraphMemTrim),
+	PROC(cuDeviceGetGraphMemAttribute, 11040, cuDeviceGetGraphMemAttribute),
+	PROC(cuDeviceSetGraphMemAttribute, 11040, cuDeviceSetGraphMemAttribute),
 };
 
 #define SIM_NPROCS (sizeof(sim_procs) / sizeof(sim_procs[0]))

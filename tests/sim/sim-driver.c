@@ -3,7 +3,9 @@
  * configurable memory capacity so that out-of-memory is deterministic.
  * Contexts and streams: sim-driver-ctx.c. Memory: sim-driver-mem.c;
  * stream-ordered pools: sim-driver-pool.c; virtual memory management:
- * sim-driver-vmm.c; arrays: sim-driver-array.c; IPC: sim-driver-ipc.c.
+ * sim-driver-vmm.c; arrays: sim-driver-array.c; IPC: sim-driver-ipc.c;
+ * stream capture: sim-driver-capture.c; graphs: sim-driver-graph.c and,
+ * for graph-allocated memory, sim-driver-graphmem.c.
  * cuGetProcAddress: sim-driver-proc.c. Error strings: sim-driver-error.c. */
 #include "sim-driver.h"
 

@@ -32,6 +32,8 @@ enum sim_kind {
 	SIM_KIND_REGISTERED,   /* cuMemHostRegister */
 	SIM_KIND_RESERVATION,  /* cuMemAddressReserve */
 	SIM_KIND_IMPORTED,     /* cuIpcOpenMemHandle */
+	SIM_KIND_GRAPH_CHUNK,  /* device memory the graph memory pool holds */
+	SIM_KIND_GRAPH_VA,     /* the address range of a graph allocation */
 };
 
 struct CUctx_st {
@@ -66,6 +68,63 @@ struct CUmemPoolHandle_st {
 	struct CUmemPoolHandle_st *next; /* every pool, default ones first */
 };
 
+/* What one device's graph memory pool holds (sim-driver-graphmem.c):
+ * device memory in SIM_GRANULARITY blocks of the device's arena. */
+struct sim_graph_pool {
+	size_t reserved, reserved_high, used_high;
+	uintptr_t *chunks;
+	size_t nchunks, capchunks;
+};
+
+/* The allocation of one memory-alloc node (sim-driver-graphmem.c). Its
+ * address is fixed from the node's creation for as long as a node, an
+ * executable graph or a launch still holds it. */
+struct sim_graph_alloc {
+	uintptr_t va;
+	size_t bytes;            /* as requested */
+	size_t size;             /* address range and physical memory: bytes rounded to 2 MiB */
+	CUdevice device;
+	unsigned refs;           /* nodes and executable-graph steps that name it */
+	bool live;               /* made by a launch and not freed since */
+	uint32_t owner;          /* while live: the context of that launch */
+	CUgraph freed_by;        /* the graph with a free node for it, if any */
+	struct sim_graph_alloc *next;
+};
+
+/* Graphs (sim-driver-graph.c). Only what the simulator runs has a
+ * meaning: memory-alloc and memory-free nodes; empty, memset and memcpy
+ * nodes are kept and do nothing. */
+struct CUgraphNode_st {
+	CUgraph graph;
+	CUgraphNodeType type;
+	struct sim_graph_alloc *alloc;     /* MEM_ALLOC: its allocation; MEM_FREE: what it frees */
+	CUDA_MEM_ALLOC_NODE_PARAMS params; /* MEM_ALLOC: as given, with dptr */
+};
+
+struct CUgraph_st {
+	CUgraphNode *nodes;      /* in the order they were added: a valid order to run them */
+	size_t nnodes, capnodes;
+	unsigned nexecs;         /* executable graphs made from it that still exist */
+	bool capturing;          /* a capture into it has not ended */
+	struct CUgraph_st *next; /* every graph */
+};
+
+/* One step of an executable graph: what a node does when it runs. */
+struct sim_graph_step {
+	CUgraphNodeType type;
+	struct sim_graph_alloc *alloc;
+};
+
+struct CUgraphExec_st {
+	CUgraph graph;           /* NULL once the graph is destroyed */
+	struct sim_graph_step *steps;
+	size_t nsteps;
+	unsigned long long flags;
+	uint32_t owner;          /* the context it was instantiated in */
+	bool mapped;             /* holds its physical mapping between launches */
+	struct CUgraphExec_st *next; /* every executable graph */
+};
+
 struct sim_device {
 	size_t capacity;
 	size_t reserved;
@@ -73,6 +132,7 @@ struct sim_device {
 	struct CUctx_st primary;
 	struct CUmemPoolHandle_st default_pool;
 	CUmemoryPool current_pool;      /* cuDeviceSetMemPool; cuMemAllocAsync uses it */
+	struct sim_graph_pool graph_pool;
 };
 
 /* All mutable driver state, under one lock: a test fixture needs to be
@@ -100,6 +160,7 @@ uintptr_t sim_map_region(uintptr_t hint, size_t bytes, size_t align, int prot);
 /* sim-driver-ctx.c: call with the lock held */
 CUresult sim_ctx_enter(CUcontext *ctx);
 CUresult sim_stream_check(CUstream stream, CUcontext ctx);
+CUstream sim_stream_per_thread(CUstream stream);
 
 /* sim-driver-mem.c: call with the lock held */
 void sim_pinned_release_owner(uint32_t owner);
@@ -120,6 +181,39 @@ bool sim_vmm_range(uintptr_t addr, uintptr_t *base, size_t *size);
 
 /* sim-driver-array.c: call with the lock held */
 void sim_arrays_release_owner(uint32_t owner);
+
+/* sim-driver-capture.c: call with the lock held */
+struct sim_capture;
+struct sim_capture *sim_capture_of(CUstream stream);
+CUresult sim_capture_add_node(struct sim_capture *c, CUgraphNode node);
+CUgraph sim_capture_graph(const struct sim_capture *c);
+void sim_capture_invalidate(struct sim_capture *c);
+CUresult sim_capture_unsafe_call(void);
+void sim_captures_release_stream(CUstream stream);
+
+/* sim-driver-graph.c: call with the lock held */
+extern CUgraphExec sim_graph_execs;
+CUgraph sim_graph_new(void);
+CUresult sim_graph_node_new(CUgraph graph, CUgraphNodeType type, CUgraphNode *out);
+void sim_graph_delete(CUgraph graph);
+bool sim_graph_alive(CUgraph graph);
+void sim_graph_execs_release_owner(uint32_t owner);
+CUresult sim_capture_alloc(struct sim_capture *c, CUmemoryPool pool, size_t bytes,
+			   CUdeviceptr *dptr);
+CUresult sim_capture_free(struct sim_capture *c, CUdeviceptr dptr);
+CUresult sim_capture_noop(struct sim_capture *c, CUgraphNodeType type);
+
+/* sim-driver-graphmem.c: call with the lock held */
+CUresult sim_graph_alloc_new(const CUDA_MEM_ALLOC_NODE_PARAMS *params,
+			     struct sim_graph_alloc **out);
+void sim_graph_alloc_put(struct sim_graph_alloc *a);
+struct sim_graph_alloc *sim_graph_alloc_at(uintptr_t addr);
+bool sim_graph_mem_free(uintptr_t addr);
+bool sim_graph_mem_live(uintptr_t addr, size_t bytes);
+bool sim_graph_mem_range(uintptr_t addr, uintptr_t *base, size_t *size);
+CUresult sim_graph_mem_run(CUgraphExec exec, bool launch, CUcontext ctx);
+void sim_graph_mem_exec_gone(CUgraphExec exec);
+void sim_graph_mem_release_owner(CUcontext ctx);
 
 /* sim-driver-ipc.c: call with the lock held */
 bool sim_ipc_imported(uintptr_t addr, size_t bytes);
@@ -143,6 +237,42 @@ CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size
 CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N);
 CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N,
 				      CUstream hStream);
+CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode);
+CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
+						  const CUgraphNode *dependencies,
+						  const CUgraphEdgeData *dependencyData,
+						  size_t numDependencies, CUstreamCaptureMode mode);
+CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph);
+CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus);
+CUresult CUDAAPI cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream,
+						CUstreamCaptureStatus *captureStatus_out,
+						cuuint64_t *id_out, CUgraph *graph_out,
+						const CUgraphNode **dependencies_out,
+						const CUgraphEdgeData **edgeData_out,
+						size_t *numDependencies_out);
+CUresult CUDAAPI cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph,
+						   CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams);
+CUresult CUDAAPI cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream);
+CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream);
+
+/* Older ABIs of cuStreamGetCaptureInfo, which cuda.h renames to its _v3:
+ * the CUDA 10.1 one and the CUDA 11.3 one, with their per-thread twins. */
+#undef cuStreamGetCaptureInfo
+CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+					cuuint64_t *id_out);
+CUresult CUDAAPI cuStreamGetCaptureInfo_ptsz(CUstream hStream,
+					     CUstreamCaptureStatus *captureStatus_out,
+					     cuuint64_t *id_out);
+CUresult CUDAAPI cuStreamGetCaptureInfo_v2(CUstream hStream,
+					   CUstreamCaptureStatus *captureStatus_out,
+					   cuuint64_t *id_out, CUgraph *graph_out,
+					   const CUgraphNode **dependencies_out,
+					   size_t *numDependencies_out);
+CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream,
+						CUstreamCaptureStatus *captureStatus_out,
+						cuuint64_t *id_out, CUgraph *graph_out,
+						const CUgraphNode **dependencies_out,
+						size_t *numDependencies_out);
 
 /* The older ABIs of two functions that cuda.h renames to their _v2 (the
  * signatures did not change; the real driver exports both, and so does

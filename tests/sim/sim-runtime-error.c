@@ -31,6 +31,10 @@ static const struct sim_rt_mapping sim_rt_mappings[] = {
 	{ CUDA_ERROR_MAP_FAILED, cudaErrorMapBufferObjectFailed },
 	{ CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, cudaErrorHostMemoryAlreadyRegistered },
 	{ CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, cudaErrorHostMemoryNotRegistered },
+	{ CUDA_ERROR_ILLEGAL_STATE, cudaErrorIllegalState },
+	{ CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cudaErrorStreamCaptureUnsupported },
+	{ CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, cudaErrorStreamCaptureInvalidated },
+	{ CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, cudaErrorStreamCaptureWrongThread },
 };
 
 cudaError_t
@@ -106,6 +110,12 @@ static const struct sim_rt_error sim_rt_errors[] = {
 	    "part or all of the requested memory range is already mapped"),
 	ERR(cudaErrorHostMemoryNotRegistered,
 	    "pointer does not correspond to a registered memory region"),
+	ERR(cudaErrorIllegalState, "the operation cannot be performed in the present state"),
+	ERR(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing"),
+	ERR(cudaErrorStreamCaptureInvalidated,
+	    "operation failed due to a previous error during capture"),
+	ERR(cudaErrorStreamCaptureWrongThread,
+	    "attempt to terminate a thread-local capture sequence from another thread"),
 	ERR(cudaErrorUnknown, "unknown error"),
 };
 

@@ -191,6 +191,23 @@ cudaMemset(void *devPtr, int value, size_t count)
 						 (unsigned char)value, count));
 }
 
+/* On a stream being captured, a node that does nothing (the driver's). */
+cudaError_t CUDARTAPI
+cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+	SIM_RT_ENTER();
+	return sim_rt_check(sim_rt_drv.memset_d8_async((CUdeviceptr)(uintptr_t)devPtr,
+						       (unsigned char)value, count, stream));
+}
+
+cudaError_t CUDARTAPI
+cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+	SIM_RT_ENTER();
+	return sim_rt_check(sim_rt_drv.memset_d8_async_ptsz((CUdeviceptr)(uintptr_t)devPtr,
+							    (unsigned char)value, count, stream));
+}
+
 /* cudaHostRegister* flags have the values of the driver's CU_MEMHOSTREGISTER_*. */
 cudaError_t CUDARTAPI
 cudaHostRegister(void *ptr, size_t size, unsigned int flags)

@@ -5,7 +5,8 @@
  * symbols misses its calls, and one that hooks both layers sees each
  * allocation twice unless it guards against nesting.
  * Memory entry points: sim-runtime-mem.c; pools: sim-runtime-pool.c;
- * arrays and 3D memory: sim-runtime-array.c. Errors: sim-runtime-error.c. */
+ * arrays and 3D memory: sim-runtime-array.c; stream capture and graphs:
+ * sim-runtime-graph.c. Errors: sim-runtime-error.c. */
 #include "sim-runtime.h"
 
 #include <dlfcn.h>

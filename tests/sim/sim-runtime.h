@@ -62,7 +62,46 @@
 	X(ipc_open_mem_handle,  "cuIpcOpenMemHandle",        SIM_RT_LEGACY, PFN_cuIpcOpenMemHandle_v11000) \
 	X(ipc_close_mem_handle, "cuIpcCloseMemHandle",       SIM_RT_LEGACY, PFN_cuIpcCloseMemHandle_v4010) \
 	X(mem_host_register,    "cuMemHostRegister",         SIM_RT_LEGACY, PFN_cuMemHostRegister_v6050) \
-	X(mem_host_unregister,  "cuMemHostUnregister",       SIM_RT_LEGACY, PFN_cuMemHostUnregister_v4000)
+	X(mem_host_unregister,  "cuMemHostUnregister",       SIM_RT_LEGACY, PFN_cuMemHostUnregister_v4000) \
+	X(memset_d8_async,      "cuMemsetD8Async",           SIM_RT_LEGACY, PFN_cuMemsetD8Async_v3020) \
+	X(memset_d8_async_ptsz, "cuMemsetD8Async",           SIM_RT_PER_THREAD, PFN_cuMemsetD8Async_v7000_ptsz) \
+	SIM_RT_GRAPH_FUNCTIONS(X)
+
+/* The same for stream capture, graphs and graph memory. */
+#define SIM_RT_GRAPH_FUNCTIONS(X) \
+	X(stream_begin_capture, "cuStreamBeginCapture", SIM_RT_LEGACY, PFN_cuStreamBeginCapture_v10010) \
+	X(stream_begin_capture_ptsz, "cuStreamBeginCapture", SIM_RT_PER_THREAD, PFN_cuStreamBeginCapture_v10010_ptsz) \
+	X(stream_begin_capture_to_graph, "cuStreamBeginCaptureToGraph", SIM_RT_LEGACY, PFN_cuStreamBeginCaptureToGraph_v12030) \
+	X(stream_begin_capture_to_graph_ptsz, "cuStreamBeginCaptureToGraph", SIM_RT_PER_THREAD, PFN_cuStreamBeginCaptureToGraph_v12030_ptsz) \
+	X(stream_end_capture,   "cuStreamEndCapture",        SIM_RT_LEGACY, PFN_cuStreamEndCapture_v10000) \
+	X(stream_end_capture_ptsz, "cuStreamEndCapture",     SIM_RT_PER_THREAD, PFN_cuStreamEndCapture_v10000_ptsz) \
+	X(stream_is_capturing,  "cuStreamIsCapturing",       SIM_RT_LEGACY, PFN_cuStreamIsCapturing_v10000) \
+	X(stream_is_capturing_ptsz, "cuStreamIsCapturing",   SIM_RT_PER_THREAD, PFN_cuStreamIsCapturing_v10000_ptsz) \
+	X(stream_get_capture_info, "cuStreamGetCaptureInfo", SIM_RT_LEGACY, PFN_cuStreamGetCaptureInfo_v12030) \
+	X(stream_get_capture_info_ptsz, "cuStreamGetCaptureInfo", SIM_RT_PER_THREAD, PFN_cuStreamGetCaptureInfo_v12030_ptsz) \
+	X(thread_exchange_capture_mode, "cuThreadExchangeStreamCaptureMode", SIM_RT_LEGACY, PFN_cuThreadExchangeStreamCaptureMode_v10010) \
+	X(graph_create,         "cuGraphCreate",             SIM_RT_LEGACY, PFN_cuGraphCreate_v10000) \
+	X(graph_clone,          "cuGraphClone",              SIM_RT_LEGACY, PFN_cuGraphClone_v10000) \
+	X(graph_destroy,        "cuGraphDestroy",            SIM_RT_LEGACY, PFN_cuGraphDestroy_v10000) \
+	X(graph_add_empty_node, "cuGraphAddEmptyNode",       SIM_RT_LEGACY, PFN_cuGraphAddEmptyNode_v10000) \
+	X(graph_get_nodes,      "cuGraphGetNodes",           SIM_RT_LEGACY, PFN_cuGraphGetNodes_v10000) \
+	X(graph_node_get_type,  "cuGraphNodeGetType",        SIM_RT_LEGACY, PFN_cuGraphNodeGetType_v10000) \
+	X(graph_add_mem_alloc_node, "cuGraphAddMemAllocNode", SIM_RT_LEGACY, PFN_cuGraphAddMemAllocNode_v11040) \
+	X(graph_add_mem_free_node, "cuGraphAddMemFreeNode",  SIM_RT_LEGACY, PFN_cuGraphAddMemFreeNode_v11040) \
+	X(graph_mem_alloc_node_get_params, "cuGraphMemAllocNodeGetParams", SIM_RT_LEGACY, PFN_cuGraphMemAllocNodeGetParams_v11040) \
+	X(graph_mem_free_node_get_params, "cuGraphMemFreeNodeGetParams", SIM_RT_LEGACY, PFN_cuGraphMemFreeNodeGetParams_v11040) \
+	X(graph_instantiate_with_flags, "cuGraphInstantiateWithFlags", SIM_RT_LEGACY, PFN_cuGraphInstantiateWithFlags_v11040) \
+	X(graph_instantiate_with_params, "cuGraphInstantiateWithParams", SIM_RT_LEGACY, PFN_cuGraphInstantiateWithParams_v12000) \
+	X(graph_instantiate_with_params_ptsz, "cuGraphInstantiateWithParams", SIM_RT_PER_THREAD, PFN_cuGraphInstantiateWithParams_v12000_ptsz) \
+	X(graph_exec_get_flags, "cuGraphExecGetFlags",       SIM_RT_LEGACY, PFN_cuGraphExecGetFlags_v12000) \
+	X(graph_exec_destroy,   "cuGraphExecDestroy",        SIM_RT_LEGACY, PFN_cuGraphExecDestroy_v10000) \
+	X(graph_launch,         "cuGraphLaunch",             SIM_RT_LEGACY, PFN_cuGraphLaunch_v10000) \
+	X(graph_launch_ptsz,    "cuGraphLaunch",             SIM_RT_PER_THREAD, PFN_cuGraphLaunch_v10000_ptsz) \
+	X(graph_upload,         "cuGraphUpload",             SIM_RT_LEGACY, PFN_cuGraphUpload_v11010) \
+	X(graph_upload_ptsz,    "cuGraphUpload",             SIM_RT_PER_THREAD, PFN_cuGraphUpload_v11010_ptsz) \
+	X(device_graph_mem_trim, "cuDeviceGraphMemTrim",     SIM_RT_LEGACY, PFN_cuDeviceGraphMemTrim_v11040) \
+	X(device_get_graph_mem_attribute, "cuDeviceGetGraphMemAttribute", SIM_RT_LEGACY, PFN_cuDeviceGetGraphMemAttribute_v11040) \
+	X(device_set_graph_mem_attribute, "cuDeviceSetGraphMemAttribute", SIM_RT_LEGACY, PFN_cuDeviceSetGraphMemAttribute_v11040)
 
 struct sim_rt_driver {
 	PFN_cuGetProcAddress_v12000 get_proc_address;
@@ -102,3 +141,21 @@ cudaError_t CUDARTAPI cudaGetDriverEntryPoint_ptsz(const char *symbol, void **fu
 cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(const char *symbol, void **funcPtr,
 	unsigned int cudaVersion, unsigned long long flags,
 	enum cudaDriverEntryPointQueryResult *driverStatus);
+cudaError_t CUDARTAPI cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
+					   cudaStream_t stream);
+cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t stream,
+						  enum cudaStreamCaptureMode mode);
+cudaError_t CUDARTAPI cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph,
+	const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData,
+	size_t numDependencies, enum cudaStreamCaptureMode mode);
+cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph);
+cudaError_t CUDARTAPI cudaStreamIsCapturing_ptsz(cudaStream_t stream,
+						 enum cudaStreamCaptureStatus *pCaptureStatus);
+cudaError_t CUDARTAPI cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream,
+	enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out,
+	cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out,
+	const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out);
+cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *pGraphExec,
+	cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams);
+cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream);

@@ -1,7 +1,8 @@
-/* Shared by the two files of the driver self-test: test-sim-driver.c
- * (devices, contexts, the allocator, copies) and test-sim-driver-routes.c
+/* Shared by the files of the driver self-test: test-sim-driver.c
+ * (devices, contexts, the allocator, copies), test-sim-driver-routes.c
  * (pools, virtual memory, arrays, IPC, host registration, fork, and the
- * ABIs cuGetProcAddress hands out). The device shape, set in main before
+ * ABIs cuGetProcAddress hands out) and test-sim-driver-graph.c (stream
+ * capture, graphs, graph memory). The device shape, set in main before
  * cuInit: 2 devices of 64 MiB, 1 MiB of each reserved. */
 #pragma once
 
@@ -45,3 +46,6 @@ void test_ipc(void);
 int ipc_import_child(const char *hex);
 void test_fork(void);
 void test_proc_routes(void);
+
+/* test-sim-driver-graph.c */
+void test_graphs(CUcontext primary);

@@ -1,7 +1,7 @@
 /* Self-test of the simulated runtime, built like a test program (real
  * headers, linked against the toolkit's libcudart) and run with sim_env:
  * one 1 GiB device. Covers what the programs do not: error semantics,
- * entry points, reset. */
+ * entry points, reset, capture and graphs. */
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
@@ -21,6 +21,14 @@ cudaError_t CUDARTAPI cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStrea
 cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream);
 cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
 						   cudaStream_t stream);
+cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t stream,
+						  enum cudaStreamCaptureMode mode);
+cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph);
+cudaError_t CUDARTAPI cudaStreamIsCapturing_ptsz(cudaStream_t stream,
+						 enum cudaStreamCaptureStatus *pCaptureStatus);
+cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
+					   cudaStream_t stream);
 
 static int failures;
 
@@ -300,6 +308,189 @@ test_fork(void)
 	EXPECT_ERR(cudaFree(p), cudaSuccess);
 }
 
+static size_t
+graph_attr(enum cudaGraphMemAttributeType attr)
+{
+	cuuint64_t v = 0;
+
+	EXPECT_ERR(cudaDeviceGetGraphMemAttribute(0, attr, &v), cudaSuccess);
+	return (size_t)v;
+}
+
+/* The driver's graph model through the runtime: a captured model whose
+ * activation is freed in the graph and whose state is not. */
+static void
+test_graph_capture(cudaStream_t s)
+{
+	enum cudaStreamCaptureStatus status;
+	unsigned long long id = 0;
+	cudaGraph_t g = NULL, during = NULL;
+	cudaGraphExec_t e;
+	void *act, *state;
+
+	EXPECT_ERR(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+	EXPECT_ERR(cudaStreamGetCaptureInfo(s, &status, &id, &during, NULL, NULL, NULL),
+		   cudaSuccess);
+	EXPECT(status == cudaStreamCaptureStatusActive && id && during);
+	EXPECT_ERR(cudaMallocAsync(&act, 8 * MiB, s), cudaSuccess);
+	EXPECT_ERR(cudaMemsetAsync(act, 0, 8 * MiB, s), cudaSuccess);
+	EXPECT_ERR(cudaFreeAsync(act, s), cudaSuccess);
+	EXPECT_ERR(cudaMallocAsync(&state, MiB, s), cudaSuccess);
+	EXPECT_ERR(cudaStreamEndCapture(s, &g), cudaSuccess);
+	EXPECT(g == during && used_bytes() == 0);
+	EXPECT_ERR(cudaGraphInstantiate(&e, g, 0), cudaSuccess);
+	EXPECT_ERR(cudaGraphLaunch(e, s), cudaSuccess);
+	EXPECT(used_bytes() == 10 * MiB && graph_attr(cudaGraphMemAttrUsedMemCurrent) == 10 * MiB);
+	EXPECT_ERR(cudaGraphLaunch(e, s), cudaErrorInvalidValue);
+	EXPECT_ERR(cudaMemset(state, 1, MiB), cudaSuccess);
+	EXPECT_ERR(cudaGraphDestroy(g), cudaSuccess);
+	EXPECT_ERR(cudaGraphExecDestroy(e), cudaSuccess);
+	EXPECT(graph_attr(cudaGraphMemAttrUsedMemCurrent) == 2 * MiB);
+	EXPECT_ERR(cudaDeviceGraphMemTrim(0), cudaSuccess);
+	EXPECT(used_bytes() == 2 * MiB && graph_attr(cudaGraphMemAttrReservedMemCurrent) == 2 * MiB);
+	EXPECT_ERR(cudaFree(state), cudaSuccess);
+	EXPECT_ERR(cudaDeviceGraphMemTrim(0), cudaSuccess);
+	EXPECT(used_bytes() == 0);
+	EXPECT_ERR(cudaDeviceGraphMemTrim(1), cudaErrorInvalidDevice);
+	cudaGetLastError();
+}
+
+/* Explicit nodes, auto-free, upload at instantiation. */
+static void
+test_graph_nodes(cudaStream_t s)
+{
+	struct cudaMemAllocNodeParams p = {
+		.poolProps = { .allocType = cudaMemAllocationTypePinned,
+			       .location = { cudaMemLocationTypeDevice, 0 } },
+		.bytesize = 4 * MiB,
+	};
+	cudaGraphInstantiateParams ip = { .flags = cudaGraphInstantiateFlagUpload |
+						   cudaGraphInstantiateFlagAutoFreeOnLaunch,
+					  .uploadStream = s };
+	struct cudaMemAllocNodeParams got;
+	cudaGraphNode_t alloc, free_node;
+	unsigned long long flags = 0;
+	cudaGraph_t g;
+	cudaGraphExec_t e;
+	void *freed = NULL;
+
+	EXPECT_ERR(cudaGraphCreate(&g, 0), cudaSuccess);
+	EXPECT_ERR(cudaGraphAddMemAllocNode(&alloc, g, NULL, 0, &p), cudaSuccess);
+	EXPECT(p.dptr != NULL);
+	EXPECT_ERR(cudaGraphMemAllocNodeGetParams(alloc, &got), cudaSuccess);
+	EXPECT(got.bytesize == 4 * MiB && got.dptr == p.dptr &&
+	       got.poolProps.location.type == cudaMemLocationTypeDevice);
+	EXPECT_ERR(cudaGraphInstantiateWithParams(&e, g, &ip), cudaSuccess);
+	EXPECT(ip.result_out == cudaGraphInstantiateSuccess);
+	EXPECT(used_bytes() == 4 * MiB && graph_attr(cudaGraphMemAttrUsedMemCurrent) == 4 * MiB);
+	EXPECT_ERR(cudaGraphExecGetFlags(e, &flags), cudaSuccess);
+	EXPECT(flags == (cudaGraphInstantiateFlagUpload | cudaGraphInstantiateFlagAutoFreeOnLaunch));
+	EXPECT_ERR(cudaGraphLaunch(e, s), cudaSuccess);
+	EXPECT_ERR(cudaGraphLaunch(e, s), cudaSuccess);
+	EXPECT_ERR(cudaGraphExecDestroy(e), cudaSuccess);
+	EXPECT_ERR(cudaGraphAddMemFreeNode(&free_node, g, &alloc, 1, p.dptr), cudaSuccess);
+	EXPECT_ERR(cudaGraphMemFreeNodeGetParams(free_node, &freed), cudaSuccess);
+	EXPECT(freed == p.dptr);
+	EXPECT_ERR(cudaGraphAddMemFreeNode(&free_node, g, NULL, 0, p.dptr), cudaErrorInvalidValue);
+	EXPECT_ERR(cudaGraphClone(&g, g), cudaErrorNotSupported);
+	EXPECT_ERR(cudaGraphDestroy(g), cudaSuccess);
+	EXPECT_ERR(cudaFree(p.dptr), cudaSuccess);
+	EXPECT_ERR(cudaDeviceGraphMemTrim(0), cudaSuccess);
+	EXPECT(used_bytes() == 0);
+	cudaGetLastError();
+}
+
+/* cudaMalloc during a global capture: refused, and the capture is lost. */
+static void
+test_graph_capture_errors(cudaStream_t s)
+{
+	enum cudaStreamCaptureStatus status;
+	cudaGraph_t g = (cudaGraph_t)1;
+	void *p;
+
+	EXPECT_ERR(cudaStreamBeginCapture(0, cudaStreamCaptureModeGlobal),
+		   cudaErrorStreamCaptureUnsupported);
+	EXPECT_ERR(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+	EXPECT_ERR(cudaMalloc(&p, 512), cudaErrorStreamCaptureUnsupported);
+	EXPECT_ERR(cudaStreamIsCapturing(s, &status), cudaSuccess);
+	EXPECT(status == cudaStreamCaptureStatusInvalidated);
+	EXPECT_ERR(cudaStreamEndCapture(s, &g), cudaErrorStreamCaptureInvalidated);
+	EXPECT(g == NULL);
+	EXPECT_ERR(cudaStreamEndCapture(s, &g), cudaErrorIllegalState);
+	EXPECT(strcmp(cudaGetErrorString(cudaErrorStreamCaptureUnsupported),
+		      "operation not permitted when stream is capturing") == 0);
+	EXPECT(strcmp(cudaGetErrorName(cudaErrorStreamCaptureInvalidated),
+		      "cudaErrorStreamCaptureInvalidated") == 0);
+
+	/* The per-thread default stream, through the _ptsz entry points. */
+	EXPECT_ERR(cudaStreamBeginCapture_ptsz(0, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+	EXPECT_ERR(cudaStreamIsCapturing_ptsz(0, &status), cudaSuccess);
+	EXPECT(status == cudaStreamCaptureStatusActive);
+	EXPECT_ERR(cudaStreamIsCapturing(0, &status), cudaSuccess);
+	EXPECT(status == cudaStreamCaptureStatusNone);
+	EXPECT_ERR(cudaMallocAsync_ptsz(&p, MiB, 0), cudaSuccess);
+	EXPECT_ERR(cudaMemsetAsync_ptsz(p, 0, MiB, 0), cudaSuccess);
+	EXPECT_ERR(cudaStreamEndCapture_ptsz(0, &g), cudaSuccess);
+	EXPECT(g != NULL);
+	{
+		cudaGraphExec_t e;
+		EXPECT_ERR(cudaGraphInstantiateWithFlags(&e, g, 0), cudaSuccess);
+		EXPECT_ERR(cudaGraphLaunch_ptsz(e, 0), cudaSuccess);
+		EXPECT(used_bytes() == 2 * MiB);
+		EXPECT_ERR(cudaGraphExecDestroy(e), cudaSuccess);
+	}
+	EXPECT_ERR(cudaGraphDestroy(g), cudaSuccess);
+	EXPECT_ERR(cudaFreeAsync(p, s), cudaSuccess);
+	EXPECT_ERR(cudaDeviceGraphMemTrim(0), cudaSuccess);
+	EXPECT(used_bytes() == 0);
+	cudaGetLastError();
+}
+
+/* Graph entry points from cudaGetDriverEntryPoint: the exported ABIs. */
+static void
+test_graph_entry_points(void)
+{
+	static const struct { const char *name; unsigned long long flags; const char *symbol; }
+	routes[] = {
+		{ "cuStreamBeginCapture", cudaEnableDefault, "cuStreamBeginCapture_v2" },
+		{ "cuStreamBeginCapture", cudaEnablePerThreadDefaultStream,
+		  "cuStreamBeginCapture_v2_ptsz" },
+		{ "cuStreamGetCaptureInfo", cudaEnableDefault, "cuStreamGetCaptureInfo_v3" },
+		{ "cuGraphInstantiate", cudaEnableDefault, "cuGraphInstantiateWithFlags" },
+		{ "cuGraphLaunch", cudaEnablePerThreadDefaultStream, "cuGraphLaunch_ptsz" },
+		{ "cuGraphAddMemAllocNode", cudaEnableDefault, "cuGraphAddMemAllocNode" },
+		{ "cuDeviceGraphMemTrim", cudaEnableDefault, "cuDeviceGraphMemTrim" },
+	};
+	void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	enum cudaDriverEntryPointQueryResult status;
+	void *fn;
+
+	EXPECT(driver != NULL);
+	for (size_t i = 0; driver && i < sizeof(routes) / sizeof(routes[0]); i++) {
+		fn = NULL;
+		EXPECT_ERR(cudaGetDriverEntryPointByVersion(routes[i].name, &fn, 13000,
+							    routes[i].flags, &status),
+			   cudaSuccess);
+		if (fn != dlsym(driver, routes[i].symbol) || !fn)
+			fprintf(stderr, "entry point %s: want %s\n", routes[i].name,
+				routes[i].symbol);
+		EXPECT(fn && fn == dlsym(driver, routes[i].symbol));
+	}
+}
+
+static void
+test_graphs(void)
+{
+	cudaStream_t s;
+
+	EXPECT_ERR(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+	test_graph_capture(s);
+	test_graph_nodes(s);
+	test_graph_capture_errors(s);
+	test_graph_entry_points();
+	EXPECT_ERR(cudaStreamDestroy(s), cudaSuccess);
+}
+
 /* cudaDeviceReset frees everything; the next call starts afresh. */
 static void
 test_reset(void)
@@ -326,6 +517,7 @@ main(void)
 	test_pools();
 	test_arrays();
 	test_host_register_and_ipc();
+	test_graphs();
 	test_fork();
 	test_reset();
 	if (failures)
