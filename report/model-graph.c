@@ -7,17 +7,21 @@
  *   capture_end makes) is only an address until an exec of its graph is
  *   launched or uploaded: then it is live device memory, at its site;
  * - an allocation freed by a free node of its own graph is transient: it
- *   is never live after a launch, but its physical memory stays in the
- *   device's graph pool ("pool reserved");
+ *   is never live after a launch, but the launch needed its memory;
  * - live graph memory is freed by a free outside the graph (cudaFree,
  *   cudaFreeAsync), by a free node of another graph when that graph is
  *   launched, or by relaunching an exec made with auto-free-on-launch;
- *   its memory then goes back to the pool too;
- * - the pool gives memory back to the device only at graph_mem_trim on
- *   that device, and only memory of graphs with no exec left.
+ * - the physical memory comes from the device's graph pool, which reuses
+ *   it from graph to graph: a launch grows the pool to the graph memory
+ *   live on the device plus the launched graph's transient allocations,
+ *   frees leave it as it is, and only graph_mem_trim on the device gives
+ *   back what live allocations do not use (the CUDA documentation: what
+ *   no running or scheduled graph uses; a trace cannot tell that a launch
+ *   has finished, so at a trim none is running).
  *
- * Graphs and execs never destroyed are "orphans", with the bytes their
- * graph's memory still pins (live or in the pool). */
+ * Graphs and execs never destroyed are "orphans", with the memory their
+ * graph still pins: its live allocations, and its transient ones while
+ * the pool keeps them mapped (from a launch or upload to the next trim). */
 #include "model-internal.h"
 
 #include <stdlib.h>
@@ -37,7 +41,6 @@ struct gmem {
 	bool has_op;
 	int64_t op;
 	bool live;	/* physical and allocated: in model.live */
-	bool reserved;	/* physical, held by the graph pool */
 	bool transient; /* freed by a free node of its own graph */
 	bool uploaded;	/* made live by an upload, not launched since */
 	bool dropped;	/* captured by a capture that made no graph */
@@ -48,6 +51,7 @@ struct graph {
 	int how; /* enum graph_how */
 	int64_t stack, time_ns;
 	bool destroyed;
+	bool mapped; /* launched or uploaded since the last trim */
 	uint32_t live_execs;
 	uint64_t launches;
 	uint32_t *mem; /* its allocations, indices in mem */
@@ -68,6 +72,12 @@ struct pending_free {
 	uint64_t stream, address;
 };
 
+/* A device's graph pool: the physical memory it holds, of which live. */
+struct gpool {
+	int device;
+	uint64_t held, live;
+};
+
 struct model_graph_priv {
 	struct graph *graphs;
 	size_t n_graphs, cap_graphs;
@@ -80,6 +90,8 @@ struct model_graph_priv {
 	struct mt_map mem_index; /* address -> index of its latest allocation */
 	struct pending_free *pfree;
 	size_t n_pfree, cap_pfree;
+	struct gpool *pools;
+	size_t n_pools, cap_pools;
 };
 
 void model_graph_init(struct model *m)
@@ -105,6 +117,7 @@ void model_graph_fini(struct model *m)
 		free(p->execs);
 		free(p->mem);
 		free(p->pfree);
+		free(p->pools);
 		map_fini(&p->graph_index);
 		map_fini(&p->exec_index);
 		map_fini(&p->mem_index);
@@ -194,22 +207,42 @@ void model_graph_alloc(struct model *m, const struct mt_event *ev)
 
 /* ---- physical memory -------------------------------------------------- */
 
-static void reserve(struct model *m, struct gmem *gm)
+static struct gpool *pool_of(struct model_graph_priv *p, int device)
 {
-	if (gm->reserved || gm->live)
-		return;
-	gm->reserved = true;
-	m->graphs.pool_reserved = sat_add(m->graphs.pool_reserved, gm->bytes);
-	if (m->graphs.pool_reserved > m->graphs.pool_reserved_peak)
-		m->graphs.pool_reserved_peak = m->graphs.pool_reserved;
+	for (size_t i = 0; i < p->n_pools; i++) {
+		if (p->pools[i].device == device)
+			return &p->pools[i];
+	}
+	mt_grow(&p->pools, &p->cap_pools, p->n_pools + 1, sizeof(*p->pools));
+	p->pools[p->n_pools] = (struct gpool){ .device = device };
+	return &p->pools[p->n_pools++];
 }
 
-static void unreserve(struct model *m, struct gmem *gm)
+/* The totals over all pools, after one changed. */
+static void pools_changed(struct model *m)
 {
-	if (!gm->reserved)
-		return;
-	gm->reserved = false;
-	m->graphs.pool_reserved = sat_sub(m->graphs.pool_reserved, gm->bytes);
+	struct model_graph_priv *p = m->graphs.priv;
+	uint64_t held = 0, unused = 0;
+
+	for (size_t i = 0; i < p->n_pools; i++) {
+		held = sat_add(held, p->pools[i].held);
+		unused = sat_add(unused, sat_sub(p->pools[i].held, p->pools[i].live));
+	}
+	m->graphs.pool_bytes = held;
+	m->graphs.pool_reserved = unused;
+	if (held > m->graphs.pool_peak)
+		m->graphs.pool_peak = held;
+}
+
+/* Live graph memory on gm's device changes by bytes (up or down). */
+static void pool_live(struct model *m, const struct gmem *gm, bool up)
+{
+	struct gpool *pl = pool_of(m->graphs.priv, gm->device);
+
+	pl->live = up ? sat_add(pl->live, gm->bytes) : sat_sub(pl->live, gm->bytes);
+	if (pl->held < pl->live)
+		pl->held = pl->live;
+	pools_changed(m);
 }
 
 /* A launch makes gm an allocation: counted as one each time. */
@@ -226,10 +259,10 @@ static void materialize(struct model *m, struct gmem *gm, const struct mt_event 
 		.site = MODEL_NONE, .holder = MODEL_NONE, .pool = MODEL_NONE, .op = MODEL_NONE,
 	};
 
-	unreserve(m, gm);
 	model_count_alloc(m, &a, &gm->site, &rec);
 	model_live_insert(m, gm->address, &rec, launch->time_ns);
 	gm->live = true;
+	pool_live(m, gm, true);
 }
 
 /* Freed inside graphs (auto-free, another graph's free node): back to
@@ -244,21 +277,18 @@ static void dematerialize(struct model *m, struct gmem *gm)
 	}
 	gm->live = false;
 	gm->uploaded = false;
-	reserve(m, gm);
+	pool_live(m, gm, false);
 }
 
 void model_graph_freed(struct model *m, uint64_t address, bool freed)
 {
 	struct gmem *gm = mem_find(m->graphs.priv, address);
 
-	if (!gm)
+	if (!gm || gm->live == !freed)
 		return;
 	gm->live = !freed;
 	gm->uploaded = false;
-	if (freed)
-		reserve(m, gm);
-	else
-		unreserve(m, gm);
+	pool_live(m, gm, !freed);
 }
 
 bool model_graph_known(const struct model *m, uint64_t address)
@@ -271,16 +301,40 @@ uint64_t model_graph_reserved_on(const struct model *m, int device)
 	const struct model_graph_priv *p = m->graphs.priv;
 	uint64_t n = 0;
 
-	for (size_t i = 0; i < p->n_mem; i++) {
-		const struct gmem *gm = &p->mem[i];
+	for (size_t i = 0; i < p->n_pools; i++) {
+		const struct gpool *pl = &p->pools[i];
 
-		if (gm->reserved && (device < 0 || gm->device < 0 || gm->device == device))
-			n = sat_add(n, gm->bytes);
+		if (device < 0 || pl->device < 0 || pl->device == device)
+			n = sat_add(n, sat_sub(pl->held, pl->live));
 	}
 	return n;
 }
 
 /* ---- events ----------------------------------------------------------- */
+
+/* A launch needs, at once, the graph memory live on each device and the
+ * graph's transient allocations there. */
+static void grow_pools(struct model *m, struct graph *g)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+
+	g->mapped = true;
+	for (size_t i = 0; i < g->n_mem; i++) {
+		const struct gmem *gm = &p->mem[g->mem[i]];
+		struct gpool *pl = pool_of(p, gm->device);
+		uint64_t need = pl->live;
+
+		for (size_t j = 0; j < g->n_mem; j++) {
+			const struct gmem *other = &p->mem[g->mem[j]];
+
+			if (other->transient && other->device == gm->device)
+				need = sat_add(need, other->bytes);
+		}
+		if (pl->held < need)
+			pl->held = need;
+	}
+	pools_changed(m);
+}
 
 static void on_launch(struct model *m, const struct mt_event *ev, bool upload)
 {
@@ -307,7 +361,7 @@ static void on_launch(struct model *m, const struct mt_event *ev, bool upload)
 		struct gmem *gm = &p->mem[g->mem[i]];
 
 		if (gm->transient) {
-			reserve(m, gm);
+			continue;
 		} else if (!gm->live) {
 			materialize(m, gm, ev);
 			gm->uploaded = upload;
@@ -318,6 +372,7 @@ static void on_launch(struct model *m, const struct mt_event *ev, bool upload)
 			materialize(m, gm, ev);
 		}
 	}
+	grow_pools(m, g);
 	for (size_t i = 0; !upload && i < g->n_frees; i++) {
 		struct gmem *gm = mem_find(p, g->frees[i]);
 
@@ -423,20 +478,26 @@ static void on_free_node(struct model *m, const struct mt_event *ev)
 	p->pfree[p->n_pfree++] = (struct pending_free){ ev->stream, ev->address };
 }
 
-/* Pool memory goes back to the device for graphs without an exec. */
+/* The pool gives back to the device what no live allocation uses; the
+ * graphs there are no longer mapped. */
 static void on_trim(struct model *m, const struct mt_event *ev)
 {
 	struct model_graph_priv *p = m->graphs.priv;
 	int device = ev->bytes <= INT32_MAX ? (int)ev->bytes : -1;
 
 	m->graphs.trims++;
-	for (size_t i = 0; i < p->n_mem; i++) {
-		struct gmem *gm = &p->mem[i];
-
-		if (gm->reserved && gm->graph < p->n_graphs && p->graphs[gm->graph].live_execs == 0 &&
-		    (gm->device < 0 || gm->device == device))
-			unreserve(m, gm);
+	for (size_t i = 0; i < p->n_pools; i++) {
+		if (p->pools[i].device < 0 || p->pools[i].device == device)
+			p->pools[i].held = p->pools[i].live;
 	}
+	for (size_t i = 0; i < p->n_graphs; i++) {
+		const struct graph *g = &p->graphs[i];
+		int d = g->n_mem ? p->mem[g->mem[0]].device : -1;
+
+		if (d < 0 || d == device)
+			p->graphs[i].mapped = false;
+	}
+	pools_changed(m);
 }
 
 void model_graph_event(struct model *m, const struct mt_event *ev)
@@ -507,7 +568,7 @@ static uint64_t pinned(const struct model_graph_priv *p, const struct graph *g)
 	for (size_t i = 0; i < g->n_mem; i++) {
 		const struct gmem *gm = &p->mem[g->mem[i]];
 
-		if (gm->live || gm->reserved)
+		if (gm->live || (gm->transient && g->mapped))
 			n = sat_add(n, gm->bytes);
 	}
 	return n;

@@ -10,6 +10,7 @@
  * site change, at most, and per point nothing. */
 #include "model-internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "trace-schema.h"
@@ -182,34 +183,40 @@ static int growth_basis(const struct model *m)
 	return 0;
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* Least squares: the slope of live bytes against the point's index. */
+static int64_t slope(const uint64_t *v, size_t n)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	long double mx = (long double)(n - 1) / 2, my = 0, num = 0, den = 0;
 
-	return x < y ? -1 : x > y;
+	for (size_t i = 0; i < n; i++)
+		my += (long double)v[i];
+	my /= (long double)n;
+	for (size_t i = 0; i < n; i++) {
+		num += ((long double)i - mx) * ((long double)v[i] - my);
+		den += ((long double)i - mx) * ((long double)i - mx);
+	}
+	if (!(den > 0))
+		return 0;
+	num /= den;
+	if (num > 9e18L || num < -9e18L) /* absurd traces only */
+		return num > 0 ? INT64_MAX : INT64_MIN;
+	return (int64_t)llroundl(num);
 }
 
-static int64_t step(const uint64_t *v, size_t i)
-{
-	return v[i + 1] >= v[i] ? (int64_t)(v[i + 1] - v[i]) : -(int64_t)(v[i] - v[i + 1]);
-}
-
-/* The rules of docs/report-json.md: per_point is the lower median of the
- * steps; growing means no step down, at most one flat step, and at least
- * two steps up. */
+/* The rules of docs/report-json.md ("growth"): per_point is the least
+ * squares slope; growing means three points or more, no step down, and
+ * steps up in at least half the steps (rounded down), and at least two:
+ * a leak every other build grows, a one-off jump does not. */
 static void judge(struct model_growth_site *g, size_t n)
 {
-	_autofree_ int64_t *steps = mt_xcalloc(n, sizeof(*steps));
-	size_t up = 0, down = 0;
+	size_t up = 0, down = 0, need = (n - 1) / 2 > 2 ? (n - 1) / 2 : 2;
 
 	for (size_t i = 0; i + 1 < n; i++) {
-		steps[i] = step(g->live, i);
-		up += steps[i] > 0;
-		down += steps[i] < 0;
+		up += g->live[i + 1] > g->live[i];
+		down += g->live[i + 1] < g->live[i];
 	}
-	qsort(steps, n - 1, sizeof(*steps), cmp_i64);
-	g->per_point = steps[(n - 2) / 2];
-	g->growing = n >= 3 && down == 0 && up + 1 >= n - 1 && up >= 2;
+	g->per_point = slope(g->live, n);
+	g->growing = n >= 3 && down == 0 && up >= need;
 }
 
 static int cmp_growth(const void *a, const void *b)

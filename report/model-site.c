@@ -297,8 +297,14 @@ static bool native_user(const struct trace *t, const struct trace_frame *f)
 	return f->kind == MT_FRAME_NATIVE && mod && model_site_native_is_user(mod->path, f->function);
 }
 
+/* The innermost user frames; a native frame with a name before one
+ * without (an address in the user's module says less than its caller's
+ * name, as render_site_frame does for stacks). */
 static void stack_site(struct trace *t, const struct trace_stack *s, struct trace_stack_site *out)
 {
+	const struct trace_frame *unnamed = NULL;
+	uint32_t unnamed_depth = 0;
+
 	*out = (struct trace_stack_site){ .python = TRACE_NONE, .native = TRACE_NONE };
 	for (uint32_t i = 0; i < s->depth; i++) {
 		const struct trace_frame *f = trace_stack_frame(t, s, i);
@@ -309,10 +315,19 @@ static void stack_site(struct trace *t, const struct trace_stack *s, struct trac
 			out->python = canonical_frame(t, f);
 			out->python_depth = i;
 		}
-		if (out->native == TRACE_NONE && native_user(t, f)) {
+		if (out->native != TRACE_NONE || !native_user(t, f))
+			continue;
+		if (f->function) {
 			out->native = canonical_frame(t, f);
 			out->native_depth = i;
+		} else if (!unnamed) {
+			unnamed = f;
+			unnamed_depth = i;
 		}
+	}
+	if (out->native == TRACE_NONE && unnamed) {
+		out->native = canonical_frame(t, unnamed);
+		out->native_depth = unnamed_depth;
 	}
 }
 

@@ -166,7 +166,9 @@ struct model_graphs {
 	uint64_t launches, uploads, failed_launches;
 	uint64_t alloc_nodes, captured_allocs, free_nodes, captured_frees;
 	uint64_t unattached; /* captured memory nodes of a capture that made no graph */
-	uint64_t pool_reserved, pool_reserved_peak; /* physical, held by the graph pools */
+	/* physical memory the graph pools hold, live graph memory included; of
+	 * it, what no live allocation uses */
+	uint64_t pool_bytes, pool_peak, pool_reserved;
 	uint64_t trims;
 	/* orphans as of the --at-mark mark when it was seen, else the end */
 	bool at_mark;

@@ -254,3 +254,24 @@ const char *render_growth_basis(int basis)
 	}
 	return NULL;
 }
+
+char *render_point_label(const struct trace *t, const struct model_point *p)
+{
+	if (p->kind == MODEL_POINT_INSTANTIATION)
+		return mt_xasprintf("exec 0x%" PRIx64 " of graph 0x%" PRIx64, p->exec, p->graph);
+	return p->has_op ? render_op_label(t, p->op) : mt_xstrdup("?");
+}
+
+uint64_t render_sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+uint64_t render_graph_never_freed_bytes(const struct model_graphs *g)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < g->n_never_freed; i++)
+		n = render_sat_add(n, g->never_freed[i].bytes);
+	return n;
+}

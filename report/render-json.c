@@ -433,12 +433,8 @@ static void write_marks(struct jw *w, const struct trace *t, const struct model 
 
 static void write_point(struct jw *w, const struct trace *t, const struct model_point *p)
 {
-	_autofree_ char *label = NULL;
+	_autofree_ char *label = render_point_label(t, p);
 
-	if (p->kind == MODEL_POINT_INSTANTIATION)
-		label = mt_xasprintf("exec 0x%" PRIx64 " of graph 0x%" PRIx64, p->exec, p->graph);
-	else
-		label = p->has_op ? render_op_label(t, p->op) : NULL;
 	jw_open(w, NULL, '{', true);
 	jw_str(w, "label", label);
 	jw_i64(w, "seq", p->seq);
@@ -517,8 +513,9 @@ static void write_graphs(struct jw *w, const struct trace *t, const struct model
 	jw_u64(w, "captured_frees", g->captured_frees);
 	jw_u64(w, "unattached_nodes", g->unattached);
 	jw_u64(w, "mem_trims", g->trims);
+	jw_u64(w, "pool_bytes_at_end", g->pool_bytes);
+	jw_u64(w, "pool_peak_bytes", g->pool_peak);
 	jw_u64(w, "pool_reserved_bytes_at_end", g->pool_reserved);
-	jw_u64(w, "pool_reserved_peak_bytes", g->pool_reserved_peak);
 	jw_open(w, "orphans_at", '{', true);
 	jw_str(w, "mark", t->opts.at_mark);
 	jw_bool(w, "found", g->at_mark);

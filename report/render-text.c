@@ -1,8 +1,11 @@
-/* The text report: about 100 columns, for a terminal or a CI log. It leads
- * with the story (a preallocation note, the OOM and who held the memory),
- * then the peak, the memory kinds and pools when there is more than plain
- * device memory, the sites, leaks and pinned host memory. Every line goes through escape_text:
- * a trace must not be able to put escape sequences on a terminal. */
+/* The text report: at most 100 columns, for a terminal or a CI log. It
+ * leads with the story (a preallocation note, the OOM; executable graphs
+ * left behind and sites that grow build after build, when they are the
+ * story; who held the memory), then the peak, the memory kinds and pools
+ * when there is more than plain device memory, the sites, operations,
+ * marks, graphs, growth, leaks, pinned host memory and CUPTI's account.
+ * Every line goes through escape_text: a trace must not be able to put
+ * escape sequences on a terminal. */
 #include <inttypes.h>
 #include <stdarg.h>
 
@@ -117,6 +120,27 @@ static void stack_row(const struct text *tx, const char *cells, int64_t stack)
 
 	render_site_frame(tx->t, s, &depth);
 	callers = caller_chain(tx->t, s, depth);
+	line(tx, WIDTH, "%s%s", cells, label);
+	if (*callers)
+		line(tx, WIDTH, "%*s%s", (int)strlen(cells) + 2, "", callers);
+}
+
+/* A table row ending in a site's label, then the callers of its frame
+ * (its stack's, for a site with no frame of its own). */
+static void site_row(const struct text *tx, const char *cells, const struct model_site *s)
+{
+	const struct trace_stack *st = trace_find_stack(tx->t, s->stack);
+	_autofree_ char *label = render_model_site_label(tx->t, s, true);
+	_autofree_ char *callers = NULL;
+	uint32_t depth = s->depth;
+
+	if (s->kind == MT_SITE_CUPTI || s->kind == MT_SITE_OP) {
+		line(tx, WIDTH, "%s%s", cells, label);
+		return;
+	}
+	if (s->kind != MT_SITE_PYTHON && s->kind != MT_SITE_NATIVE)
+		render_site_frame(tx->t, st, &depth);
+	callers = caller_chain(tx->t, st, depth);
 	line(tx, WIDTH, "%s%s", cells, label);
 	if (*callers)
 		line(tx, WIDTH, "%*s%s", (int)strlen(cells) + 2, "", callers);
@@ -341,8 +365,10 @@ static void print_sites(const struct text *tx)
 	if (m->n_sites == 0)
 		return;
 	fputc('\n', tx->f);
-	section_title(tx, "Top allocation sites by device memory live at the peak", shown,
-		      m->n_sites, plural(m->n_sites, "site", "sites"));
+	section_title(tx, m->n_sites && tx->t->opts.group_by == REPORT_GROUP_STACK
+				  ? "Top allocation stacks by device memory live at the peak"
+				  : "Top allocation sites by device memory live at the peak",
+		      shown, m->n_sites, plural(m->n_sites, "site", "sites"));
 	line(tx, 0, "     at peak       total   allocs      at end  site");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_site *s = &m->sites[i];
@@ -350,7 +376,7 @@ static void print_sites(const struct text *tx)
 						      size(s->at_peak).s, size(s->total_bytes).s,
 						      s->count, size(s->live).s);
 
-		stack_row(tx, cells, s->stack);
+		site_row(tx, cells, s);
 	}
 }
 
@@ -430,24 +456,285 @@ static void print_notes(const struct text *tx)
 	     "unmaps failed (their mappings stay)");
 }
 
+/* ---- operations, marks, graphs, growth, CUPTI ------------------------- */
+
+static void print_ops(const struct text *tx)
+{
+	const struct model *m = tx->m;
+	size_t shown = render_limit(tx->o, m->n_ops);
+
+	if (m->n_ops == 0)
+		return;
+	fputc('\n', tx->f);
+	section_title(tx, "Device memory by NVTX operation (the innermost range)", shown, m->n_ops,
+		      plural(m->n_ops, "operation", "operations"));
+	line(tx, 0, "     at peak       total   allocs      at end  operation");
+	for (size_t i = 0; i < shown; i++) {
+		const struct model_op *op = &m->ops[i];
+		_autofree_ char *name = render_op_label(tx->t, op->id);
+
+		line(tx, WIDTH, "  %10s  %10s  %7" PRIu64 "  %10s  %s", size(op->at_peak).s,
+		     size(op->total_bytes).s, op->count, size(op->live).s, name);
+	}
+}
+
+/* Each mark: live device memory then, and the largest sites. */
+static void print_marks(const struct text *tx)
+{
+	const struct model *m = tx->m;
+	size_t shown = render_limit(tx->o, m->n_marks);
+
+	if (m->n_marks == 0)
+		return;
+	fputc('\n', tx->f);
+	section_title(tx, "Marks, with device memory live at each", shown, m->n_marks,
+		      plural(m->n_marks, "mark", "marks"));
+	line(tx, 0, "        time        live  mark: largest sites");
+	for (size_t i = 0; i < shown; i++) {
+		const struct model_mark *mk = &m->marks[i];
+		const struct model_point *p = &m->points[mk->point];
+		_autofree_ char *label = render_point_label(tx->t, p);
+		_autofree_ char *top = NULL;
+
+		if (mk->n_sites) {
+			_autofree_ char *site =
+				render_model_site_label(tx->t, &m->sites[mk->sites[0].site], true);
+
+			top = mt_xasprintf(": %s %s%s", size(mk->sites[0].bytes).s, site,
+					   mk->n_sites > 1 ? ", ..." : "");
+		}
+		line(tx, WIDTH, "  %10s  %10s  %s%s", secs(p->time_ns).s, size(p->live_bytes).s,
+		     label, top ? top : "");
+	}
+}
+
+static uint64_t orphaned_execs(const struct model_graphs *g, uint64_t *pinned)
+{
+	uint64_t n = 0;
+
+	*pinned = 0;
+	for (size_t i = 0; i < g->n_orphans; i++) {
+		if (g->orphans[i].kind != MODEL_ORPHAN_EXEC)
+			continue;
+		n++;
+		*pinned = render_sat_add(*pinned, g->orphans[i].pinned_bytes);
+	}
+	return n;
+}
+
+/* Graphs are the story when executable graphs left behind pin memory or
+ * graph memory was never freed. */
+static bool graphs_story(const struct model *m)
+{
+	uint64_t pinned;
+
+	return (orphaned_execs(&m->graphs, &pinned) && pinned) || m->graphs.n_never_freed;
+}
+
+static bool growth_story(const struct model *m)
+{
+	return m->growth.n_sites && m->growth.sites[0].growing && m->growth.sites[0].per_point > 0;
+}
+
+static bool graphs_seen(const struct model *m)
+{
+	const struct model_graphs *g = &m->graphs;
+
+	return g->created || g->execs_created || g->alloc_nodes || g->captured_allocs ||
+	       g->launches || g->n_orphans;
+}
+
+static void print_orphans(const struct text *tx)
+{
+	const struct model_graphs *g = &tx->m->graphs;
+	size_t shown = render_limit(tx->o, g->n_orphans);
+	_autofree_ char *at = NULL;
+
+	if (g->n_orphans == 0)
+		return;
+	if (g->at_mark)
+		at = mt_xasprintf("at mark \"%s\" (%s)", tx->t->opts.at_mark, secs(g->at_time_ns).s);
+	section_title(tx, at ? "  Never destroyed" : "  Never destroyed by the end of the trace",
+		      shown, g->n_orphans, g->n_orphans == 1 ? "graph or exec" : "graphs and execs");
+	if (at)
+		line(tx, WIDTH, "  (%s)", at);
+	line(tx, 0, "        pins  launches  what, created at");
+	for (size_t i = 0; i < shown; i++) {
+		const struct model_orphan *o = &g->orphans[i];
+		_autofree_ char *what = mt_xasprintf("%s 0x%" PRIx64 " ",
+						     o->kind == MODEL_ORPHAN_EXEC ? "exec" : "graph",
+						     o->handle);
+		_autofree_ char *cells = mt_xasprintf("  %10s  %8" PRIu64 "  %s", size(o->pinned_bytes).s,
+						      o->launches, what);
+
+		stack_row(tx, cells, o->stack);
+	}
+}
+
+static void print_never_freed(const struct text *tx)
+{
+	const struct model_graphs *g = &tx->m->graphs;
+	size_t shown = render_limit(tx->o, g->n_never_freed);
+
+	if (g->n_never_freed == 0)
+		return;
+	section_title(tx, "  Graph memory never freed", shown, g->n_never_freed,
+		      plural(g->n_never_freed, "group", "groups"));
+	line(tx, 0, "      bytes   allocs  graph, allocated at");
+	for (size_t i = 0; i < shown; i++) {
+		const struct model_graph_leak *l = &g->never_freed[i];
+		_autofree_ char *cells = mt_xasprintf("  %9s  %7" PRIu64 "  graph 0x%" PRIx64 ", ",
+						      size(l->bytes).s, l->count, l->graph);
+
+		stack_row(tx, cells, l->stack);
+	}
+}
+
+static void print_graphs(const struct text *tx, bool story)
+{
+	const struct model_graphs *g = &tx->m->graphs;
+	uint64_t pinned, execs = orphaned_execs(g, &pinned);
+	_autofree_ char *head = NULL, *counts = NULL, *memory = NULL;
+
+	if (!graphs_seen(tx->m))
+		return;
+	if (!story)
+		fputc('\n', tx->f);
+	if (story) {
+		uint64_t never = render_graph_never_freed_bytes(g);
+		_autofree_ char *left = execs ? mt_xasprintf("%" PRIu64 " executable %s never destroyed "
+							     "%s %s",
+							     execs, plural(execs, "graph", "graphs"),
+							     plural(execs, "pins", "pin"), size(pinned).s)
+					      : NULL;
+		_autofree_ char *unfreed = never ? mt_xasprintf("%s of graph memory never freed",
+								size(never).s)
+						 : NULL;
+
+		head = mt_xasprintf("CUDA GRAPHS LEFT BEHIND: %s%s%s.", left ? left : "",
+				    left && unfreed ? "; " : "", unfreed ? unfreed : "");
+		paragraph(tx, 2, head);
+	}
+	counts = mt_xasprintf("CUDA graphs: %" PRIu64 " created (%" PRIu64 " destroyed), %" PRIu64
+			      " execs (%" PRIu64 " destroyed), %" PRIu64 " %s (%" PRIu64
+			      " failed), %" PRIu64 " %s.",
+			      g->created, g->destroyed, g->execs_created, g->execs_destroyed,
+			      g->launches, plural(g->launches, "launch", "launches"),
+			      g->failed_launches, g->uploads, plural(g->uploads, "upload", "uploads"));
+	paragraph(tx, 2, counts);
+	memory = mt_xasprintf("  Graph memory: %" PRIu64 " allocation %s, %" PRIu64 " captured %s. "
+			      "The graph pools hold %s (at most %s), %s of it in no live allocation.",
+			      g->alloc_nodes, plural(g->alloc_nodes, "node", "nodes"),
+			      g->captured_allocs,
+			      plural(g->captured_allocs, "allocation", "allocations"),
+			      size(g->pool_bytes).s, size(g->pool_peak).s, size(g->pool_reserved).s);
+	paragraph(tx, 4, memory);
+	print_orphans(tx);
+	print_never_freed(tx);
+	if (story)
+		fputc('\n', tx->f);
+}
+
+static void growth_row(const struct text *tx, const struct model_growth_site *gs)
+{
+	const struct model_growth *g = &tx->m->growth;
+	const struct model_site *s = &tx->m->sites[gs->site];
+	_autofree_ char *per = mt_xasprintf("%s%s", gs->per_point < 0 ? "-" : "+",
+					    size(gs->per_point < 0 ? (uint64_t)-(gs->per_point + 1) + 1
+								   : (uint64_t)gs->per_point).s);
+	_autofree_ char *cells = mt_xasprintf("  %11s  %10s  %10s  %s", per, size(gs->live[0]).s,
+					      size(gs->live[g->n_points - 1]).s,
+					      gs->growing ? "GROWS  " : "       ");
+
+	site_row(tx, cells, s);
+}
+
+/* Marks and ranges by their names; instantiations by their times. */
+static char *growth_point(const struct text *tx, const struct model_point *p)
+{
+	if (p->kind == MODEL_POINT_INSTANTIATION)
+		return mt_xstrdup(secs(p->time_ns).s);
+	return render_point_label(tx->t, p);
+}
+
+static void print_growth(const struct text *tx, bool story)
+{
+	const struct model *m = tx->m;
+	const struct model_growth *g = &m->growth;
+	size_t n_growing = 0, shown;
+	_autofree_ char *first = NULL, *last = NULL;
+
+	if (!g->basis || g->n_sites == 0)
+		return;
+	for (size_t i = 0; i < g->n_sites; i++)
+		n_growing += g->sites[i].growing;
+	shown = render_limit(tx->o, story ? n_growing : g->n_sites);
+	first = growth_point(tx, &m->points[g->points[0]]);
+	last = growth_point(tx, &m->points[g->points[g->n_points - 1]]);
+	if (!story)
+		fputc('\n', tx->f);
+	line(tx, WIDTH, "%s (%zu %s: %s ... %s): %zu %s",
+	     story ? "GROWING BUILD AFTER BUILD" : "Live device memory across builds", g->n_points,
+	     render_growth_basis(g->basis), first, last, n_growing,
+	     n_growing == 1 ? "site grows" : "sites grow");
+	line(tx, 0, "    per point     at first     at last         site");
+	for (size_t i = 0; i < shown; i++)
+		growth_row(tx, &g->sites[i]);
+	if (story)
+		fputc('\n', tx->f);
+}
+
+static void print_cupti(const struct text *tx)
+{
+	const struct model_cupti *c = &tx->m->cupti;
+	_autofree_ char *by = NULL;
+
+	if (!c->on && !c->records)
+		return;
+	fputc('\n', tx->f);
+	if (c->n_by_module)
+		by = mt_xasprintf(", most made by %s",
+				  render_module_name(tx->t, c->by_module[0].module));
+	line(tx, 0, "CUPTI: %" PRIu64 " of its %" PRIu64 " allocations matched the hooks'; %" PRIu64
+		    " (%s) seen by CUPTI alone%s, %s of them live at the end",
+	     c->matched, c->allocs, c->alone_count, size(c->alone_bytes).s, by ? by : "",
+	     size(c->alone_live_bytes).s);
+	line(tx, 0, "  %" PRIu64 " hooked %s (%s) not confirmed by CUPTI%s", c->unconfirmed,
+	     plural(c->unconfirmed, "allocation", "allocations"), size(c->unconfirmed_bytes).s,
+	     c->on ? "" : " (CUPTI's start was not recorded: none flagged)");
+}
+
 void render_text(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o)
 {
 	const struct text tx = { .f = f, .t = t, .m = m, .o = o };
 	const struct model_oom *oom = render_headline_oom(m);
 
+	bool graphs_first = graphs_story(m), growth_first = growth_story(m);
+
 	print_header(&tx);
 	print_preallocation(&tx);
-	if (oom) {
+	if (oom)
 		print_oom_headline(&tx, oom);
+	if (graphs_first)
+		print_graphs(&tx, true);
+	if (growth_first)
+		print_growth(&tx, true);
+	if (oom)
 		print_holders(&tx, oom);
-	}
 	print_device(&tx);
 	print_kinds(&tx);
 	print_pools(&tx);
 	print_sites(&tx);
+	print_ops(&tx);
+	print_marks(&tx);
+	if (!graphs_first)
+		print_graphs(&tx, false);
+	if (!growth_first)
+		print_growth(&tx, false);
 	print_leaks(&tx);
 	print_host(&tx);
+	print_cupti(&tx);
 	if (t->missing_stacks || t->missing_frames || t->missing_modules ||
 	    m->oom_snapshots_dropped || m->reused_addresses || m->untracked_allocs ||
 	    m->unknown_events || m->unmatched_maps || m->unmatched_unmaps || m->unmap_errors) {

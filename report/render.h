@@ -98,3 +98,13 @@ const char *render_module_name(const struct trace *t, int64_t module);
 
 /* Growth basis: "marks", "ranges", "instantiations", or NULL for none. */
 const char *render_growth_basis(int basis);
+
+/* A growth point's label: the mark or range name, or "exec 0x.. of graph
+ * 0x..". Untrusted. Caller frees. */
+char *render_point_label(const struct trace *t, const struct model_point *p);
+
+/* Bytes of graph memory never freed (all groups). */
+uint64_t render_graph_never_freed_bytes(const struct model_graphs *g);
+
+/* a + b, at UINT64_MAX when it would wrap. */
+uint64_t render_sat_add(uint64_t a, uint64_t b);
