@@ -196,7 +196,7 @@ const struct trace_frame *render_model_site_frame(const struct trace *t,
 	case MT_SITE_CUPTI:
 		return NULL;
 	}
-	return render_site_frame(t, trace_find_stack(t, s->stack), &depth);
+	return render_user_frame(t, trace_find_stack(t, s->stack), &depth);
 }
 
 const char *render_site_kind_name(int kind)
@@ -242,7 +242,9 @@ char *render_model_site_label(const struct trace *t, const struct model_site *s,
 	case MT_SITE_CUPTI:
 		return mt_xasprintf("(seen by CUPTI only: %s)", render_module_name(t, s->id));
 	}
-	return render_stack_label(t, s->stack, short_file);
+	if (!trace_find_stack(t, s->stack))
+		return render_stack_label(t, s->stack, short_file);
+	return render_frame_label(t, render_model_site_frame(t, s), short_file);
 }
 
 const char *render_growth_basis(int basis)
@@ -274,4 +276,21 @@ uint64_t render_graph_never_freed_bytes(const struct model_graphs *g)
 	for (size_t i = 0; i < g->n_never_freed; i++)
 		n = render_sat_add(n, g->never_freed[i].bytes);
 	return n;
+}
+
+const struct trace_frame *render_user_frame(const struct trace *t, const struct trace_stack *s,
+					    uint32_t *depth)
+{
+	const struct trace_stack_site *ss = s && t->stack_sites ? &t->stack_sites[s - t->stacks]
+								 : NULL;
+
+	if (ss && ss->python != TRACE_NONE) {
+		*depth = ss->python_depth;
+		return &t->frames[ss->python];
+	}
+	if (ss && ss->native != TRACE_NONE) {
+		*depth = ss->native_depth;
+		return &t->frames[ss->native];
+	}
+	return render_site_frame(t, s, depth);
 }

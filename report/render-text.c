@@ -109,17 +109,18 @@ static char *caller_chain(const struct trace *t, const struct trace_stack *s, ui
 	return buf ? buf : mt_xstrdup("");
 }
 
-/* A table row ending in the site of stack, then its callers on a line
+/* A table row ending in the frame stack is known by (the user's, as for
+ * sites: render_user_frame), then its callers on a line
  * indented to where the site column starts. */
 static void stack_row(const struct text *tx, const char *cells, int64_t stack)
 {
 	const struct trace_stack *s = trace_find_stack(tx->t, stack);
-	_autofree_ char *label = render_stack_label(tx->t, stack, true);
-	_autofree_ char *callers = NULL;
 	uint32_t depth;
+	const struct trace_frame *f = render_user_frame(tx->t, s, &depth);
+	_autofree_ char *label = s && f ? render_frame_label(tx->t, f, true)
+					: render_stack_label(tx->t, stack, true);
+	_autofree_ char *callers = caller_chain(tx->t, s, depth);
 
-	render_site_frame(tx->t, s, &depth);
-	callers = caller_chain(tx->t, s, depth);
 	line(tx, WIDTH, "%s%s", cells, label);
 	if (*callers)
 		line(tx, WIDTH, "%*s%s", (int)strlen(cells) + 2, "", callers);
@@ -139,7 +140,7 @@ static void site_row(const struct text *tx, const char *cells, const struct mode
 		return;
 	}
 	if (s->kind != MT_SITE_PYTHON && s->kind != MT_SITE_NATIVE)
-		render_site_frame(tx->t, st, &depth);
+		render_user_frame(tx->t, st, &depth);
 	callers = caller_chain(tx->t, st, depth);
 	line(tx, WIDTH, "%s%s", cells, label);
 	if (*callers)

@@ -77,7 +77,7 @@ char *render_stack_label(const struct trace *t, int64_t stack, bool short_file);
 bool render_meta_int(const struct trace *t, const char *key, int64_t *out);
 
 /* The frame a site names: the user's Python or native frame it groups
- * by, else the stack's site frame (render_site_frame); NULL for an op,
+ * by, else the frame its stack is known by (render_user_frame); NULL for an op,
  * CUPTI's or a stack with no frame. */
 const struct trace_frame *render_model_site_frame(const struct trace *t,
 						  const struct model_site *s);
@@ -108,3 +108,9 @@ uint64_t render_graph_never_freed_bytes(const struct model_graphs *g);
 
 /* a + b, at UINT64_MAX when it would wrap. */
 uint64_t render_sat_add(uint64_t a, uint64_t b);
+
+/* The frame a stack is best known by: its user's Python frame, else its
+ * user's native frame (model-site.c), else render_site_frame's. *depth
+ * is set to its depth. NULL when the stack has no frame to show. */
+const struct trace_frame *render_user_frame(const struct trace *t, const struct trace_stack *s,
+					    uint32_t *depth);
