@@ -22,6 +22,7 @@
  *    trace into their own file; MEMTRACE_FOLLOW=0 turns both off.
  * 8. exit: the library destructor drains the queue and closes the file. */
 #include "clock.h"
+#include "cupti.h"
 #include "hook-real.h"
 #include "memtrace.h"
 #include "python.h"
@@ -114,6 +115,7 @@ static void start(void)
 	mt_log(MT_INFO, "tracing to %s", trace_path);
 	flush_pending_marks();
 	atomic_store_explicit(&state, ST_RUNNING, memory_order_release);
+	mt_cupti_start(stacks); /* the second witness, when it can be had */
 	return;
 off:
 	atomic_store_explicit(&state, ST_OFF, memory_order_release);
@@ -198,6 +200,7 @@ __attribute__((destructor)) static void mt_destructor(void)
 {
 	pthread_mutex_lock(&start_lock);
 	if (atomic_load(&state) == ST_RUNNING) {
+		mt_cupti_stop();
 		atomic_store(&state, ST_OFF);
 		mt_writer_stop(writer, true);
 		mt_queue_close(queue);
@@ -372,8 +375,11 @@ void mt_record_alloc(const struct mt_rec *r)
 	    mt_graph_capturing(r->stream))
 		ev.mem = MT_MEM_GRAPH;
 	ev.device = current_device(r->api);
-	if (ev.kind == MT_EV_OOM)
+	if (ev.kind == MT_EV_OOM) {
 		mem_info(r->api, &ev.device_free, &ev.device_total);
+		/* CUPTI's records so far go before the OOM and in its commit */
+		mt_cupti_flush();
+	}
 	uint64_t seq = mt_queue_push(queue, &ev);
 	if (ev.kind == MT_EV_OOM && !mt_writer_sync(writer, seq, MT_OOM_SYNC_MS))
 		mt_log(MT_ENV, "the out-of-memory event could not be committed to %s in time",
@@ -458,6 +464,7 @@ MT_EXPORT int memtrace_flush(void)
 {
 	if (atomic_load(&state) != ST_RUNNING)
 		return -1;
+	mt_cupti_flush();
 	uint64_t pushed = mt_queue_pushed(queue);
 	if (pushed == 0)
 		return 0;

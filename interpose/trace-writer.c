@@ -401,6 +401,10 @@ static void write_thread(struct mt_writer *w, uint32_t tid)
 static void track_live(struct mt_writer *w, struct mt_event *ev)
 {
 	uint64_t info = 0;
+	/* Only the hooked calls: CUPTI's records of the same memory arrive
+	 * late and in batches, and are matched by the reporter. */
+	if (ev->source != MT_SOURCE_HOOK)
+		return;
 	switch (ev->kind) {
 	case MT_EV_ALLOC:
 		u64map_put(&w->live, ev->address, ev->bytes << 8 | ev->mem);

@@ -29,6 +29,10 @@ def sim_env(extra=None, device_memory="1G"):
             del env[k]
     env["LD_LIBRARY_PATH"] = SIM
     env["CUDASIM_DEVICE_MEMORY"] = device_memory
+    # These tests are about the hooks; CUPTI has its own suite
+    # (tests/sim-cupti). Without this, the toolkit's real libcupti would be
+    # found and fail here (no GPU) with one informational line.
+    env["MEMTRACE_CUPTI"] = "off"
     env.pop("LD_PRELOAD", None)
     if extra:
         env.update(extra)

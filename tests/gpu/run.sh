@@ -28,10 +28,7 @@ fi
 dir=$build
 build=$(cd "$dir" 2>/dev/null && pwd) || { echo "tests/gpu: no build directory $dir"; exit 1; }
 reporter=$build/report/memtrace-report
-# Until interpose/preload.c starts CUPTI itself, the test-only build of
-# the library that does (docs/cupti.md, Status) is used when present.
-lib=$build/tests/sim-cupti/libmemtrace-cupti.so
-[ -f "$lib" ] || lib=$build/interpose/libmemtrace.so
+lib=$build/interpose/libmemtrace.so
 if [ ! -f "$lib" ] || [ ! -x "$reporter" ]; then
 	echo "tests/gpu: $build has no libmemtrace or memtrace-report: build first (elsewhere is fine)"
 	exit 1
