@@ -6,6 +6,7 @@
  * marks, graphs, growth, leaks, pinned host memory and CUPTI's account.
  * Every line goes through escape_text: a trace must not be able to put
  * escape sequences on a terminal. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 
@@ -40,6 +41,23 @@ line(const struct text *tx, size_t width, const char *fmt, ...)
 	fputc('\n', tx->f);
 }
 
+/* The space at p may break a line: not the one between a number and its
+ * unit ("96.0 MiB", "1.234 s"). */
+static bool breakable(const char *p)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "s" };
+
+	if (*p != ' ')
+		return false;
+	for (size_t i = 0; i < ARRAY_LENGTH(units); i++) {
+		size_t n = strlen(units[i]);
+
+		if (strncmp(p + 1, units[i], n) == 0 && !isalpha((unsigned char)p[1 + n]))
+			return false;
+	}
+	return true;
+}
+
 /* text as lines of at most WIDTH columns, broken at spaces; lines after
  * the first are indented by indent. A word longer than a line stays whole. */
 static void paragraph(const struct text *tx, int indent, const char *text)
@@ -52,7 +70,7 @@ static void paragraph(const struct text *tx, int indent, const char *text)
 		size_t n = strlen(p), cut = n;
 
 		if (n > (size_t)room) {
-			for (cut = (size_t)room; cut > 0 && p[cut] != ' '; cut--)
+			for (cut = (size_t)room; cut > 0 && !breakable(p + cut); cut--)
 				;
 			if (cut == 0)
 				cut = strcspn(p, " ");
@@ -63,6 +81,21 @@ static void paragraph(const struct text *tx, int indent, const char *text)
 			p++;
 		first = 0;
 	}
+}
+
+/* A formatted paragraph (prose that may pass WIDTH). */
+static void __attribute__((format(printf, 3, 4)))
+say(const struct text *tx, int indent, const char *fmt, ...)
+{
+	_autofree_ char *s = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (s)
+		paragraph(tx, indent, s);
 }
 
 static const char *plural(uint64_t n, const char *one, const char *many)
@@ -198,16 +231,16 @@ static void print_oom_headline(const struct text *tx, const struct model_oom *o)
 		dev = mt_xasprintf("; device had %s free of %s",
 				   size((uint64_t)(o->device_free < 0 ? 0 : o->device_free)).s,
 				   size((uint64_t)(o->device_total < 0 ? 0 : o->device_total)).s);
-	line(tx, 0, "OUT OF MEMORY: %s of %s failed at %s in %s%s; %s live in %" PRIu64 " %s",
+	say(tx, 2, "OUT OF MEMORY: %s of %s failed at %s in %s%s; %s live in %" PRIu64 " %s",
 	     api ? api : "allocation", size(o->requested).s, secs(o->time_ns).s, where,
 	     dev ? dev : "", size(o->live_bytes).s, o->live_count,
 	     plural(o->live_count, "allocation", "allocations"));
 	if (o->has_unexplained && o->unexplained_bytes)
-		line(tx, 0, "  The device had %s in use, of which %s is not this process's "
+		say(tx, 4, "  The device had %s in use, of which %s is not this process's "
 			    "allocations: contexts, other processes or libraries' workspaces",
 		     size(render_oom_device_used(o)).s, size(o->unexplained_bytes).s);
 	if (tx->m->n_ooms > 1)
-		line(tx, 0, "  (the last of %zu out-of-memory failures; the first was at %s)",
+		say(tx, 4, "  (the last of %zu out-of-memory failures; the first was at %s)",
 		     tx->m->n_ooms, secs(tx->m->ooms[0].time_ns).s);
 	fputc('\n', tx->f);
 }
@@ -270,9 +303,9 @@ static void print_device(const struct text *tx)
 	} else {
 		_autofree_ char *kinds = render_device_kinds(m);
 
-		line(tx, 0, "Peak device memory (%s): %s at %s", kinds, size(d->peak_bytes).s,
+		say(tx, 2, "Peak device memory (%s): %s at %s", kinds, size(d->peak_bytes).s,
 		     secs(d->peak_time_ns).s);
-		line(tx, 0, "Device memory: %" PRIu64 " %s (%s), %" PRIu64 " %s; %s live at the end in %"
+		say(tx, 2, "Device memory: %" PRIu64 " %s (%s), %" PRIu64 " %s; %s live at the end in %"
 				PRIu64 " %s",
 		     d->allocations, plural(d->allocations, "allocation", "allocations"),
 		     size(d->bytes_allocated).s, d->frees, plural(d->frees, "free", "frees"),
@@ -287,12 +320,12 @@ static void print_device(const struct text *tx)
 			: NULL;
 
 		if (dev->has_info)
-			line(tx, 0, "Device %d: %s%s", dev->id, size(dev->total).s,
+			say(tx, 2, "Device %d: %s%s", dev->id, size(dev->total).s,
 			     free_at ? free_at : "");
 	}
 	if (m->n_ooms == 0 && m->alloc_errors == 0 && m->unmatched_frees == 0 && m->free_errors == 0)
 		return;
-	line(tx, 0, "Failures: %zu out of memory, %" PRIu64 " other failed %s, %" PRIu64
+	say(tx, 2, "Failures: %zu out of memory, %" PRIu64 " other failed %s, %" PRIu64
 			" failed %s; %" PRIu64 " %s",
 	     m->n_ooms, m->alloc_errors, plural(m->alloc_errors, "allocation", "allocations"),
 	     m->free_errors, plural(m->free_errors, "free", "frees"), m->unmatched_frees,
@@ -348,10 +381,10 @@ static void print_pools(const struct text *tx)
 		_autofree_ char *where = p->created ? render_stack_label(tx->t, p->created_stack, true)
 						    : NULL;
 
-		line(tx, 0, "  pool 0x%" PRIx64 ": %s%s%s", p->handle,
+		say(tx, 4, "  pool 0x%" PRIx64 ": %s%s%s", p->handle,
 		     where ? "created at " : "its creation was not seen", where ? where : "",
 		     p->destroyed ? "; destroyed" : "");
-		line(tx, 0, "    %" PRIu64 " %s (%s), %s live at the end, %" PRIu64 " %s",
+		say(tx, 6, "    %" PRIu64 " %s (%s), %s live at the end, %" PRIu64 " %s",
 		     p->allocations, plural(p->allocations, "allocation", "allocations"),
 		     size(p->bytes_allocated).s, size(p->live_bytes).s, p->trims,
 		     plural(p->trims, "trim", "trims"));
@@ -415,7 +448,7 @@ static void print_host(const struct text *tx)
 		line(tx, 0, "Pinned host memory: none allocated.");
 		return;
 	}
-	line(tx, 0, "Pinned host memory: %" PRIu64 " %s (%s), %" PRIu64
+	say(tx, 2, "Pinned host memory: %" PRIu64 " %s (%s), %" PRIu64
 			" %s; peak %s at %s; %s live at the end",
 	     h->allocations, plural(h->allocations, "allocation", "allocations"),
 	     size(h->bytes_allocated).s, h->frees, plural(h->frees, "free", "frees"),
@@ -425,7 +458,7 @@ static void print_host(const struct text *tx)
 static void note(const struct text *tx, uint64_t n, const char *one, const char *many)
 {
 	if (n)
-		line(tx, 0, "Note: %" PRIu64 " %s.", n, plural(n, one, many));
+		say(tx, 2, "Note: %" PRIu64 " %s.", n, plural(n, one, many));
 }
 
 static void print_notes(const struct text *tx)
@@ -434,7 +467,7 @@ static void print_notes(const struct text *tx)
 	const struct model *m = tx->m;
 
 	if (m->oom_snapshots_dropped)
-		line(tx, 0, "Note: live memory was kept for %d of %zu out-of-memory failures "
+		say(tx, 2, "Note: live memory was kept for %d of %zu out-of-memory failures "
 			    "(the first %d and the last).",
 		     MODEL_OOM_SNAPSHOTS, m->n_ooms, MODEL_OOM_SNAPSHOTS - 1);
 	note(tx, t->missing_stacks, "event names a stack the trace does not contain (shown as such)",
@@ -696,11 +729,11 @@ static void print_cupti(const struct text *tx)
 	if (c->n_by_module)
 		by = mt_xasprintf(", most made by %s",
 				  render_module_name(tx->t, c->by_module[0].module));
-	line(tx, 0, "CUPTI: %" PRIu64 " of its %" PRIu64 " allocations matched the hooks'; %" PRIu64
+	say(tx, 2, "CUPTI: %" PRIu64 " of its %" PRIu64 " allocations matched the hooks'; %" PRIu64
 		    " (%s) seen by CUPTI alone%s, %s of them live at the end",
 	     c->matched, c->allocs, c->alone_count, size(c->alone_bytes).s, by ? by : "",
 	     size(c->alone_live_bytes).s);
-	line(tx, 0, "  %" PRIu64 " hooked %s (%s) not confirmed by CUPTI%s", c->unconfirmed,
+	say(tx, 4, "  %" PRIu64 " hooked %s (%s) not confirmed by CUPTI%s", c->unconfirmed,
 	     plural(c->unconfirmed, "allocation", "allocations"), size(c->unconfirmed_bytes).s,
 	     c->on ? "" : " (CUPTI's start was not recorded: none flagged)");
 }
