@@ -7,3 +7,5 @@
 Suite *model_suite(void);
 Suite *util_suite(void);
 Suite *symbolize_suite(void);
+Suite *sites_suite(void);
+Suite *graph_suite(void);
