@@ -57,6 +57,8 @@ enum mt_who {
 };
 void mt_log(enum mt_who who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void mt_log_set_quiet(bool quiet);
+/* Remembers which file descriptor 2 is (called at load). */
+void mt_log_init(void);
 void mt_log_reset(void);
 
 /* ---- config.c: settings from the environment ---- */
@@ -66,6 +68,7 @@ struct mt_config {
 	int depth; /* native frames */
 	bool quiet;
 	bool follow; /* trace children (fork, exec) too */
+	char rank[64]; /* RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID at load; "0" */
 };
 typedef const char *(*mt_getenv_fn)(const char *name);
 void mt_config_load(struct mt_config *cfg, mt_getenv_fn get);
@@ -124,6 +127,7 @@ struct mt_writer_options {
 	int depth;
 	unsigned interval_ms;
 	uint64_t start_ns; /* CLOCK_MONOTONIC at trace start */
+	const char *rank;
 	/* Names the capture side interned (NULL: none): NVTX operations and
 	 * marks, Python frames. */
 	bool (*op_name)(uint32_t id, char *out, size_t outsz, char *domain, size_t domainsz);
@@ -133,7 +137,11 @@ struct mt_writer_options {
 struct mt_writer *mt_writer_start(const struct mt_writer_options *opt);
 /* Waits until every event with seq <= upto is committed (bounded). */
 bool mt_writer_sync(struct mt_writer *w, uint64_t upto, unsigned timeout_ms);
+/* Stops the thread and closes the file; w stays valid (see mt_writer_free). */
 void mt_writer_stop(struct mt_writer *w, bool normal_exit);
+void mt_writer_free(struct mt_writer *w);
+/* The file could not be written: events are dropped from then on. */
+bool mt_writer_failed(const struct mt_writer *w);
 void mt_writer_lock(struct mt_writer *w); /* around fork */
 void mt_writer_unlock(struct mt_writer *w);
 uint64_t mt_writer_committed(const struct mt_writer *w);

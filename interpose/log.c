@@ -9,12 +9,37 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MT_LOG_LIMIT 20
 
 static atomic_int log_count;
 static atomic_bool log_quiet;
+
+/* The stderr the program had when we were loaded. A program that closes
+ * its descriptors and opens files gets descriptor 2 for one of them:
+ * our messages must not land in it. */
+static struct {
+	bool open;
+	dev_t dev;
+	ino_t ino;
+} log_target;
+
+void mt_log_init(void)
+{
+	struct stat st;
+	log_target.open = fstat(STDERR_FILENO, &st) == 0;
+	log_target.dev = st.st_dev;
+	log_target.ino = st.st_ino;
+}
+
+static bool stderr_is_ours(void)
+{
+	struct stat st;
+	return log_target.open && fstat(STDERR_FILENO, &st) == 0 && st.st_dev == log_target.dev &&
+	       st.st_ino == log_target.ino;
+}
 
 void mt_log_set_quiet(bool quiet)
 {
@@ -39,6 +64,8 @@ void mt_log(enum mt_who who, const char *fmt, ...)
 		return;
 
 	int saved_errno = errno;
+	if (!stderr_is_ours())
+		goto out;
 	int n = atomic_fetch_add(&log_count, 1);
 	if (n > MT_LOG_LIMIT)
 		goto out;

@@ -76,8 +76,7 @@ static bool make_path(void)
 {
 	char host[256] = "";
 	gethostname(host, sizeof(host) - 1);
-	if (mt_config_expand_output(config.output, getpid(), host,
-				    mt_config_rank((mt_getenv_fn)getenv), trace_path,
+	if (mt_config_expand_output(config.output, getpid(), host, config.rank, trace_path,
 				    sizeof(trace_path))) {
 		mt_log(MT_USER, "MEMTRACE_OUTPUT=%.200s has an unknown %%-sequence or is too "
 				"long (use %%p, %%h, %%r, %%%%); not tracing",
@@ -106,6 +105,7 @@ static void start(void)
 		.depth = config.depth,
 		.interval_ms = MT_INTERVAL_MS,
 		.start_ns = mt_now_ns(),
+		.rank = config.rank,
 		.op_name = mt_nvtx_name,
 		.pyframe = mt_python_frame,
 	};
@@ -188,6 +188,7 @@ static void offer_nvtx(void)
 
 __attribute__((constructor)) static void mt_constructor(void)
 {
+	mt_log_init();
 	mt_config_load(&config, (mt_getenv_fn)getenv);
 	if (!config.follow)
 		stop_following();
@@ -204,9 +205,10 @@ __attribute__((destructor)) static void mt_destructor(void)
 		atomic_store(&state, ST_OFF);
 		mt_writer_stop(writer, true);
 		mt_queue_close(queue);
-		writer = NULL;
-		mt_log(MT_INFO, "%llu events written to %s",
-		       (unsigned long long)mt_queue_pushed(queue), trace_path);
+		if (!mt_writer_failed(writer))
+			mt_log(MT_INFO, "%llu events written to %s",
+			       (unsigned long long)mt_writer_committed(writer), trace_path);
+		/* writer stays allocated: a thread still in a hook may use it */
 	}
 	pthread_mutex_unlock(&start_lock);
 }
@@ -257,7 +259,15 @@ bool mt_enter(void)
 	if (in_hook)
 		return false;
 	in_hook = 1;
-	if (MT_LIKELY(ensure_started()))
+	int s = atomic_load_explicit(&state, memory_order_acquire);
+	if (MT_LIKELY(s == ST_RUNNING))
+		return true;
+	/* Starting creates files and a thread: whatever errno that leaves
+	 * must not become the program's. */
+	int saved_errno = errno;
+	bool running = ensure_started();
+	errno = saved_errno;
+	if (running)
 		return true;
 	in_hook = 0;
 	return false;
@@ -381,9 +391,10 @@ void mt_record_alloc(const struct mt_rec *r)
 		mt_cupti_flush();
 	}
 	uint64_t seq = mt_queue_push(queue, &ev);
-	if (ev.kind == MT_EV_OOM && !mt_writer_sync(writer, seq, MT_OOM_SYNC_MS))
-		mt_log(MT_ENV, "the out-of-memory event could not be committed to %s in time",
-		       trace_path);
+	if (ev.kind == MT_EV_OOM && !mt_writer_sync(writer, seq, MT_OOM_SYNC_MS) &&
+	    !mt_writer_failed(writer))
+		mt_log(MT_ENV, "the out-of-memory event was not committed to %s within %d s",
+		       trace_path, MT_OOM_SYNC_MS / 1000);
 	if (ev.kind == MT_EV_ALLOC)
 		note_device(r, ev.device);
 	errno = saved_errno;

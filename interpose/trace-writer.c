@@ -109,9 +109,9 @@ static bool sql_ok(struct mt_writer *w, int rc, const char *what)
 	if (rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return true;
 	if (!w->failed)
-		mt_log(MT_ENV, "cannot write the trace %s (%s: %s); tracing stops here, the "
+		mt_log(MT_ENV, "cannot write the trace %s: %s (at %.40s); tracing stops here, the "
 			       "program runs on",
-		       w->path, what, sqlite3_errmsg(w->db));
+		       w->path, w->db ? sqlite3_errmsg(w->db) : "cannot open it", what);
 	w->failed = true;
 	return false;
 }
@@ -155,24 +155,43 @@ static void put_meta_u64(struct mt_writer *w, const char *key, uint64_t value)
 
 /* ---- the file ---- */
 
-/* Create the file ourselves: O_EXCL|O_NOFOLLOW so a planted symlink or
- * another run's trace is never written through, mode 0600 because a trace
- * holds paths and command lines. */
-static bool create_file(const char *path)
+/* Create the files ourselves: O_EXCL|O_NOFOLLOW so a planted symlink,
+ * another run's trace or someone else's file is never written through,
+ * mode 0600 because a trace holds paths and command lines. The -wal and
+ * -shm files are SQLite's, but it opens them without O_EXCL: made empty
+ * here first, they are ours too (SQLite takes empty ones as new). */
+static const char *const file_suffixes[] = { "", "-wal", "-shm" };
+
+static void remove_files(const char *path, unsigned upto)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
+	char name[MT_PATH_MAX + 8];
+	for (unsigned i = 0; i < upto; i++) {
+		snprintf(name, sizeof(name), "%s%s", path, file_suffixes[i]);
+		unlink(name);
+	}
+}
+
+static bool create_files(const char *path)
+{
+	char name[MT_PATH_MAX + 8];
+	for (unsigned i = 0; i < sizeof(file_suffixes) / sizeof(file_suffixes[0]); i++) {
+		snprintf(name, sizeof(name), "%s%s", path, file_suffixes[i]);
+		int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			close(fd);
+			continue;
+		}
 		if (errno == EEXIST)
 			mt_log(MT_USER, "the trace file %s already exists; not tracing this process "
 					"(remove it, or put %%p in MEMTRACE_OUTPUT)",
-			       path);
+			       name);
 		else
 			mt_log(MT_ENV, "cannot create the trace file %s: %s; not tracing this "
 				       "process",
-			       path, strerror(errno));
+			       name, strerror(errno));
+		remove_files(path, i);
 		return false;
 	}
-	close(fd);
 	return true;
 }
 
@@ -232,7 +251,7 @@ static void write_static_meta(struct mt_writer *w, const struct mt_writer_option
 	gethostname(buf, sizeof(buf) - 1);
 	buf[sizeof(buf) - 1] = '\0';
 	put_meta(w, "host", buf);
-	put_meta(w, "rank", mt_config_rank((mt_getenv_fn)getenv));
+	put_meta(w, "rank", opt->rank ? opt->rank : "0");
 	read_file("/proc/self/cmdline", buf, sizeof(buf), true);
 	put_meta(w, "cmdline", buf);
 	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -564,6 +583,39 @@ static void poke(void *arg)
 
 /* ---- lifetime ---- */
 
+/* The start and the last commit run on the program's thread. A write past
+ * RLIMIT_FSIZE there would send it SIGXFSZ, whose default kills the
+ * process: hold the signal back around our writes and take back only one
+ * that our writes raised (EFBIG then fails the write, as on the writer
+ * thread, which blocks every signal). */
+struct xfsz_guard {
+	sigset_t old;
+	bool was_pending;
+};
+
+static void xfsz_hold(struct xfsz_guard *g)
+{
+	sigset_t set, pending;
+	sigemptyset(&set);
+	sigaddset(&set, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &set, &g->old);
+	sigpending(&pending);
+	g->was_pending = sigismember(&pending, SIGXFSZ) == 1;
+}
+
+static void xfsz_release(struct xfsz_guard *g)
+{
+	sigset_t set, pending;
+	sigemptyset(&set);
+	sigaddset(&set, SIGXFSZ);
+	sigpending(&pending);
+	if (!g->was_pending && sigismember(&pending, SIGXFSZ) == 1) {
+		struct timespec zero = { 0, 0 };
+		sigtimedwait(&set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
 static void init_sync(struct mt_writer *w)
 {
 	pthread_condattr_t ca;
@@ -624,12 +676,27 @@ struct mt_writer *mt_writer_start(const struct mt_writer_options *opt)
 	atomic_init(&w->committed, mt_queue_popped(opt->queue));
 	init_sync(w);
 	if (!u64map_init(&w->frames, 12) || !u64map_init(&w->threads, 6) ||
-	    !u64map_init(&w->live, 12) || !u64map_init(&w->ops, 6) || !create_file(w->path))
+	    !u64map_init(&w->live, 12) || !u64map_init(&w->ops, 6))
 		goto fail;
-	if (!open_db(w))
+	if (!create_files(w->path))
 		goto fail;
-	write_static_meta(w, opt);
-	if (!exec_sql(w, "COMMIT") || !start_thread(w))
+	struct xfsz_guard guard;
+	xfsz_hold(&guard);
+	bool ok = open_db(w) && (write_static_meta(w, opt), exec_sql(w, "COMMIT")) &&
+		  start_thread(w);
+	if (!ok) {
+		/* what we created is ours and holds no trace: leave nothing behind */
+		for (int i = 0; i < ST_COUNT; i++) {
+			sqlite3_finalize(w->stmt[i]);
+			w->stmt[i] = NULL;
+		}
+		if (w->db)
+			sqlite3_close(w->db);
+		w->db = NULL;
+		remove_files(w->path, 3);
+	}
+	xfsz_release(&guard);
+	if (!ok)
 		goto fail;
 	mt_queue_set_pressure_cb(w->queue, poke, w);
 	return w;
@@ -651,11 +718,16 @@ bool mt_writer_sync(struct mt_writer *w, uint64_t upto, unsigned timeout_ms)
 	w->poke = true;
 	pthread_cond_signal(&w->wake);
 	int rc = 0;
-	while (atomic_load(&w->committed) <= upto && !w->failed && rc == 0)
+	while (atomic_load(&w->committed) <= upto && !w->failed && !w->stop && rc == 0)
 		rc = pthread_cond_timedwait(&w->done, &w->lock, &until);
 	bool ok = atomic_load(&w->committed) > upto && !w->failed;
 	pthread_mutex_unlock(&w->lock);
 	return ok;
+}
+
+bool mt_writer_failed(const struct mt_writer *w)
+{
+	return atomic_load(&((struct mt_writer *)w)->failed);
 }
 
 uint64_t mt_writer_committed(const struct mt_writer *w)
@@ -663,22 +735,42 @@ uint64_t mt_writer_committed(const struct mt_writer *w)
 	return atomic_load(&((struct mt_writer *)w)->committed);
 }
 
+/* Stops the thread and closes the file; the writer's memory stays, since
+ * a thread still inside a hook may be about to wait on it (the process is
+ * ending). mt_writer_free releases it where nothing can (tests). */
 void mt_writer_stop(struct mt_writer *w, bool normal_exit)
 {
 	pthread_mutex_lock(&w->lock);
 	w->stop = true;
 	pthread_cond_signal(&w->wake);
+	pthread_cond_broadcast(&w->done);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
 	mt_queue_set_pressure_cb(w->queue, NULL, NULL);
+	struct xfsz_guard guard;
+	xfsz_hold(&guard);
 	if (normal_exit && !w->failed) {
 		exec_sql(w, "BEGIN");
 		put_meta(w, "end", "exit");
 		exec_sql(w, "COMMIT");
 	}
+	pthread_mutex_lock(&w->work);
+	for (int i = 0; i < ST_COUNT; i++) {
+		sqlite3_finalize(w->stmt[i]);
+		w->stmt[i] = NULL;
+	}
+	if (w->db)
+		sqlite3_close(w->db);
+	w->db = NULL;
+	pthread_mutex_unlock(&w->work);
+	xfsz_release(&guard);
 	if (w->dropped)
 		mt_log(MT_ENV, "%llu events could not be written to %s",
 		       (unsigned long long)w->dropped, w->path);
+}
+
+void mt_writer_free(struct mt_writer *w)
+{
 	destroy(w);
 }
 

@@ -51,7 +51,6 @@ class Program(mtest.TraceTest):
         self.assertTrue(plain[0].startswith("cudaMalloc (first call)"))
         self.assertEqual(traced[1:], plain[1:])
 
-    @unittest.expectedFailure  # FINDINGS.md F1
     def test_errno_after_the_first_call(self):
         """While tracing starts, when the trace file is taken, and when its
         directory does not exist."""
@@ -152,7 +151,6 @@ class Program(mtest.TraceTest):
         # 2000 pairs and the device event
         self.assertEqual(conn.execute("SELECT count(*) FROM events").fetchone()[0], 4001)
 
-    @unittest.expectedFailure  # FINDINGS.md F6
     def test_closes_every_descriptor_at_start(self):
         """The default (not quiet): "memtrace: tracing to" must not land in
         the program's file that took descriptor 2."""

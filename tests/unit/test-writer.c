@@ -99,6 +99,7 @@ START_TEST(writes_every_event_once)
 	ck_assert(mt_writer_sync(w, total - 1, 10000));
 	ck_assert_uint_ge(mt_writer_committed(w), total);
 	mt_writer_stop(w, true);
+	mt_writer_free(w);
 
 	sqlite3 *db;
 	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
@@ -162,6 +163,7 @@ START_TEST(free_error_and_oom_rows)
 	/* an OOM is synced at once, not at the (long) interval */
 	ck_assert(mt_writer_sync(w, 5, 2000));
 	mt_writer_stop(w, false);
+	mt_writer_free(w);
 
 	sqlite3 *db;
 	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
