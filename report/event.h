@@ -64,4 +64,5 @@ struct mt_event {
 	bool at_mark;	     /* the first mark with the label --at-mark names */
 	struct mt_site site; /* where an allocation of this stack and op belongs */
 	int64_t module;	     /* CUPTI records: module index of the pc, -1 unknown */
+	bool no_cupti;	     /* the trace has no CUPTI record at all (no cupti row) */
 };

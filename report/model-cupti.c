@@ -21,10 +21,11 @@
  *   only CUPTI saw takes part in the graph lifetimes (model-graph.c).
  *
  * CUPTI hands its memory records over every 100 ms, after the hooked
- * events they describe, so hooked lives wait for them per address. An
- * ended life older than HISTORY_NS of trace time cannot be matched any
- * more and is settled. When nothing from CUPTI came in the first
- * HISTORY_NS, CUPTI was off: the waiting stops. */
+ * events they describe, so hooked lives wait for them per address. A
+ * life that ended more than HISTORY_NS of trace time ago cannot be
+ * matched any more: it is settled, in the order lives end (a queue), so
+ * each costs O(1). When nothing from CUPTI came in the first HISTORY_NS,
+ * CUPTI was off: the waiting stops. */
 #include "model-internal.h"
 
 #include <stdlib.h>
@@ -34,7 +35,6 @@
 #include "util-mem.h"
 
 #define HISTORY_NS 2000000000ll
-#define SWEEP_EVERY 4096
 #define NEVER INT64_MAX
 
 /* t is more than HISTORY_NS before now (times are untrusted: no overflow). */
@@ -68,6 +68,12 @@ struct glives {
 	size_t n, cap;
 };
 
+/* A hooked life that ended, in the order they end. */
+struct ended {
+	uint64_t address;
+	int64_t until;
+};
+
 struct alone {
 	struct model_live rec;
 	int64_t time;
@@ -80,7 +86,8 @@ struct model_cupti_priv {
 	bool started;
 	int64_t start_ns;
 	int64_t on_ns, off_ns; /* CUPTI watched from its first on mark to its last off mark */
-	uint64_t since_sweep;
+	struct ended *ended; /* from ended_head on: waiting to be settled */
+	size_t n_ended, cap_ended, ended_head;
 	struct mt_map module_index; /* module + 1 -> index in by_module */
 	struct glives hooked_graphs, cupti_graphs;
 	struct mt_map graph_live[2][2]; /* [cupti][exec]: handle -> index of its live glife */
@@ -119,6 +126,7 @@ void model_cupti_fini(struct model *m)
 
 	if (p) {
 		drop_history(p);
+		free(p->ended);
 		map_fini(&p->alone);
 		map_fini(&p->module_index);
 		free(p->hooked_graphs.l);
@@ -179,40 +187,50 @@ static void settle(struct model *m, const struct life *l)
 	m->cupti.unconfirmed_bytes = sat_add(m->cupti.unconfirmed_bytes, l->bytes);
 }
 
-/* Ended lives that waited too long are settled and forgotten. */
-static void sweep(struct model *m, int64_t now)
+/* The oldest ended life at address, settled and forgotten; the address
+ * too when nothing is left of it. */
+static void settle_ended(struct model *m, const struct ended *e)
 {
 	struct model_cupti_priv *p = m->cupti.priv;
-	_autofree_ uint64_t *empty = mt_xcalloc(p->hist.len + 1, sizeof(*empty));
-	size_t n_empty = 0;
-	struct hist *h;
-	uint64_t addr;
+	struct hist *h = map_get(&p->hist, e->address);
+	size_t i;
 
-	for (size_t pos = 0; map_next(&p->hist, &pos, &addr, (void **)&h);) {
-		size_t keep = 0;
-
-		for (size_t i = 0; i < h->n; i++) {
-			if (h->l[i].until != NEVER && older(now, h->l[i].until))
-				settle(m, &h->l[i]);
-			else
-				h->l[keep++] = h->l[i];
-		}
-		h->n = keep;
-		if (keep == 0 && (h->last_end == INT64_MIN || older(now, h->last_end)))
-			empty[n_empty++] = addr;
-	}
-	for (size_t i = 0; i < n_empty; i++) {
+	if (!h)
+		return;
+	for (i = 0; i < h->n && h->l[i].until != e->until; i++)
+		;
+	if (i == h->n)
+		return; /* a free_error gave it its life back */
+	settle(m, &h->l[i]);
+	memmove(&h->l[i], &h->l[i + 1], (h->n - i - 1) * sizeof(*h->l));
+	if (--h->n == 0 && h->last_end == e->until) {
 		struct hist gone;
 
-		if (map_remove(&p->hist, empty[i], &gone))
+		if (map_remove(&p->hist, e->address, &gone))
 			free(gone.l);
 	}
 }
 
-/* Nothing from CUPTI within HISTORY_NS of the start: it was not on. */
-static bool waiting(struct model *m, int64_t now)
+/* Lives that ended too long ago to be matched are settled. */
+static void sweep(struct model *m, int64_t now)
 {
 	struct model_cupti_priv *p = m->cupti.priv;
+
+	while (p->ended_head < p->n_ended && older(now, p->ended[p->ended_head].until))
+		settle_ended(m, &p->ended[p->ended_head++]);
+	if (p->ended_head > 4096 && p->ended_head * 2 > p->n_ended) {
+		p->n_ended -= p->ended_head;
+		memmove(p->ended, p->ended + p->ended_head, p->n_ended * sizeof(*p->ended));
+		p->ended_head = 0;
+	}
+}
+
+/* Nothing from CUPTI within HISTORY_NS of the start, or a trace the
+ * reader says has no CUPTI record: CUPTI was not on. */
+static bool waiting(struct model *m, const struct mt_event *ev)
+{
+	struct model_cupti_priv *p = m->cupti.priv;
+	int64_t now = ev->time_ns;
 
 	if (p->off)
 		return false;
@@ -220,15 +238,15 @@ static bool waiting(struct model *m, int64_t now)
 		p->started = true;
 		p->start_ns = now;
 	}
-	if (!m->cupti.on && !m->cupti.records && older(now, p->start_ns)) {
+	if (ev->no_cupti || (!m->cupti.on && !m->cupti.records && older(now, p->start_ns))) {
 		p->off = true;
 		drop_history(p);
+		free(p->ended);
+		p->ended = NULL;
+		p->n_ended = p->cap_ended = p->ended_head = 0;
 		return false;
 	}
-	if (++p->since_sweep >= SWEEP_EVERY) {
-		p->since_sweep = 0;
-		sweep(m, now);
-	}
+	sweep(m, now);
 	return true;
 }
 
@@ -257,13 +275,16 @@ bool model_cupti_hooked(struct model *m, const struct mt_event *ev)
 	struct hist *h;
 	bool inserted, claimed;
 
-	if (!hooked_compared(ev->mem) || !waiting(m, ev->time_ns))
+	if (!hooked_compared(ev->mem) || !waiting(m, ev))
 		return false;
 	h = map_put(&p->hist, ev->address, &inserted);
 	if (inserted)
 		h->last_end = h->end_before = INT64_MIN;
 	claimed = claim(m, ev, h->last_end);
-	mt_grow(&h->l, &h->cap, h->n + 1, sizeof(*h->l));
+	if (h->n == h->cap) { /* most addresses have one or two lives waiting */
+		h->cap = h->cap ? 2 * h->cap : 2;
+		h->l = mt_xrealloc(h->l, h->cap, sizeof(*h->l));
+	}
 	h->l[h->n++] = (struct life){
 		.time = ev->time_ns, .after = h->last_end, .until = NEVER, .bytes = ev->bytes,
 		.seq = ev->seq, .matched = claimed,
@@ -288,6 +309,8 @@ void model_cupti_hooked_free(struct model *m, uint64_t address, int64_t time_ns,
 	h->l[h->n - 1].until = time_ns;
 	h->end_before = h->last_end;
 	h->last_end = time_ns;
+	mt_grow(&p->ended, &p->cap_ended, p->n_ended + 1, sizeof(*p->ended));
+	p->ended[p->n_ended++] = (struct ended){ address, time_ns };
 }
 
 /* ---- CUPTI's memory records ------------------------------------------- */

@@ -589,11 +589,14 @@ static int load_cupti(struct trace *t)
 
 	if (!has_table(t, "cupti"))
 		return 0;
-	if (prepare(t, "cupti", "SELECT seq, pc FROM cupti WHERE pc IS NOT NULL", &s) < 0)
+	if (prepare(t, "cupti", "SELECT seq, pc FROM cupti", &s) < 0)
 		return -1;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		*(uint64_t *)map_put(&t->cupti_pc, (uint64_t)sqlite3_column_int64(s, 0), NULL) =
-			(uint64_t)sqlite3_column_int64(s, 1);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		t->has_cupti = true;
+		if (!col_null(s, 1))
+			*(uint64_t *)map_put(&t->cupti_pc, (uint64_t)sqlite3_column_int64(s, 0),
+					     NULL) = (uint64_t)sqlite3_column_int64(s, 1);
+	}
 	return rc == SQLITE_DONE ? 0 : step_failed(t, "cupti");
 }
 
@@ -699,6 +702,7 @@ static void read_event(struct trace *t, sqlite3_stmt *s, struct mt_event *ev)
 		.op = sqlite3_column_int64(s, COL_OP),
 		.source = col_small(s, COL_SOURCE),
 		.module = -1,
+		.no_cupti = !t->has_cupti,
 	};
 	if (ev->stack != 0 && !map_get(&t->stack_index, (uint64_t)ev->stack))
 		t->missing_stacks++;

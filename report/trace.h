@@ -109,6 +109,7 @@ struct trace {
 	size_t n_ops;
 	struct mt_map op_index; /* id -> index */
 	struct mt_map cupti_pc; /* seq -> pc, from the cupti table */
+	bool has_cupti;		/* the cupti table has rows: CUPTI saw something */
 	uint32_t *modules_by_base; /* module indices by base, for CUPTI's pcs */
 
 	/* How to read it: set between trace_load and trace_read_events. */
