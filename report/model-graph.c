@@ -412,7 +412,8 @@ static void on_exec_destroy(struct model *m, const struct mt_event *ev)
 static void on_graph_destroy(struct model *m, const struct mt_event *ev)
 {
 	struct model_graph_priv *p = m->graphs.priv;
-	struct graph *g = &p->graphs[graph_for(p, ev->handle, ev)];
+	uint32_t idx = graph_for(p, ev->handle, ev); /* may move p->graphs */
+	struct graph *g = &p->graphs[idx];
 
 	/* its live memory stays live: only a free gives it back */
 	if (!g->destroyed && g->how != HOW_SEEN)

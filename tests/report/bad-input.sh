@@ -247,6 +247,68 @@ grep -q '"unknown_events": 0,' driver.json || fail "driver: known kinds counted 
 grep -q '"events": 35,' driver.json || fail "driver: not every event counted"
 grep -q '"kind": "preallocation"' driver.json || fail "driver: no preallocation note on device 3"
 
+# ops, marks, CUDA graphs and CUPTI with nonsense in them: an old trace
+# given the op and source columns and the ops and cupti tables; ops with
+# no name, twice the same, a mark naming no op; graph events naming no
+# graph or exec, a capture that ends without beginning, a trim of no
+# device; CUPTI records without an address, with a pc that is text, of a
+# source this version does not know; frames of kind 2 and Python frames
+# without a file
+cp good.db extra.db
+cat >extra.sql <<'SQL'
+ALTER TABLE events ADD COLUMN handle INTEGER;
+ALTER TABLE events ADD COLUMN op INTEGER;
+ALTER TABLE events ADD COLUMN source INTEGER;
+CREATE TABLE ops(id, name, domain);
+CREATE TABLE cupti(seq, correlation_id, pc);
+INSERT INTO ops VALUES (1, NULL, NULL), (2, 'build 1', NULL), (3, 'build 1', NULL),
+  (4, 'build 2', X'00'), (NULL, 'x', 'y'), ('z', 'memtrace: CUPTI on', NULL),
+  (5, 'memtrace: CUPTI on', NULL);
+INSERT INTO cupti VALUES (20, 1, 'pc'), (21, NULL, NULL), (NULL, NULL, NULL), (22, 3, -1);
+INSERT INTO frames VALUES (20, 2, NULL, NULL, NULL, 'op frame', NULL, NULL),
+  (21, 1, NULL, NULL, NULL, NULL, NULL, NULL), (22, 1, NULL, 1, 5, 'py', NULL, -4);
+INSERT INTO stack_frames VALUES (20, 0, 20), (20, 1, 21), (20, 2, 22);
+INSERT INTO events VALUES
+  (14, 1239000001, 13, 1, 1, 0, 0, NULL, NULL, NULL, 20, 0, NULL, 999, NULL),
+  (15, 1239000002, 13, 1, 1, 0, 0, NULL, NULL, NULL, 20, 0, NULL, 5, 1),
+  (16, 1239000003, 1, 1, 1, 0, 0, 65536, 100, 1, 20, 0, NULL, 3, NULL),
+  (17, 1239000004, 1, 1, 1, 0, 0, 69632, 100, 1, 20, 0, NULL, 2, NULL),
+  (18, 1239000005, 1, 1, 1, 0, 0, 73728, 100, 1, 20, 0, NULL, 4, NULL),
+  (19, 1239000006, 1, 1, 1, 0, 0, 77824, 100, 1, 20, 0, NULL, 2, NULL),
+  (20, 1239000007, 1, 0, 0, 0, 0, NULL, 100, 1, 0, 0, NULL, NULL, 1),
+  (21, 1239000008, 1, 0, 0, 0, 0, 65536, 100, 1, 20, 0, NULL, NULL, 1),
+  (22, 1239000009, 2, 0, 0, 0, 0, 4096, NULL, NULL, 0, 0, NULL, NULL, 1),
+  (23, 1239000010, 1, 0, 0, 0, 0, 81920, 7, 9, 0, 0, NULL, NULL, 7),
+  (24, 1239000011, 16, 1, 1, 0, 0, 0, 0, 0, 20, 0, 77, NULL, NULL),
+  (25, 1239000012, 18, 1, 1, 0, 0, 0, 0, 0, 20, 0, 78, NULL, NULL),
+  (26, 1239000013, 19, 1, 1, -1, 5, 0, 0, 0, 0, 0, 79, NULL, NULL),
+  (27, 1239000014, 19, 1, 1, -1, 5, 0, 0, 0, 0, 0, NULL, NULL, NULL),
+  (28, 1239000015, 22, 1, 1, 0, 99, 0, 0, 0, 20, 0, 80, NULL, NULL),
+  (29, 1239000016, 24, 1, 1, 0, 0, 90000, 0, 0, 20, 0, 81, NULL, NULL),
+  (30, 1239000017, 24, 1, 1, 0, 0, NULL, 0, 0, 20, 0, NULL, NULL, NULL),
+  (31, 1239000018, 1, 1, 1, 0, 0, 94208, 1000, 10, 20, 0, NULL, NULL, NULL),
+  (32, 1239000019, 1, 1, 1, 0, 7, 98304, 1000, 10, 20, 0, NULL, NULL, NULL),
+  (33, 1239000020, 17, 1, 1, 0, 0, 82, -1, 0, 20, 0, NULL, NULL, NULL),
+  (34, 1239000021, 17, 1, 1, 0, 0, 82, 1, 0, 20, 0, 83, NULL, NULL),
+  (35, 1239000022, 19, 1, 1, -1, 0, 0, 0, 0, 0, 0, 83, NULL, NULL),
+  (36, 1239000023, 19, 1, 1, -1, 0, 0, 0, 0, 0, 0, 83, NULL, NULL),
+  (37, 1239000024, 23, 1, 1, 0, 0, 0, -1, 0, 20, 0, NULL, NULL, NULL),
+  (38, 1239000025, 23, 1, 1, 0, 0, 0, 9223372036854775807, 0, 20, 0, NULL, NULL, NULL),
+  (39, 1239000026, 2, 1, 1, 0, 0, 94208, NULL, NULL, 0, 0, NULL, NULL, NULL),
+  (40, 1239000027, 15, 0, 0, 0, 0, 1, 0, 0, 0, 0, 2, NULL, 1),
+  (41, 1239000028, 18, 1, 1, 0, 0, 0, 0, 0, 20, 0, 83, NULL, NULL),
+  (42, 1239000029, 21, 1, 1, 0, 7, 0, 0, 0, 20, 0, NULL, NULL, NULL);
+SQL
+"$sqlload" extra.db extra.sql
+for format in text json html; do
+	run 0 '' extra.db --format $format
+	cp out extra.$format
+done
+json_ok extra.json
+grep -q '"events": 43,' extra.json || fail "extra: not every event counted"
+grep -q '"unknown_events": 0,' extra.json || fail "extra: known kinds counted as unknown"
+if grep -q "$(printf '\033')" extra.text; then fail "extra: an escape character reached the text"; fi
+
 # --- a trace still being written (WAL, data only in the -wal) ----------
 rm -f wal.db*
 "$sqlload" wal.db "$src/golden/oom.sql" --keep-wal
