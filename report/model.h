@@ -5,11 +5,17 @@
  * models from hand-written sequences without a trace file.
  *
  * Memory kinds (docs/trace-format.md) fall in three classes: device-side
- * (device, managed, pool, vmm_physical, array), counted in `device`, the
- * peak, the sites and the OOM holders; pinned host, counted in `host`; and
- * the kinds listed apart (vmm_reserved, imported, host_registered), which
- * are not memory this process allocated. Every kind also has its own
- * totals in `kinds`. */
+ * (device, managed, pool, vmm_physical, array, and graph memory while a
+ * launch has made it physical), counted in `device`, the peak, the sites
+ * and the OOM holders; pinned host, counted in `host`; and the kinds
+ * listed apart (vmm_reserved, imported, host_registered), which are not
+ * memory this process allocated. Every kind also has its own totals in
+ * `kinds`.
+ *
+ * Beyond memory: sites by the user's frame (the reader resolves them,
+ * model-site.c), NVTX ops, marks and growth (model-points.c), CUDA graph
+ * lifetimes (model-graph.c) and CUPTI's records checked against the
+ * hooks' (model-cupti.c); docs/report-json.md states each rule. */
 #pragma once
 
 #include <stdbool.h>
