@@ -144,6 +144,8 @@ static void build_mark(struct model *m, struct model_mark *mk, size_t point)
 	qsort(mk->sites, mk->n_sites, sizeof(*mk->sites), cmp_site_bytes);
 }
 
+/* Every mark; the sites live at the first MODEL_MARK_SNAPSHOTS - 1 and
+ * the last (each costs a look at every site). */
 static void build_marks(struct model *m)
 {
 	size_t n = 0;
@@ -152,8 +154,16 @@ static void build_marks(struct model *m)
 		n += m->points[k].kind == MODEL_POINT_MARK;
 	m->marks = mt_xcalloc(n + 1, sizeof(*m->marks));
 	for (size_t k = 0; k < m->n_points; k++) {
-		if (m->points[k].kind == MODEL_POINT_MARK)
-			build_mark(m, &m->marks[m->n_marks++], k);
+		struct model_mark *mk = &m->marks[m->n_marks];
+
+		if (m->points[k].kind != MODEL_POINT_MARK)
+			continue;
+		mk->point = k;
+		if (m->n_marks < MODEL_MARK_SNAPSHOTS - 1 || m->n_marks == n - 1) {
+			build_mark(m, mk, k);
+			mk->has_sites = true;
+		}
+		m->n_marks++;
 	}
 }
 
@@ -230,6 +240,20 @@ static int cmp_growth(const void *a, const void *b)
 	return x->site < y->site ? -1 : x->site > y->site;
 }
 
+/* At most MODEL_GROWTH_POINTS points, evenly spaced among the candidates,
+ * the first and the last kept: enough to see a trend, a bounded report. */
+static void thin(struct model_growth *g)
+{
+	size_t n = g->n_points, keep = MODEL_GROWTH_POINTS;
+
+	if (n <= keep)
+		return;
+	for (size_t i = 0; i < keep; i++)
+		g->points[i] = g->points[i * (n - 1) / (keep - 1)];
+	g->n_points = keep;
+	g->thinned_from = n;
+}
+
 static void build_growth(struct model *m)
 {
 	struct model_growth *g = &m->growth;
@@ -242,6 +266,7 @@ static void build_growth(struct model *m)
 		if (counts_for(&m->points[k], g->basis))
 			g->points[g->n_points++] = k;
 	}
+	thin(g);
 	g->sites = mt_xcalloc(m->n_sites + 1, sizeof(*g->sites));
 	for (size_t i = 0; i < m->n_sites; i++) {
 		struct model_growth_site *gs = &g->sites[g->n_sites];

@@ -124,9 +124,15 @@ struct model_site_bytes {
 	uint64_t bytes;
 };
 
+/* Marks whose live sites are kept: the first MODEL_MARK_SNAPSHOTS - 1
+ * and the last. Growth looks at MODEL_GROWTH_POINTS points at most. */
+#define MODEL_MARK_SNAPSHOTS 1024
+#define MODEL_GROWTH_POINTS 1024
+
 /* After model_finish: each mark, with the sites live then, largest first. */
 struct model_mark {
 	size_t point; /* index in points */
+	bool has_sites; /* false past the snapshot cap */
 	struct model_site_bytes *sites;
 	size_t n_sites;
 };
@@ -142,6 +148,7 @@ struct model_growth {
 	int basis; /* enum model_point_kind; 0: fewer than two points of any kind */
 	size_t *points; /* indices in model.points */
 	size_t n_points;
+	size_t thinned_from; /* candidates, when there were more than MODEL_GROWTH_POINTS; else 0 */
 	struct model_growth_site *sites; /* growing first, then by per_point */
 	size_t n_sites;
 };

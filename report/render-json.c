@@ -422,10 +422,14 @@ static void write_marks(struct jw *w, const struct trace *t, const struct model 
 		write_frames(w, t, p->stack, "frames");
 		jw_u64(w, "live_bytes", p->live_bytes);
 		jw_u64(w, "live_allocations", p->live_count);
-		jw_open(w, "live_by_site", '[', false);
-		for (size_t k = 0; k < n; k++)
-			write_site_ref(w, t, &m->sites[mk->sites[k].site], mk->sites[k].bytes);
-		jw_close(w, ']');
+		if (mk->has_sites) {
+			jw_open(w, "live_by_site", '[', false);
+			for (size_t k = 0; k < n; k++)
+				write_site_ref(w, t, &m->sites[mk->sites[k].site], mk->sites[k].bytes);
+			jw_close(w, ']');
+		} else {
+			jw_null(w, "live_by_site");
+		}
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
@@ -451,6 +455,7 @@ static void write_growth(struct jw *w, const struct trace *t, const struct model
 
 	jw_open(w, "growth", '{', false);
 	jw_str(w, "basis", render_growth_basis(g->basis));
+	jw_u64(w, "candidates", g->thinned_from ? g->thinned_from : g->n_points);
 	jw_open(w, "points", '[', false);
 	for (size_t k = 0; k < g->n_points; k++)
 		write_point(w, t, &m->points[g->points[k]]);

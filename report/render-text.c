@@ -696,7 +696,7 @@ static void print_growth(const struct text *tx, bool story)
 	const struct model *m = tx->m;
 	const struct model_growth *g = &m->growth;
 	size_t n_growing = 0, shown;
-	_autofree_ char *first = NULL, *last = NULL;
+	_autofree_ char *first = NULL, *last = NULL, *points = NULL;
 
 	if (!g->basis || g->n_sites == 0)
 		return;
@@ -707,10 +707,12 @@ static void print_growth(const struct text *tx, bool story)
 	last = growth_point(tx, &m->points[g->points[g->n_points - 1]]);
 	if (!story)
 		fputc('\n', tx->f);
-	line(tx, WIDTH, "%s (%zu %s: %s ... %s): %zu %s",
-	     story ? "GROWING BUILD AFTER BUILD" : "Live device memory across builds", g->n_points,
-	     render_growth_basis(g->basis), first, last, n_growing,
-	     n_growing == 1 ? "site grows" : "sites grow");
+	points = g->thinned_from ? mt_xasprintf("%zu of %zu %s", g->n_points, g->thinned_from,
+						render_growth_basis(g->basis))
+				 : mt_xasprintf("%zu %s", g->n_points, render_growth_basis(g->basis));
+	line(tx, WIDTH, "%s (%s: %s ... %s): %zu %s",
+	     story ? "GROWING BUILD AFTER BUILD" : "Live device memory across builds", points, first,
+	     last, n_growing, n_growing == 1 ? "site grows" : "sites grow");
 	line(tx, 0, "    per point     at first     at last         site");
 	for (size_t i = 0; i < shown; i++)
 		growth_row(tx, &g->sites[i]);

@@ -398,6 +398,34 @@ START_TEST(test_growth_few_points)
 }
 END_TEST
 
+/* Past the caps: the sites of the first marks and of the last are kept;
+ * growth looks at evenly spaced points, the first and the last among them. */
+START_TEST(test_marks_caps)
+{
+	const size_t n = MODEL_MARK_SNAPSHOTS + 100;
+	struct model m;
+
+	setup(&m);
+	for (size_t i = 0; i < n; i++) {
+		set_live(&m, 10 * (int64_t)i, 1, (i + 1) * 8);
+		mark(&m, 10 * (int64_t)i + 1, 1000 + (int64_t)i, MT_MARK_USER);
+	}
+	model_finish(&m);
+	ck_assert_uint_eq(m.n_marks, n);
+	ck_assert(m.marks[MODEL_MARK_SNAPSHOTS - 2].has_sites);
+	ck_assert(!m.marks[MODEL_MARK_SNAPSHOTS - 1].has_sites);
+	ck_assert_uint_eq(m.marks[MODEL_MARK_SNAPSHOTS - 1].n_sites, 0);
+	ck_assert(m.marks[n - 1].has_sites);
+	ck_assert_uint_eq(m.marks[n - 1].sites[0].bytes, n * 8);
+	ck_assert_uint_eq(m.growth.n_points, MODEL_GROWTH_POINTS);
+	ck_assert_uint_eq(m.growth.thinned_from, n);
+	ck_assert_uint_eq(m.growth.sites[0].live[0], 8);
+	ck_assert_uint_eq(m.growth.sites[0].live[MODEL_GROWTH_POINTS - 1], n * 8);
+	ck_assert(m.growth.sites[0].growing);
+	model_fini(&m);
+}
+END_TEST
+
 START_TEST(test_growth_ranges)
 {
 	struct model m;
@@ -443,6 +471,7 @@ Suite *sites_suite(void)
 	tcase_add_test(tc, test_growth_rules);
 	tcase_add_test(tc, test_growth_few_points);
 	tcase_add_test(tc, test_growth_ranges);
+	tcase_add_test(tc, test_marks_caps);
 	suite_add_tcase(s, tc);
 	return s;
 }
