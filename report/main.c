@@ -33,6 +33,7 @@ struct options {
 	enum render_weight weight;
 	bool weight_given, progress;
 	struct render_opts render;
+	struct report_options report; /* --group-by, --at-mark: read by the model */
 };
 
 /* One trace, read and modelled. */
@@ -64,6 +65,11 @@ static void usage(FILE *f)
 		"  -w, --weight W    folded: bytes at the peak, at the OOM, or leaked (live\n"
 		"                    at the end); default: oom when there was one, else peak\n"
 		"  -d, --diff BASE   compare TRACE with BASE: totals, and what grew by site\n"
+		"      --group-by G  sites by: site (default: the user's own Python frame,\n"
+		"                    else the NVTX operation, else native frame), python,\n"
+		"                    op, native or stack\n"
+		"      --at-mark L   graphs and execs left behind as of the first mark L\n"
+		"                    (default: the end of the trace)\n"
 		"      --no-progress never draw a progress bar (drawn on a terminal when\n"
 		"                    reading takes more than a second)\n"
 		"  -h, --help        show this help\n"
@@ -149,7 +155,7 @@ static int check_args(const struct options *opt)
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct options *opt)
 {
-	enum { OPT_NO_PROGRESS = 256 };
+	enum { OPT_NO_PROGRESS = 256, OPT_GROUP_BY, OPT_AT_MARK };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
@@ -157,6 +163,8 @@ static int parse_args(int argc, char **argv, struct options *opt)
 		{ "weight", required_argument, NULL, 'w' },
 		{ "diff", required_argument, NULL, 'd' },
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
+		{ "group-by", required_argument, NULL, OPT_GROUP_BY },
+		{ "at-mark", required_argument, NULL, OPT_AT_MARK },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -188,6 +196,14 @@ static int parse_args(int argc, char **argv, struct options *opt)
 			break;
 		case 'd':
 			opt->diff = optarg;
+			break;
+		case OPT_GROUP_BY:
+			if (!report_parse_group_by(optarg, &opt->report.group_by))
+				return usage_error("--group-by takes site, python, op, native or stack",
+						   optarg);
+			break;
+		case OPT_AT_MARK:
+			opt->report.at_mark = optarg;
 			break;
 		case OPT_NO_PROGRESS:
 			opt->progress = false;
@@ -237,7 +253,8 @@ static uint64_t count_events(const struct trace *t)
 	return n;
 }
 
-static int load(struct loaded *l, const char *path, bool progress)
+static int load(struct loaded *l, const char *path, bool progress,
+		const struct report_options *report)
 {
 	struct symbolizer *sym;
 	struct progress p;
@@ -247,6 +264,7 @@ static int load(struct loaded *l, const char *path, bool progress)
 
 	if (trace_open(&l->t, path) < 0 || trace_load(&l->t) < 0)
 		return -1;
+	l->t.opts = *report;
 	sym = symbolizer_new();
 	symbolize_trace(sym, &l->t);
 	symbolizer_free(sym);
@@ -297,7 +315,7 @@ static struct loaded *load_one(const char *path, const struct options *opt)
 	struct loaded *l = mt_xcalloc(1, sizeof(*l));
 
 	model_init(&l->m);
-	if (load(l, path, opt->progress) < 0) {
+	if (load(l, path, opt->progress, &opt->report) < 0) {
 		fprintf(stderr, "memtrace report: %s\n", l->t.error);
 		unload(l);
 		free(l);

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 
+#include "diagnose.h"
 #include "render.h"
 #include "trace-schema.h"
 #include "util-mem.h"
@@ -740,6 +741,22 @@ static void print_cupti(const struct text *tx)
 	     c->on ? "" : " (CUPTI's start was not recorded: none flagged)");
 }
 
+/* What to try, after the OOM headline (report/diagnose.c). */
+static void print_diagnosis(const struct text *tx)
+{
+	struct diagnoses d;
+
+	diagnose(tx->t, tx->m, &d);
+	for (size_t i = 0; i < d.n; i++) {
+		_autofree_ char *s = mt_xasprintf("  Try (%s): %s. Evidence: %s.", d.items[i].title,
+						  d.items[i].remedy, d.items[i].evidence);
+		paragraph(tx, 4, s);
+	}
+	if (d.n)
+		fputc('\n', tx->f);
+	diagnoses_fini(&d);
+}
+
 void render_text(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o)
 {
@@ -750,8 +767,10 @@ void render_text(FILE *f, const struct trace *t, const struct model *m,
 
 	print_header(&tx);
 	print_preallocation(&tx);
-	if (oom)
+	if (oom) {
 		print_oom_headline(&tx, oom);
+		print_diagnosis(&tx);
+	}
 	if (graphs_first)
 		print_graphs(&tx, true);
 	if (growth_first)

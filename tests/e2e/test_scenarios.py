@@ -3,6 +3,8 @@ device, traced and reported. Every expected number below is derived from
 the program's own logic (see the comment at the top of each program), not
 from the tool's output. Each program's stdout and exit status must be the
 same with and without the preload."""
+import subprocess
+
 import mtest
 from mtest import by_function, innermost
 
@@ -71,6 +73,16 @@ class DemoOom(mtest.TraceTest):
         self.assertIn("OUT OF MEMORY", text)
         self.assertIn("forward", text)
         self.assertIn("96.0 MiB", text)
+
+    def test_group_by_option(self):
+        run = self.run_program("demo-oom")
+        by_stack = self.report(run.trace, "--group-by", "stack")
+        self.assertEqual(by_stack["group_by"], "stack")
+        self.assertEqual(sorted(s["count"] for s in by_stack["sites"]), [4, 17])
+        proc = subprocess.run([mtest.REPORTER, run.trace, "--group-by", "bogus"],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("--group-by takes site, python, op, native or stack", proc.stderr)
 
     def test_oom_row_in_trace(self):
         """The trace alone (plain SQL) has the failure and the device state."""
