@@ -305,6 +305,19 @@ class Scenarios(unittest.TestCase):
         self.assertTrue([s for s in sites for f in s["frames"]
                          if all(f.get(k) == v for k, v in want.items())],
                         "no site has the frame %r" % want)
+        # The site of each scenario (the default grouping) is the Python
+        # function, file and line that made the allocation.
+        for fn, tag, kib in (("cdll_alloc", "cdll", 101), ("pydll_alloc", "pydll", 102),
+                             ("spin_alloc", "spin", 103), ("gen_alloc", "gen", 108)):
+            with self.subTest(fn=fn):
+                site = {"kind": "python", "function": self.name(fn), "file": SCRIPT,
+                        "line": self.tags[tag]}
+                found = [s for s in sites
+                         if all(s["site"].get(k) == v for k, v in site.items())]
+                self.assertEqual(len(found), 1, "no site %r" % site)
+                count = expected()[kib][0]
+                self.assertEqual(found[0]["total_bytes"], count * kib * 1024)
+                self.assertEqual(found[0]["count"], count)
 
     def test_embedded_late(self):
         """An embedding program loads libpython (RTLD_LOCAL) after the
