@@ -202,6 +202,77 @@ static bool rule_growth(const struct trace *t, const struct model *m, const stru
 	return true;
 }
 
+uint64_t diagnose_orphaned_execs(const struct model_graphs *g, uint64_t *pinned)
+{
+	uint64_t n = 0;
+
+	*pinned = 0;
+	for (size_t i = 0; i < g->n_orphans; i++) {
+		if (g->orphans[i].kind != MODEL_ORPHAN_EXEC)
+			continue;
+		n++;
+		*pinned = render_sat_add(*pinned, g->orphans[i].pinned_bytes);
+	}
+	return n;
+}
+
+bool diagnose_graphs_story(const struct model *m)
+{
+	uint64_t pinned;
+
+	return (diagnose_orphaned_execs(&m->graphs, &pinned) && pinned) || m->graphs.n_never_freed;
+}
+
+bool diagnose_growth_story(const struct model *m)
+{
+	return m->growth.n_sites && m->growth.sites[0].growing && m->growth.sites[0].per_point > 0;
+}
+
+/* What grows build after build (model-points.c) and what graphs left
+ * behind pin (model-graph.c): the leaking site, its step, the execs. */
+static char *builds_evidence(const struct trace *t, const struct model *m)
+{
+	const struct model_growth *g = &m->growth;
+	uint64_t pinned, execs = diagnose_orphaned_execs(&m->graphs, &pinned);
+	uint64_t never = render_graph_never_freed_bytes(&m->graphs);
+	_autofree_ char *grow = NULL, *left = NULL, *unfreed = NULL;
+
+	if (diagnose_growth_story(m)) {
+		const struct model_growth_site *gs = &g->sites[0];
+		_autofree_ char *site = render_model_site_label(t, &m->sites[gs->site], true);
+
+		grow = mt_xasprintf("%s grows by %s per point over %zu %s (%s to %s)", site,
+				    sz((uint64_t)gs->per_point).s, g->n_points,
+				    render_growth_basis(g->basis), sz(gs->live[0]).s,
+				    sz(gs->live[g->n_points - 1]).s);
+	}
+	if (execs)
+		left = mt_xasprintf("%" PRIu64 " executable graph%s never destroyed, pinning %s", execs,
+				    execs == 1 ? "" : "s", sz(pinned).s);
+	if (never)
+		unfreed = mt_xasprintf("%s of graph memory never freed", sz(never).s);
+	return mt_xasprintf("%s%s%s%s%s", grow ? grow : "", grow && (left || unfreed) ? "; " : "",
+			    left ? left : "", left && unfreed ? "; " : "", unfreed ? unfreed : "");
+}
+
+static bool rule_builds(const struct trace *t, const struct model *m, struct diagnoses *d)
+{
+	const char *what;
+
+	if (!diagnose_growth_story(m) && !diagnose_graphs_story(m))
+		return false;
+	what = diagnose_growth_story(m) ? "the growing site" : "the code that builds the graphs";
+	add(d, DIAG_BUILDS,
+	    diagnose_growth_story(m) ? "Memory growing build after build" : "CUDA graphs left behind",
+	    builds_evidence(t, m),
+	    mt_xasprintf("free what %s keeps from one build to the next: "
+			 "tf.keras.backend.clear_session() (Keras), torch._dynamo.reset() "
+			 "(torch.compile), and destroy graph execs no longer used "
+			 "(cudaGraphExecDestroy, cudaGraphDestroy)",
+			 what));
+	return true;
+}
+
 static void rule_working_set(const struct trace *t, const struct model *m,
 			     const struct model_oom *o, struct diagnoses *d)
 {
@@ -234,7 +305,9 @@ void diagnose(const struct trace *t, const struct model *m, struct diagnoses *d)
 	rule_preallocation(t, m, d);
 	if (o)
 		rule_fragmentation(o, d);
-	growth = rule_growth(t, m, o, d);
+	/* one remedy for memory kept: by builds when the model saw them,
+	 * else by the timeline's rising floor */
+	growth = rule_builds(t, m, d) || rule_growth(t, m, o, d);
 	if (o && !growth && m->n_notes == 0)
 		rule_working_set(t, m, o, d);
 	if (o)

@@ -4,7 +4,9 @@
  * (sites): untrusted, renderers escape them as any other trace string. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "model.h"
 #include "trace.h"
@@ -15,6 +17,7 @@ enum diag_kind {
 	DIAG_WORKING_SET,	/* needs more at once than the device has, no leak */
 	DIAG_GROWTH,		/* memory that is never given back: the floor rises */
 	DIAG_UNEXPLAINED,	/* device memory in use the process did not allocate */
+	DIAG_BUILDS,		/* a site grows build after build, or graph execs left behind */
 };
 
 struct diagnosis {
@@ -33,3 +36,13 @@ struct diagnoses {
  * set, lets it see growth over the run. */
 void diagnose(const struct trace *t, const struct model *m, struct diagnoses *d);
 void diagnoses_fini(struct diagnoses *d);
+
+/* Executable graphs never destroyed (as of the --at-mark mark, else the
+ * end), and the graph memory they pin in *pinned. */
+uint64_t diagnose_orphaned_execs(const struct model_graphs *g, uint64_t *pinned);
+
+/* Graphs are the story when executable graphs left behind pin memory or
+ * graph memory was never freed; growth is, when the first growth site
+ * grows. The text and HTML reports then put them under the headline. */
+bool diagnose_graphs_story(const struct model *m);
+bool diagnose_growth_story(const struct model *m);

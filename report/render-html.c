@@ -38,6 +38,12 @@
 #define SITE_ROWS 500	  /* per ordering: peak, OOM, total, leaked */
 #define PATH_FRAMES 12	  /* frames of the failing path shown before "more" */
 #define HEADLINE_HOLDERS 6
+#define GRAPH_ROWS 50	  /* orphans, never-freed groups: the first, by the model's order */
+#define GROWTH_ROWS 20	  /* growth sites with a sparkline */
+#define SPARK_POINTS 128  /* points a sparkline draws; more are sampled evenly */
+#define POINT_LABELS 24	  /* growth points named: the first half and the last half */
+#define LABEL_CHARS 120	  /* a mark's label on the timeline, cut beyond */
+#define CUPTI_MODULES 8
 
 /* keys of the frame map besides trace frame indices */
 #define FRAME_MISSING (1ull << 62)
@@ -355,6 +361,55 @@ static uint64_t device_total(const struct model *m)
 	return 0;
 }
 
+/* The mark point of seq (points are in seq order), else NULL. */
+static const struct model_point *mark_point(const struct model *m, int64_t seq)
+{
+	size_t lo = 0, hi = m->n_points;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->points[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->n_points && m->points[lo].seq == seq && m->points[lo].kind == MODEL_POINT_MARK)
+		return &m->points[lo];
+	return NULL;
+}
+
+/* s cut to at most max bytes, on a character boundary, "..." marking it */
+static void cut_label(char *s, size_t max)
+{
+	size_t n = strlen(s), i = 0;
+
+	if (n <= max)
+		return;
+	while (i < n) {
+		uint32_t cp;
+		size_t l = utf8_decode((const unsigned char *)s + i, n - i, &cp);
+
+		if (i + l > max - 3)
+			break;
+		i += l;
+	}
+	memcpy(s + i, "...", 4);
+}
+
+/* ",label" after a mark marker: its name from the ops table, cut short. */
+static void marker_label(struct html *h, int64_t seq)
+{
+	const struct model_point *p = mark_point(h->m, seq);
+	_autofree_ char *label = p ? render_point_label(h->t, p) : NULL;
+
+	if (!label)
+		return;
+	cut_label(label, LABEL_CHARS);
+	fputc(',', h->f);
+	json_str(h->f, label);
+}
+
 static void data_timeline(struct html *h)
 {
 	const struct model_timeline *tl = h->m->timeline;
@@ -374,9 +429,13 @@ static void data_timeline(struct html *h)
 		first = false;
 	}
 	fputs("],\"markers\":[", h->f);
-	for (size_t i = 0; tl && i < tl->n_markers; i++)
-		fprintf(h->f, "%s[%" PRId64 ",%d,%" PRIu64 "]", i ? "," : "",
-			tl->markers[i].time_ns, tl->markers[i].kind, tl->markers[i].bytes);
+	for (size_t i = 0; tl && i < tl->n_markers; i++) {
+		fprintf(h->f, "%s[%" PRId64 ",%d,%" PRIu64, i ? "," : "", tl->markers[i].time_ns,
+			tl->markers[i].kind, tl->markers[i].bytes);
+		if (tl->markers[i].kind == MT_EV_MARK)
+			marker_label(h, tl->markers[i].seq);
+		fputc(']', h->f);
+	}
 	fprintf(h->f, "],\"markers_dropped\":%" PRIu64 "}", tl ? tl->markers_dropped : 0);
 }
 
@@ -910,11 +969,215 @@ static void print_totals(const struct html *h)
 			h->t->missing_stacks, h->t->missing_frames, h->t->missing_modules);
 }
 
+/* ---- graphs, growth, CUPTI: static markup ---- */
+
+static void print_orphans(const struct html *h)
+{
+	const struct model_graphs *g = &h->m->graphs;
+	size_t n = g->n_orphans < GRAPH_ROWS ? g->n_orphans : GRAPH_ROWS;
+
+	if (!g->n_orphans)
+		return;
+	fprintf(h->f, "<h3>Never destroyed %s(%zu of %zu)</h3>", g->at_mark ? "at the mark " : "",
+		n, g->n_orphans);
+	if (g->at_mark) {
+		fputs("<p class=\"sub\">at mark \"", h->f);
+		esc(h, h->t->opts.at_mark);
+		fprintf(h->f, "\" (%s)</p>", secs(g->at_time_ns).s);
+	}
+	fputs("<table class=\"grid orphans\"><tr><th>what</th><th>pins</th><th>launches</th>"
+	      "<th>created at</th></tr>\n", h->f);
+	for (size_t i = 0; i < n; i++) {
+		const struct model_orphan *o = &g->orphans[i];
+
+		fprintf(h->f, "<tr><td>%s <code>0x%" PRIx64 "</code></td>",
+			o->kind == MODEL_ORPHAN_EXEC ? "exec" : "graph", o->handle);
+		size_cell(h, o->pinned_bytes);
+		count_cell(h, o->launches);
+		stack_cell(h, o->stack);
+		fputs("</tr>\n", h->f);
+	}
+	fputs("</table>\n", h->f);
+}
+
+static void print_never_freed(const struct html *h)
+{
+	const struct model_graphs *g = &h->m->graphs;
+	size_t n = g->n_never_freed < GRAPH_ROWS ? g->n_never_freed : GRAPH_ROWS;
+
+	if (!g->n_never_freed)
+		return;
+	fprintf(h->f, "<h3>Graph memory never freed (%zu of %zu)</h3><table class=\"grid\"><tr>"
+		      "<th>bytes</th><th>allocations</th><th>graph</th><th>allocated at</th></tr>\n",
+		n, g->n_never_freed);
+	for (size_t i = 0; i < n; i++) {
+		const struct model_graph_leak *l = &g->never_freed[i];
+
+		fputs("<tr>", h->f);
+		size_cell(h, l->bytes);
+		count_cell(h, l->count);
+		fprintf(h->f, "<td><code>0x%" PRIx64 "</code></td>", l->graph);
+		stack_cell(h, l->stack);
+		fputs("</tr>\n", h->f);
+	}
+	fputs("</table>\n", h->f);
+}
+
+static void print_graphs(const struct html *h, bool story)
+{
+	const struct model_graphs *g = &h->m->graphs;
+	uint64_t pinned, execs = diagnose_orphaned_execs(g, &pinned);
+
+	if (!g->n_orphans && !g->n_never_freed)
+		return;
+	fprintf(h->f, "<section class=\"graphs%s\" id=\"graphs\"><h2>%s</h2>", story ? " story" : "",
+		g->n_orphans ? "Orphaned CUDA graphs" : "Graph memory never freed");
+	fprintf(h->f, "<p>%" PRIu64 " executable graphs never destroyed, pinning <b>%s</b>; "
+		      "%s of graph memory never freed. %" PRIu64 " graphs created (%" PRIu64
+		      " destroyed), %" PRIu64 " execs (%" PRIu64 " destroyed), %" PRIu64
+		      " launches; the graph pools hold %s (at most %s).</p>\n",
+		execs, sz(pinned).s, sz(render_graph_never_freed_bytes(g)).s, g->created,
+		g->destroyed, g->execs_created, g->execs_destroyed, g->launches,
+		sz(g->pool_bytes).s, sz(g->pool_peak).s);
+	print_orphans(h);
+	print_never_freed(h);
+	fputs("</section>\n", h->f);
+}
+
+/* A point's name: marks and ranges by their labels, instantiations by time. */
+static char *point_name(const struct html *h, size_t k)
+{
+	const struct model_point *p = &h->m->points[h->m->growth.points[k]];
+	char *label = p->kind == MODEL_POINT_INSTANTIATION ? mt_xstrdup(secs(p->time_ns).s)
+							 : render_point_label(h->t, p);
+
+	cut_label(label, LABEL_CHARS);
+	return label;
+}
+
+/* Live bytes at each growth point as a polyline; SPARK_POINTS at most. */
+static void sparkline(const struct html *h, const struct model_growth_site *gs)
+{
+	size_t n = h->m->growth.n_points, k = n < SPARK_POINTS ? n : SPARK_POINTS;
+	uint64_t hi = 1;
+
+	for (size_t i = 0; i < n; i++)
+		hi = gs->live[i] > hi ? gs->live[i] : hi;
+	fputs("<svg class=\"spark\" viewBox=\"0 0 200 24\" preserveAspectRatio=\"none\" "
+	      "role=\"img\" aria-label=\"live bytes at each point\"><polyline points=\"", h->f);
+	for (size_t j = 0; j < k; j++) {
+		size_t i = k > 1 ? j * (n - 1) / (k - 1) : 0;
+
+		fprintf(h->f, "%s%.1f,%.1f", j ? " " : "", k > 1 ? 200.0 * (double)j / (double)(k - 1) : 100,
+			23 - 22.0 * (double)gs->live[i] / (double)hi);
+	}
+	fputs("\"/></svg>", h->f);
+}
+
+static void growth_points(const struct html *h)
+{
+	const struct model_growth *g = &h->m->growth;
+
+	fprintf(h->f, "<p class=\"sub\">%zu %s", g->n_points, render_growth_basis(g->basis));
+	if (g->thinned_from)
+		fprintf(h->f, " (of %zu)", g->thinned_from);
+	fputs(": ", h->f);
+	for (size_t k = 0; k < g->n_points; k++) {
+		_autofree_ char *name = NULL;
+
+		if (k == POINT_LABELS / 2 && g->n_points > POINT_LABELS) {
+			fprintf(h->f, " … (%zu more) …", g->n_points - POINT_LABELS);
+			k = g->n_points - POINT_LABELS / 2 - 1;
+			continue;
+		}
+		name = point_name(h, k);
+		fputs(k ? ", <code>" : "<code>", h->f);
+		esc(h, name);
+		fputs("</code>", h->f);
+	}
+	fputs("</p>\n", h->f);
+}
+
+static void print_growth(const struct html *h, bool story)
+{
+	const struct model *m = h->m;
+	const struct model_growth *g = &m->growth;
+	size_t n = 0;
+
+	if (!g->basis || !g->n_sites || !g->n_points)
+		return;
+	fprintf(h->f, "<section class=\"growth%s\" id=\"growth\"><h2>Growth across builds</h2>",
+		story ? " story" : "");
+	growth_points(h);
+	fputs("<table class=\"grid\"><tr><th>per point</th><th>live at each point</th>"
+	      "<th>first</th><th>last</th><th></th><th>site</th></tr>\n", h->f);
+	for (size_t i = 0; i < g->n_sites && n < GROWTH_ROWS; i++, n++) {
+		const struct model_growth_site *gs = &g->sites[i];
+		_autofree_ char *label = render_model_site_label(h->t, &m->sites[gs->site], true);
+		uint64_t step = gs->per_point < 0 ? (uint64_t)-(gs->per_point + 1) + 1
+						  : (uint64_t)gs->per_point;
+
+		fprintf(h->f, "<tr%s><td class=\"n\">%s%s</td><td>", gs->growing ? " class=\"grows\"" : "",
+			gs->per_point < 0 ? "-" : "+", sz(step).s);
+		sparkline(h, gs);
+		fputs("</td>", h->f);
+		size_cell(h, gs->live[0]);
+		size_cell(h, gs->live[g->n_points - 1]);
+		fprintf(h->f, "<td>%s</td><td class=\"site\">", gs->growing ? "<b>grows</b>" : "");
+		esc(h, label);
+		fputs("</td></tr>\n", h->f);
+	}
+	if (g->n_sites > n)
+		fprintf(h->f, "<tr><td></td><td class=\"sub\" colspan=\"5\">and %zu more sites</td></tr>",
+			g->n_sites - n);
+	fputs("</table></section>\n", h->f);
+}
+
+static void print_cupti(const struct html *h)
+{
+	const struct model_cupti *c = &h->m->cupti;
+	size_t n = c->n_by_module < CUPTI_MODULES ? c->n_by_module : CUPTI_MODULES;
+
+	if (!c->on)
+		return;
+	fputs("<section class=\"cupti\" id=\"cupti\"><h2>Second witness (CUPTI)</h2><div class=\"stats\">",
+	      h->f);
+	{
+		char v[48], sub[96];
+
+		snprintf(v, sizeof(v), "%" PRIu64, c->matched);
+		snprintf(sub, sizeof(sub), "of its %" PRIu64 " allocations (%s)", c->allocs,
+			 sz(c->matched_bytes).s);
+		stat_box(h, "live", "matched the hooks", v, sub);
+		snprintf(sub, sizeof(sub), "in %" PRIu64 " allocations; %s live at the end",
+			 c->alone_count, sz(c->alone_live_bytes).s);
+		stat_box(h, "unex", "seen by CUPTI alone", sz(c->alone_bytes).s, sub);
+		snprintf(sub, sizeof(sub), "in %" PRIu64 " hooked allocations", c->unconfirmed);
+		stat_box(h, "free", "not confirmed by CUPTI", sz(c->unconfirmed_bytes).s, sub);
+	}
+	fputs("</div>\n", h->f);
+	if (n) {
+		fputs("<table class=\"grid\"><tr><th>seen by CUPTI alone, made by</th><th>bytes</th>"
+		      "<th>allocations</th></tr>\n", h->f);
+		for (size_t i = 0; i < n; i++) {
+			fputs("<tr><td>", h->f);
+			esc(h, render_module_name(h->t, c->by_module[i].module));
+			fputs("</td>", h->f);
+			size_cell(h, c->by_module[i].bytes);
+			count_cell(h, c->by_module[i].count);
+			fputs("</tr>\n", h->f);
+		}
+		fputs("</table>\n", h->f);
+	}
+	fputs("</section>\n", h->f);
+}
+
 void render_html(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o)
 {
 	struct html h = { .f = f, .t = t, .m = m, .o = o };
 	const struct model_oom *oom = render_headline_oom(m);
+	bool graphs_first = diagnose_graphs_story(m), growth_first = diagnose_growth_story(m);
 
 	map_init(&h.stack_index, sizeof(uint32_t));
 	map_init(&h.frame_index, sizeof(uint32_t));
@@ -924,12 +1187,22 @@ void render_html(FILE *f, const struct trace *t, const struct model *m,
 		print_oom_headline(&h, oom);
 	else
 		print_peak_headline(&h);
+	/* the story of a run that rebuilds: right under the headline */
+	if (graphs_first)
+		print_graphs(&h, true);
+	if (growth_first)
+		print_growth(&h, true);
 	print_views(&h);
 	fputs("<section class=\"more\">", f);
+	if (!graphs_first)
+		print_graphs(&h, false);
+	if (!growth_first)
+		print_growth(&h, false);
 	print_leaks(&h);
 	if (render_unusual_kinds(m))
 		print_kinds(&h);
 	print_pools(&h);
+	print_cupti(&h);
 	print_totals(&h);
 	fputs("</section></main>\n", f);
 	data_block(&h);

@@ -139,12 +139,19 @@
 			svg.appendChild(sv('line', { 'class': 'tl-total', x1: L, x2: W - R, y1: Y(total), y2: Y(total) }));
 			svg.appendChild(sv('text', { x: L + 4, y: Y(total) - 3 }, 'device total ' + bytes(total)));
 		}
+		var lastLabel = -Infinity;
 		TL.markers.forEach(function (m) {
 			var x = X(m[0]);
 			if (m[1] === 3) {
 				svg.appendChild(sv('line', { 'class': 'tl-oom', x1: x, x2: x, y1: T - 4, y2: Y(0) }));
 			} else if (m[1] === 13) {
 				svg.appendChild(sv('line', { 'class': 'tl-mark', x1: x, x2: x, y1: T, y2: Y(0) }));
+				/* the mark's name where there is room for it */
+				if (typeof m[3] === 'string' && x - lastLabel >= 70) {
+					var lbl = m[3].length > 12 ? m[3].slice(0, 11) + '…' : m[3];
+					svg.appendChild(sv('text', { 'class': 'tl-mark-l', x: x + 2, y: T + 8 }, lbl));
+					lastLabel = x;
+				}
 			} else {
 				svg.appendChild(sv('line', { 'class': 'tl-graph', x1: x, x2: x, y1: Y(0) - 6, y2: Y(0) }));
 			}
@@ -186,7 +193,7 @@
 				lines.push('nothing live yet');
 			}
 			TL.markers.forEach(function (m) {
-				if (Math.abs(X(m[0]) - x) < 3) lines.push(m[1] === 3 ? 'OOM: ' + bytes(m[2]) + ' requested' : m[1] === 13 ? 'mark' : 'graph event');
+				if (Math.abs(X(m[0]) - x) < 3) lines.push(m[1] === 3 ? 'OOM: ' + bytes(m[2]) + ' requested' : m[1] === 13 ? 'mark' + (typeof m[3] === 'string' ? ': ' + m[3] : '') : 'graph event');
 			});
 			lines.push('click: show the live set here');
 			showTip(ev, lines);

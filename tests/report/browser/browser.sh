@@ -6,6 +6,8 @@
 #   refusal), the headline and the flame graph render, and at 1280x800 the
 #   first screen shows the OOM headline and the flame graph's rows
 #   (checked by colour in the screenshot);
+# - the graphs trace (golden/graphs.sql): the orphaned graphs and the
+#   graph memory never freed render above the timeline;
 # - the hostile trace (browser/hostile.sql): names holding "</script>",
 #   quotes, "<img onerror>" and invalid UTF-8 show as text, and none runs.
 # Chromium is Debian's "chromium"; installed with apt-get when missing and
@@ -88,6 +90,22 @@ cp oom.png "$out/browser-oom.png" 2>/dev/null || true
 python3 "$src/browser/check-png.py" oom.png 1280 800 \
 	'#c62828=400' '#9aa5b1=5000' '#f2b36f=5000' '#1f6feb=300' ||
 	fail "oom: the first screen (1280x800) lacks the headline or the flame graph"
+
+# ---- CUDA graphs left behind (golden/graphs.sql) ---------------------
+# graphs are the story: the orphans and the graph memory never freed
+# render, right under the headline (before the timeline), and the page
+# stays quiet in the console
+render graphs "$src/golden/graphs.sql"
+chrome graphs --dump-dom >graphs.dom || fail "graphs: chromium failed (exit $?)"
+console_clean graphs
+grep -q '<h2>Orphaned CUDA graphs</h2>' graphs.dom || fail "graphs: no orphaned-graphs section"
+grep -q 'exec <code>0xe2</code>' graphs.dom || fail "graphs: the orphaned exec 0xe2 is not listed"
+grep -q 'Graph memory never freed (1 of 1)' graphs.dom || fail "graphs: no graph memory never freed"
+sed -n '/id="graphs"/,$p' graphs.dom | grep -q 'id="timeline"' ||
+	fail "graphs: the graphs section is not above the timeline"
+grep -q 'CUDA graphs left behind' graphs.dom || fail "graphs: what to try does not name the graphs"
+chrome graphs --window-size=1280,800 --screenshot="$tmp/graphs.png" >/dev/null || fail "graphs: no screenshot"
+cp graphs.png "$out/browser-graphs.png" 2>/dev/null || true
 
 # ---- hostile strings -------------------------------------------------
 render hostile "$src/browser/hostile.sql"
