@@ -11,6 +11,12 @@
 #include "trace-schema.h"
 #include "util-mem.h"
 
+/* an allocation live, as the per-stream table counts it */
+struct timeline_live {
+	uint64_t bytes;
+	uint32_t slot; /* in streams; TIMELINE_STREAMS: streams_other */
+};
+
 #define SNAP_EVERY (TIMELINE_BUCKETS / TIMELINE_SNAPSHOTS) /* buckets per snapshot */
 
 void model_timeline_init(struct model_timeline *tl, int64_t duration_hint_ns)
@@ -20,6 +26,7 @@ void model_timeline_init(struct model_timeline *tl, int64_t duration_hint_ns)
 	/* the first width that holds the whole run: no merge will be needed */
 	if (duration_hint_ns > 0)
 		tl->width = duration_hint_ns / TIMELINE_BUCKETS + 1;
+	map_init(&tl->stream_live, sizeof(struct timeline_live));
 }
 
 void model_timeline_fini(struct model_timeline *tl)
@@ -27,6 +34,7 @@ void model_timeline_fini(struct model_timeline *tl)
 	for (size_t i = 0; i < tl->n_snaps; i++)
 		free(tl->snaps[i].stacks);
 	free(tl->markers);
+	map_fini(&tl->stream_live);
 	memset(tl, 0, sizeof(*tl));
 }
 
@@ -177,6 +185,72 @@ static void add_marker(struct model_timeline *tl, const struct mt_event *ev, int
 	};
 }
 
+/* ---- device bytes live by stream ---- */
+
+static struct timeline_stream *stream_slot(struct model_timeline *tl, uint32_t slot)
+{
+	return slot < TIMELINE_STREAMS ? &tl->streams[slot] : &tl->streams_other;
+}
+
+static uint32_t stream_find(struct model_timeline *tl, uint64_t stream)
+{
+	for (size_t i = 0; i < tl->n_streams; i++) {
+		if (tl->streams[i].stream == stream)
+			return (uint32_t)i;
+	}
+	if (tl->n_streams == TIMELINE_STREAMS)
+		return TIMELINE_STREAMS;
+	tl->streams[tl->n_streams] = (struct timeline_stream){ .stream = stream };
+	return (uint32_t)tl->n_streams++;
+}
+
+static void stream_forget(struct model_timeline *tl, uint64_t address)
+{
+	struct timeline_live old;
+	struct timeline_stream *s;
+
+	if (!map_remove(&tl->stream_live, address, &old))
+		return;
+	s = stream_slot(tl, old.slot);
+	s->bytes -= old.bytes < s->bytes ? old.bytes : s->bytes;
+	s->count -= s->count ? 1 : 0;
+}
+
+static void stream_apply(struct model_timeline *tl, const struct mt_event *ev)
+{
+	struct timeline_live *l;
+	struct timeline_stream *s;
+	bool inserted;
+
+	/* CUPTI's records witness the hooks' events: not counted twice */
+	if (!ev->has_address || ev->source == MT_SOURCE_CUPTI)
+		return;
+	if (ev->kind == MT_EV_FREE) {
+		stream_forget(tl, ev->address);
+		return;
+	}
+	if (ev->kind != MT_EV_ALLOC || !model_mem_is_device(ev->mem) || ev->mem == MT_MEM_GRAPH)
+		return;
+	stream_forget(tl, ev->address); /* a free not seen */
+	l = map_put(&tl->stream_live, ev->address, &inserted);
+	*l = (struct timeline_live){ .bytes = ev->bytes, .slot = stream_find(tl, ev->stream) };
+	s = stream_slot(tl, l->slot);
+	s->bytes += ev->bytes;
+	s->count++;
+}
+
+/* The model's state is that after the previous event, and so is the
+ * table: a new peak takes a copy. */
+static void stream_peak(struct model_timeline *tl, const struct model *m)
+{
+	if (m->device.peak_bytes <= tl->peak_seen)
+		return;
+	tl->peak_seen = m->device.peak_bytes;
+	memcpy(tl->at_peak, tl->streams, sizeof(tl->streams));
+	tl->at_peak_other = tl->streams_other;
+	tl->n_at_peak = tl->n_streams;
+}
+
 void model_timeline_feed(struct model_timeline *tl, const struct model *m,
 			 const struct mt_event *ev)
 {
@@ -202,6 +276,8 @@ void model_timeline_feed(struct model_timeline *tl, const struct model *m,
 	}
 	if (wants_marker(ev->kind))
 		add_marker(tl, ev, t);
+	stream_peak(tl, m);
+	stream_apply(tl, ev);
 	tl->pending = true;
 	tl->pending_ns = t;
 	tl->last_ns = t;
@@ -212,6 +288,7 @@ void model_timeline_finish(struct model_timeline *tl, const struct model *m)
 	if (tl->pending)
 		record(tl, tl->pending_ns, m->device.live_bytes);
 	tl->pending = false;
+	stream_peak(tl, m);
 }
 
 uint64_t model_timeline_at(const struct model_timeline *tl, int64_t time_ns)

@@ -12,6 +12,7 @@
 
 #include "event.h"
 #include "model.h"
+#include "util-map.h"
 
 #define TIMELINE_BUCKETS 2048
 /* live sets kept; a power of two dividing TIMELINE_BUCKETS */
@@ -19,6 +20,9 @@
 /* stacks a snapshot keeps, the largest; the rest is summed in other_* */
 #define TIMELINE_SNAPSHOT_STACKS 1000
 #define TIMELINE_MARKERS 4096
+/* streams whose device bytes live at the peak are told apart; the rest
+ * are summed in streams_other */
+#define TIMELINE_STREAMS 32
 
 /* Bucket i covers [i * width, (i + 1) * width) ns. */
 struct timeline_bucket {
@@ -42,6 +46,13 @@ struct timeline_marker {
 	uint64_t bytes; /* an OOM's request */
 };
 
+/* Device bytes live on one stream (0: the legacy default stream, or an
+ * allocation made without one). */
+struct timeline_stream {
+	uint64_t stream;
+	uint64_t bytes, count;
+};
+
 struct model_timeline {
 	int64_t width; /* ns per bucket, doubled when time runs past the last */
 	struct timeline_bucket buckets[TIMELINE_BUCKETS];
@@ -61,6 +72,19 @@ struct model_timeline {
 	bool started;
 	int64_t first_ns; /* the first event's time */
 	uint64_t last_live; /* the value recorded last */
+
+	/* by the stream allocations were made on: what was live at the
+	 * device peak. Allocations and frees with an address only, of the
+	 * device-side kinds but graph memory (physical at launch, not at its
+	 * allocation) and CUPTI's records: VMM mappings, graph memory and
+	 * what CUPTI alone saw are not in it, so the
+	 * streams can add up to less than the peak. */
+	struct timeline_stream streams[TIMELINE_STREAMS], streams_other;
+	size_t n_streams;
+	struct timeline_stream at_peak[TIMELINE_STREAMS], at_peak_other;
+	size_t n_at_peak;
+	uint64_t peak_seen; /* the model's device peak when at_peak was taken */
+	struct mt_map stream_live; /* address -> struct timeline_live */
 };
 
 /* duration_hint_ns: how long the trace runs, when known (0: unknown); it

@@ -1172,6 +1172,59 @@ static void print_cupti(const struct html *h)
 	fputs("</section>\n", h->f);
 }
 
+static int by_stream_bytes(const void *a, const void *b)
+{
+	return cmp_u64_desc(((const struct timeline_stream *)a)->bytes,
+			    ((const struct timeline_stream *)b)->bytes);
+}
+
+static void stream_row(const struct html *h, const struct timeline_stream *st, const char *name)
+{
+	fputs("<tr><td>", h->f);
+	if (name)
+		fputs(name, h->f);
+	else if (st->stream)
+		fprintf(h->f, "<code>0x%" PRIx64 "</code>", st->stream);
+	else
+		fputs("the default stream (or none)", h->f);
+	fputs("</td>", h->f);
+	size_cell(h, st->bytes);
+	if (st->count)
+		count_cell(h, st->count);
+	else
+		fputs("<td></td>", h->f);
+	fputs("</tr>\n", h->f);
+}
+
+/* Device bytes live at the peak by the stream they were allocated on
+ * (model-timeline.c); worth a table when more than the default stream. */
+static void print_streams(const struct html *h)
+{
+	const struct model_timeline *tl = h->m->timeline;
+	struct timeline_stream rows[TIMELINE_STREAMS], rest;
+	uint64_t sum = 0;
+
+	if (!tl || !tl->n_at_peak || (tl->n_at_peak == 1 && tl->at_peak[0].stream == 0))
+		return;
+	memcpy(rows, tl->at_peak, tl->n_at_peak * sizeof(*rows));
+	qsort(rows, tl->n_at_peak, sizeof(*rows), by_stream_bytes);
+	fputs("<h2>Live at the peak, by stream</h2>\n<table class=\"grid\"><tr><th>stream "
+	      "allocated on</th><th>bytes</th><th>allocations</th></tr>\n", h->f);
+	for (size_t i = 0; i < tl->n_at_peak; i++) {
+		if (rows[i].bytes)
+			stream_row(h, &rows[i], NULL);
+		sum = render_sat_add(sum, rows[i].bytes);
+	}
+	if (tl->at_peak_other.bytes)
+		stream_row(h, &tl->at_peak_other, "(other streams)");
+	sum = render_sat_add(sum, tl->at_peak_other.bytes);
+	if (h->m->device.peak_bytes > sum) {
+		rest = (struct timeline_stream){ .bytes = h->m->device.peak_bytes - sum };
+		stream_row(h, &rest, "not by stream (graph memory, VMM mappings, seen by CUPTI alone)");
+	}
+	fputs("</table>\n", h->f);
+}
+
 void render_html(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o)
 {
@@ -1202,6 +1255,7 @@ void render_html(FILE *f, const struct trace *t, const struct model *m,
 	if (render_unusual_kinds(m))
 		print_kinds(&h);
 	print_pools(&h);
+	print_streams(&h);
 	print_cupti(&h);
 	print_totals(&h);
 	fputs("</section></main>\n", f);
