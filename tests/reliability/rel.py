@@ -62,10 +62,15 @@ def trace_state(trace):
     AssertionError."""
     if not os.path.exists(trace):
         return "absent"
-    if os.path.exists(trace + "-journal") and not os.path.exists(trace + "-wal"):
+    # memtrace creates PATH-wal (empty) with the trace, so a -wal may be
+    # there too; an empty one holds nothing
+    wal = trace + "-wal"
+    if os.path.exists(trace + "-journal") and (not os.path.exists(wal) or
+                                               os.path.getsize(wal) == 0):
         with tempfile.TemporaryDirectory() as tmp:
             for suffix in ("", "-journal"):
                 shutil.copy(trace + suffix, os.path.join(tmp, "t.db" + suffix))
+            # (the empty -wal is not copied: SQLite makes its own)
             conn = sqlite3.connect(os.path.join(tmp, "t.db"))
             try:
                 tables = conn.execute("SELECT name FROM sqlite_master").fetchall()
