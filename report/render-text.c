@@ -236,7 +236,14 @@ static void print_oom_headline(const struct text *tx, const struct model_oom *o)
 	     api ? api : "allocation", size(o->requested).s, secs(o->time_ns).s, where,
 	     dev ? dev : "", size(o->live_bytes).s, o->live_count,
 	     plural(o->live_count, "allocation", "allocations"));
-	if (o->has_unexplained && o->unexplained_bytes)
+	/* Below 1 MiB (or 1% of the device) it is only the driver's rounding
+	 * of the process's own allocations: not worth a line. */
+	uint64_t floor = o->has_device_total && o->device_total > 0
+				 ? (uint64_t)o->device_total / 100
+				 : 0;
+	if (floor < (1u << 20))
+		floor = 1u << 20;
+	if (o->has_unexplained && o->unexplained_bytes >= floor)
 		say(tx, 4, "  The device had %s in use, of which %s is not this process's "
 			    "allocations: contexts, other processes or libraries' workspaces",
 		     size(render_oom_device_used(o)).s, size(o->unexplained_bytes).s);
