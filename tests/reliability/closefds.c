@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nocfi.h"
@@ -71,9 +72,10 @@ static const char *damage(int fd, int i)
 	if (fcntl(fd, F_GETFD) == -1)
 		return "closed";
 	line_for(i, want, sizeof(want));
-	ssize_t n = pread(fd, got, sizeof(got) - 1, 0);
-	got[n > 0 ? n : 0] = '\0';
-	if (strcmp(want, got))
+	ssize_t n = pread(fd, got, sizeof(got), 0);
+	struct stat st;
+	if (n != (ssize_t)strlen(want) || memcmp(want, got, (size_t)n) || fstat(fd, &st) ||
+	    st.st_size != n)
 		return "written into";
 	if (lseek(fd, 0, SEEK_CUR) != 0)
 		return "read from (its offset moved)";
