@@ -48,6 +48,7 @@ struct mt_event {
 	uint64_t handle; /* map: the physical allocation; pools: the pool */
 	bool has_handle;
 	uint64_t stream; /* 0 when NULL */
+	int64_t thread;	 /* kernel thread id (threads.id); 0 when NULL */
 	int64_t status;	 /* 0 when NULL */
 	int source;	 /* enum mt_source; 0 when NULL */
 	/* from the ooms table, for oom events */

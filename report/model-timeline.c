@@ -11,10 +11,11 @@
 #include "trace-schema.h"
 #include "util-mem.h"
 
-/* an allocation live, as the per-stream table counts it */
+/* an allocation live, as the per-stream and per-thread tables count it */
 struct timeline_live {
 	uint64_t bytes;
 	uint32_t slot; /* in streams; TIMELINE_STREAMS: streams_other */
+	uint32_t thread_slot; /* in threads; TIMELINE_THREADS: threads_other */
 };
 
 #define SNAP_EVERY (TIMELINE_BUCKETS / TIMELINE_SNAPSHOTS) /* buckets per snapshot */
@@ -204,22 +205,44 @@ static uint32_t stream_find(struct model_timeline *tl, uint64_t stream)
 	return (uint32_t)tl->n_streams++;
 }
 
+static struct timeline_thread *thread_slot(struct model_timeline *tl, uint32_t slot)
+{
+	return slot < TIMELINE_THREADS ? &tl->threads[slot] : &tl->threads_other;
+}
+
+static uint32_t thread_find(struct model_timeline *tl, int64_t thread)
+{
+	for (size_t i = 0; i < tl->n_threads; i++) {
+		if (tl->threads[i].thread == thread)
+			return (uint32_t)i;
+	}
+	if (tl->n_threads == TIMELINE_THREADS)
+		return TIMELINE_THREADS;
+	tl->threads[tl->n_threads] = (struct timeline_thread){ .thread = thread };
+	return (uint32_t)tl->n_threads++;
+}
+
 static void stream_forget(struct model_timeline *tl, uint64_t address)
 {
 	struct timeline_live old;
 	struct timeline_stream *s;
+	struct timeline_thread *th;
 
 	if (!map_remove(&tl->stream_live, address, &old))
 		return;
 	s = stream_slot(tl, old.slot);
 	s->bytes -= old.bytes < s->bytes ? old.bytes : s->bytes;
 	s->count -= s->count ? 1 : 0;
+	th = thread_slot(tl, old.thread_slot);
+	th->bytes -= old.bytes < th->bytes ? old.bytes : th->bytes;
+	th->count -= th->count ? 1 : 0;
 }
 
 static void stream_apply(struct model_timeline *tl, const struct mt_event *ev)
 {
 	struct timeline_live *l;
 	struct timeline_stream *s;
+	struct timeline_thread *th;
 	bool inserted;
 
 	/* CUPTI's records witness the hooks' events: not counted twice */
@@ -233,10 +256,15 @@ static void stream_apply(struct model_timeline *tl, const struct mt_event *ev)
 		return;
 	stream_forget(tl, ev->address); /* a free not seen */
 	l = map_put(&tl->stream_live, ev->address, &inserted);
-	*l = (struct timeline_live){ .bytes = ev->bytes, .slot = stream_find(tl, ev->stream) };
+	*l = (struct timeline_live){ .bytes = ev->bytes,
+				     .slot = stream_find(tl, ev->stream),
+				     .thread_slot = thread_find(tl, ev->thread) };
 	s = stream_slot(tl, l->slot);
 	s->bytes += ev->bytes;
 	s->count++;
+	th = thread_slot(tl, l->thread_slot);
+	th->bytes += ev->bytes;
+	th->count++;
 }
 
 /* The model's state is that after the previous event, and so is the
@@ -249,6 +277,9 @@ static void stream_peak(struct model_timeline *tl, const struct model *m)
 	memcpy(tl->at_peak, tl->streams, sizeof(tl->streams));
 	tl->at_peak_other = tl->streams_other;
 	tl->n_at_peak = tl->n_streams;
+	memcpy(tl->thread_at_peak, tl->threads, sizeof(tl->threads));
+	tl->thread_at_peak_other = tl->threads_other;
+	tl->n_thread_at_peak = tl->n_threads;
 }
 
 void model_timeline_feed(struct model_timeline *tl, const struct model *m,

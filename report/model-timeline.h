@@ -23,6 +23,8 @@
 /* streams whose device bytes live at the peak are told apart; the rest
  * are summed in streams_other */
 #define TIMELINE_STREAMS 32
+/* the same for the threads allocations were made on */
+#define TIMELINE_THREADS 32
 
 /* Bucket i covers [i * width, (i + 1) * width) ns. */
 struct timeline_bucket {
@@ -50,6 +52,13 @@ struct timeline_marker {
  * allocation made without one). */
 struct timeline_stream {
 	uint64_t stream;
+	uint64_t bytes, count;
+};
+
+/* Device bytes live allocated by one thread (the kernel thread id,
+ * threads.id; 0: the event named none). */
+struct timeline_thread {
+	int64_t thread;
 	uint64_t bytes, count;
 };
 
@@ -85,6 +94,13 @@ struct model_timeline {
 	size_t n_at_peak;
 	uint64_t peak_seen; /* the model's device peak when at_peak was taken */
 	struct mt_map stream_live; /* address -> struct timeline_live */
+
+	/* the same by the thread that made the allocation, counting the same
+	 * allocations, copied at the same peaks */
+	struct timeline_thread threads[TIMELINE_THREADS], threads_other;
+	size_t n_threads;
+	struct timeline_thread thread_at_peak[TIMELINE_THREADS], thread_at_peak_other;
+	size_t n_thread_at_peak;
 };
 
 /* duration_hint_ns: how long the trace runs, when known (0: unknown); it

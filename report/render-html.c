@@ -22,6 +22,8 @@
  * moment at most MOMENT_STACKS stacks, the table at most SITE_ROWS sites;
  * the rest is summed as "(other)". */
 #include <inttypes.h>
+#include <sqlite3.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "diagnose.h"
@@ -548,6 +550,67 @@ static void data_sites(struct html *h)
 	free(rows);
 }
 
+/* The name the threads table gives a thread, or NULL (none, or no table). */
+static char *thread_name(const struct trace *t, int64_t id)
+{
+	sqlite3_stmt *s = NULL;
+	char *name = NULL;
+
+	if (sqlite3_prepare_v2(t->db, "SELECT name FROM threads WHERE id = ?", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return NULL;
+	sqlite3_bind_int64(s, 1, id);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) == SQLITE_TEXT)
+		name = mt_xstrdup((const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	return name;
+}
+
+static int by_thread_bytes(const void *a, const void *b)
+{
+	const struct timeline_thread *x = a, *y = b;
+	int c = cmp_u64_desc(x->bytes, y->bytes);
+
+	return c ? c : (x->thread > y->thread) - (x->thread < y->thread);
+}
+
+/* Device bytes live at the peak by thread (model-timeline.c), for the
+ * script to draw: [tid, name, bytes, allocations], tid null for the
+ * threads past the 32nd; rest: the peak's bytes in no row. Names are
+ * trace strings: through json_str here, textContent there. */
+static void data_threads(struct html *h)
+{
+	const struct model_timeline *tl = h->m->timeline;
+	struct timeline_thread rows[TIMELINE_THREADS];
+	size_t n = tl ? tl->n_thread_at_peak : 0;
+	uint64_t sum = 0;
+	bool first = true;
+
+	if (n)
+		memcpy(rows, tl->thread_at_peak, n * sizeof(*rows));
+	qsort(rows, n, sizeof(*rows), by_thread_bytes);
+	fputs(",\n\"threads\":[", h->f);
+	for (size_t i = 0; i < n; i++) {
+		_autofree_ char *name = NULL;
+
+		sum = render_sat_add(sum, rows[i].bytes);
+		if (!rows[i].bytes)
+			continue;
+		name = thread_name(h->t, rows[i].thread);
+		fprintf(h->f, "%s[%" PRId64 ",", first ? "" : ",", rows[i].thread);
+		json_str(h->f, name);
+		fprintf(h->f, ",%" PRIu64 ",%" PRIu64 "]", rows[i].bytes, rows[i].count);
+		first = false;
+	}
+	if (tl && tl->thread_at_peak_other.bytes) {
+		fprintf(h->f, "%s[null,null,%" PRIu64 ",%" PRIu64 "]", first ? "" : ",",
+			tl->thread_at_peak_other.bytes, tl->thread_at_peak_other.count);
+		sum = render_sat_add(sum, tl->thread_at_peak_other.bytes);
+	}
+	fprintf(h->f, "],\"threads_rest\":%" PRIu64,
+		h->m->device.peak_bytes > sum ? h->m->device.peak_bytes - sum : 0);
+}
+
 static void data_block(struct html *h)
 {
 	const struct model_oom *o = render_headline_oom(h->m);
@@ -560,6 +623,7 @@ static void data_block(struct html *h)
 	data_sites(h);
 	data_stacks(h);
 	data_frames(h);
+	data_threads(h);
 	fputs("}</script>\n", h->f);
 }
 
@@ -1225,6 +1289,18 @@ static void print_streams(const struct html *h)
 	fputs("</table>\n", h->f);
 }
 
+/* The same by the thread that allocated (model-timeline.c), when more
+ * than one thread allocated: the script fills the table from the data
+ * block, thread names being trace strings. */
+static void print_threads(const struct html *h)
+{
+	const struct model_timeline *tl = h->m->timeline;
+
+	if (!tl || tl->n_thread_at_peak < 2)
+		return;
+	fputs("<div id=\"threads\"><h2>Live at the peak, by thread</h2></div>\n", h->f);
+}
+
 void render_html(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o)
 {
@@ -1256,6 +1332,7 @@ void render_html(FILE *f, const struct trace *t, const struct model *m,
 		print_kinds(&h);
 	print_pools(&h);
 	print_streams(&h);
+	print_threads(&h);
 	print_cupti(&h);
 	print_totals(&h);
 	fputs("</section></main>\n", f);

@@ -330,6 +330,7 @@
 		state.zoom = null;
 		drawTimeline();
 		drawMoment();
+		drawThreads();
 	}
 
 	/* ---- the operations table ---- */
@@ -417,6 +418,30 @@
 			t.appendChild(more);
 		}
 		wrap.appendChild(t);
+	}
+
+	/* "Live at the peak, by thread": D.threads is [tid, name, bytes, allocations] */
+	function drawThreads() {
+		var box = document.getElementById('threads');
+		if (!box || !D.threads) return;
+		var t = el('table', 'grid'), tr = el('tr');
+		['thread allocated on', 'bytes', 'allocations'].forEach(function (n) { tr.appendChild(el('th', null, n)); });
+		t.appendChild(tr);
+		function row(label, b, n) {
+			var r = el('tr');
+			r.appendChild(el('td', null, label));
+			var c = el('td', 'n', bytes(b));
+			c.title = b + ' bytes';
+			r.appendChild(c);
+			r.appendChild(el('td', 'n', n === null ? '' : n));
+			t.appendChild(r);
+		}
+		D.threads.forEach(function (x) {
+			var label = x[0] === null ? '(other threads)' : x[1] !== null ? x[1] + ' (' + x[0] + ')' : 'thread ' + x[0];
+			row(label, x[2], x[3]);
+		});
+		if (D.threads_rest) row('not by thread (graph memory, VMM mappings, seen by CUPTI alone)', D.threads_rest, null);
+		box.appendChild(t);
 	}
 
 	function init() {

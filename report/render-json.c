@@ -1,7 +1,11 @@
 /* The JSON report. Its keys are a contract with scripts and tests:
  * docs/report-json.md describes every one; keep them in step. */
 #include <inttypes.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "model-timeline.h"
 #include "render.h"
 #include "trace-schema.h"
 #include "util-mem.h"
@@ -670,6 +674,67 @@ static void write_oom(struct jw *w, const struct trace *t, const struct model_oo
 	jw_close(w, '}');
 }
 
+/* The name the threads table gives a thread, or NULL (none, or no table). */
+static char *thread_name(const struct trace *t, int64_t id)
+{
+	sqlite3_stmt *s = NULL;
+	char *name = NULL;
+
+	if (sqlite3_prepare_v2(t->db, "SELECT name FROM threads WHERE id = ?", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return NULL;
+	sqlite3_bind_int64(s, 1, id);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) == SQLITE_TEXT)
+		name = mt_xstrdup((const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	return name;
+}
+
+static int by_thread_bytes(const void *a, const void *b)
+{
+	const struct timeline_thread *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return (x->thread > y->thread) - (x->thread < y->thread);
+}
+
+/* Device bytes live at the peak by the thread that allocated them
+ * (model-timeline.c); the threads past the 32nd are one entry, thread null. */
+static void write_peak_by_thread(struct jw *w, const struct trace *t, const struct model *m)
+{
+	const struct model_timeline *tl = m->timeline;
+	struct timeline_thread rows[TIMELINE_THREADS];
+	size_t n = tl ? tl->n_thread_at_peak : 0;
+
+	jw_open(w, "peak_by_thread", '[', false);
+	if (n)
+		memcpy(rows, tl->thread_at_peak, n * sizeof(*rows));
+	qsort(rows, n, sizeof(*rows), by_thread_bytes);
+	for (size_t i = 0; i < n; i++) {
+		_autofree_ char *name = NULL;
+
+		if (!rows[i].bytes)
+			continue;
+		name = thread_name(t, rows[i].thread);
+		jw_open(w, NULL, '{', true);
+		jw_i64(w, "thread", rows[i].thread);
+		jw_str(w, "name", name);
+		jw_u64(w, "bytes", rows[i].bytes);
+		jw_u64(w, "allocations", rows[i].count);
+		jw_close(w, '}');
+	}
+	if (tl && tl->thread_at_peak_other.bytes) {
+		jw_open(w, NULL, '{', true);
+		jw_null(w, "thread");
+		jw_str(w, "name", "(other)");
+		jw_u64(w, "bytes", tl->thread_at_peak_other.bytes);
+		jw_u64(w, "allocations", tl->thread_at_peak_other.count);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
 void render_json(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o)
 {
@@ -682,6 +747,7 @@ void render_json(FILE *f, const struct trace *t, const struct model *m,
 	write_trace(&w, t, m);
 	write_notes(&w, t, m);
 	write_totals(&w, m);
+	write_peak_by_thread(&w, t, m);
 	write_host(&w, m);
 	write_kinds(&w, m);
 	write_devices(&w, m);

@@ -635,13 +635,13 @@ int trace_load(struct trace *t)
 /* The columns read, in this order; those a trace may lack read as NULL. */
 enum {
 	COL_SEQ, COL_TIME, COL_KIND, COL_API, COL_ADDRESS, COL_BYTES, COL_MEM, COL_STACK,
-	COL_DEVICE, COL_HANDLE, COL_STREAM, COL_STATUS, COL_OP, COL_SOURCE,
+	COL_DEVICE, COL_HANDLE, COL_STREAM, COL_STATUS, COL_OP, COL_SOURCE, COL_THREAD,
 };
 
 static char *events_sql(const struct trace *t)
 {
 	return mt_xasprintf("SELECT seq, time_ns, kind, api, address, bytes, mem, stack, device, "
-			    "%s, stream, status, %s, %s FROM events ORDER BY seq",
+			    "%s, stream, status, %s, %s, thread FROM events ORDER BY seq",
 			    t->has_handle_column ? "handle" : "NULL",
 			    t->has_op_column ? "op" : "NULL",
 			    t->has_source_column ? "source" : "NULL");
@@ -697,6 +697,7 @@ static void read_event(struct trace *t, sqlite3_stmt *s, struct mt_event *ev)
 		.handle = (uint64_t)sqlite3_column_int64(s, COL_HANDLE),
 		.has_handle = sqlite3_column_type(s, COL_HANDLE) == SQLITE_INTEGER,
 		.stream = (uint64_t)sqlite3_column_int64(s, COL_STREAM),
+		.thread = sqlite3_column_int64(s, COL_THREAD), /* NULL reads as 0 */
 		.status = sqlite3_column_int64(s, COL_STATUS),
 		.has_op = sqlite3_column_type(s, COL_OP) == SQLITE_INTEGER,
 		.op = sqlite3_column_int64(s, COL_OP),

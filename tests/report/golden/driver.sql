@@ -24,6 +24,7 @@
 --   seq 9  9 ms   cuMemPoolCreate 0x5000 (stack 5, make_pool)
 --   seq 10 10 ms  cuMemAllocFromPoolAsync 16 MiB from 0x5000 (stack 6)  6 GiB + 112
 --   seq 11 11 ms  cuMemAllocFromPoolAsync  8 MiB from 0x5000 (stack 6)  6 GiB + 120
+--                 seq 10 and 11 on thread 5152 ('loader'), all else on 5151 ('train')
 --   seq 12 12 ms  cuArrayCreate_v2 4 MiB, handle 0x6000 (stack 7)      6 GiB + 124 <- peak
 --   seq 13 13 ms  cuMemHostRegister_v2 256 MiB at 0x500000 (stack 8): pinned, not allocated
 --   seq 14 14 ms  cuIpcOpenMemHandle_v2 128 MiB at 0x7c0000000000 (stack 9): not ours
@@ -106,7 +107,7 @@ INSERT INTO stack_frames VALUES
   (4, 0, 4), (4, 1, 11), (5, 0, 5), (5, 1, 11), (6, 0, 6), (6, 1, 11),
   (7, 0, 7), (7, 1, 11), (8, 0, 8), (8, 1, 11), (9, 0, 9), (9, 1, 11),
   (10, 0, 10), (10, 1, 11), (12, 0, 12), (12, 1, 11);
-INSERT INTO threads VALUES (5151, 'train');
+INSERT INTO threads VALUES (5151, 'train'), (5152, 'loader');
 -- seq, time_ns, kind, api, thread, device, stream, address, bytes, mem, stack, status, handle
 INSERT INTO events VALUES
   (0, 1000000, 1, 1, 5151, 0, 0, 139637976727552, 6442450944, 1, 1, 0, NULL),
@@ -119,8 +120,8 @@ INSERT INTO events VALUES
   (7, 7000000, 6, 4, 5151, 0, 0, 138538532208640, 33554432, 0, 3, 0, 4098),
   (8, 8000000, 6, 4, 5151, 0, 0, 138538565763072, 33554432, 0, 12, 0, 4098),
   (9, 9000000, 9, 9, 5151, 0, 0, 0, 0, 0, 5, 0, 20480),
-  (10, 10000000, 1, 10, 5151, 0, 7, 137438953472000, 16777216, 4, 6, 0, 20480),
-  (11, 11000000, 1, 10, 5151, 0, 7, 137438970249216, 8388608, 4, 6, 0, 20480),
+  (10, 10000000, 1, 10, 5152, 0, 7, 137438953472000, 16777216, 4, 6, 0, 20480),
+  (11, 11000000, 1, 10, 5152, 0, 7, 137438970249216, 8388608, 4, 6, 0, 20480),
   (12, 12000000, 1, 14, 5151, 0, 0, 24576, 4194304, 8, 7, 0, NULL),
   (13, 13000000, 1, 16, 5151, 0, 0, 5242880, 268435456, 9, 8, 0, NULL),
   (14, 14000000, 1, 18, 5151, 0, 0, 136339441844224, 134217728, 7, 9, 0, NULL),
