@@ -142,6 +142,17 @@ def main():
                     else run(report, db, '--format', fmt)
                 if p.stderr and name in ('oom', 'driver'):
                     fail('%s --format %s: wrote to stderr (not a terminal): %r' % (name, fmt, p.stderr[:200]))
+        # driver.sql at its peak (seq 12): thread 5152 ('loader') made the two
+        # pool allocations (seq 10, 11: 16 + 8 MiB); 5151 ('train') the 6 GiB
+        # preallocation (seq 0), the live VMM handle 0x1002 (seq 6, 32 MiB;
+        # 0x1001 was released at seq 5, so it is in no thread) and the array
+        # (seq 12, 4 MiB)
+        MiB = 1 << 20
+        by_thread = json.loads(run(report, dbs['driver'], '--format', 'json').stdout)['peak_by_thread']
+        want = [{'thread': 5151, 'name': 'train', 'bytes': 6144 * MiB + 32 * MiB + 4 * MiB, 'allocations': 3},
+                {'thread': 5152, 'name': 'loader', 'bytes': 24 * MiB, 'allocations': 2}]
+        if by_thread != want:
+            fail('driver: peak_by_thread %r, expected %r' % (by_thread, want))
         diff = json.loads(run(report, dbs['oom'], '--diff', dbs['driver'], '--format', 'json').stdout)
         if diff['new']['peak_bytes'] - diff['base']['peak_bytes'] != sum(s['peak_bytes_change'] for s in diff['sites']):
             fail('--diff: the sites\' changes do not add up to the change of the peak')
