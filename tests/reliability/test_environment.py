@@ -81,6 +81,10 @@ class Environment(mtest.TraceTest):
         os.mkdir(ro)
         os.chmod(self.tmp, 0o755)
         os.chmod(ro, 0o555)
+        probe = subprocess.run([*prefix, rel.rel_program("churn"), "1", "0", "--iterations", "1"],
+                               env=mtest.sim_env(), capture_output=True, text=True, timeout=60)
+        if probe.returncode != 0:
+            self.skipTest(f"nobody cannot run the build's programs here: {probe.stderr.strip()}")
         trace = os.path.join(ro, "t.db")
         run = self.run_churn(trace, prefix=prefix)
         lines = memtrace_lines(run.stderr)
