@@ -10,10 +10,12 @@
 # gcc recommends libc6-dev rather than depending on it, so with
 # --no-install-recommends it has to be named. libunwind-dev is the nongnu
 # libunwind (unw_backtrace); LLVM's libunwind-N-dev is a different library.
+# clang and libclang-rt-14-dev build the reporter's libFuzzer target
+# (tests/fuzz); without them that test skips.
 MEMTRACE_DEB_PACKAGES=(
 	gcc libc6-dev pkg-config meson ninja-build
 	libunwind-dev libsqlite3-dev sqlite3 check libdw-dev
-	python3 jq file
+	python3 jq file clang libclang-rt-14-dev
 )
 
 MEMTRACE_APT_UPDATED=
