@@ -550,34 +550,6 @@ static void print_marks(const struct text *tx)
 	}
 }
 
-static uint64_t orphaned_execs(const struct model_graphs *g, uint64_t *pinned)
-{
-	uint64_t n = 0;
-
-	*pinned = 0;
-	for (size_t i = 0; i < g->n_orphans; i++) {
-		if (g->orphans[i].kind != MODEL_ORPHAN_EXEC)
-			continue;
-		n++;
-		*pinned = render_sat_add(*pinned, g->orphans[i].pinned_bytes);
-	}
-	return n;
-}
-
-/* Graphs are the story when executable graphs left behind pin memory or
- * graph memory was never freed. */
-static bool graphs_story(const struct model *m)
-{
-	uint64_t pinned;
-
-	return (orphaned_execs(&m->graphs, &pinned) && pinned) || m->graphs.n_never_freed;
-}
-
-static bool growth_story(const struct model *m)
-{
-	return m->growth.n_sites && m->growth.sites[0].growing && m->growth.sites[0].per_point > 0;
-}
-
 static bool graphs_seen(const struct model *m)
 {
 	const struct model_graphs *g = &m->graphs;
@@ -635,7 +607,7 @@ static void print_never_freed(const struct text *tx)
 static void print_graphs(const struct text *tx, bool story)
 {
 	const struct model_graphs *g = &tx->m->graphs;
-	uint64_t pinned, execs = orphaned_execs(g, &pinned);
+	uint64_t pinned, execs = diagnose_orphaned_execs(g, &pinned);
 	_autofree_ char *head = NULL, *counts = NULL, *memory = NULL;
 
 	if (!graphs_seen(tx->m))
@@ -770,7 +742,8 @@ void render_text(FILE *f, const struct trace *t, const struct model *m,
 	const struct text tx = { .f = f, .t = t, .m = m, .o = o };
 	const struct model_oom *oom = render_headline_oom(m);
 
-	bool graphs_first = graphs_story(m), growth_first = growth_story(m);
+	/* the same rules as the HTML page's (report/diagnose.c) */
+	bool graphs_first = diagnose_graphs_story(m), growth_first = diagnose_growth_story(m);
 
 	print_header(&tx);
 	print_preallocation(&tx);
