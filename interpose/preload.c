@@ -38,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MT_QUEUE_LOG2 16 /* 65536 events of 88 bytes (+8 per cell): 6 MiB */
+#define MT_QUEUE_LOG2 16 /* 65536 cells of 128 bytes (an 80-byte event, aligned): 8 MiB */
 #define MT_STACK_SLOTS_LOG2 21 /* up to 1M distinct stacks */
 #define MT_STACK_ARENA_FRAMES (64u << 20) /* 512 MiB reserved, touched on use */
 #define MT_INTERVAL_MS 50
