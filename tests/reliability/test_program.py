@@ -157,7 +157,6 @@ class Program(mtest.TraceTest):
         proc, verdict, _, _ = self.closefds("start", quiet=False)
         self.assertEqual((proc.returncode, verdict), (0, "intact\n"))
 
-    @unittest.expectedFailure  # FINDINGS.md F14 (libunwind's pipe), F7
     def test_closes_descriptors_while_tracing(self):
         """closefrom(3) after the trace started, then the program's own
         files: memtrace must not read, write or close them."""
