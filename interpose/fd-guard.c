@@ -159,11 +159,6 @@ int mt_fdguard_close(int fd)
 	return rc;
 }
 
-static const char *kind_name(enum mt_fd_kind kind)
-{
-	return kind == MT_FD_UNWIND ? "unwinder's pipe" : "trace";
-}
-
 void mt_fdguard_lose(int fd)
 {
 	int kind = take(slots, fd);
@@ -172,8 +167,13 @@ void mt_fdguard_lose(int fd)
 	atomic_fetch_sub(&registered, 1);
 	put(lost_slots, fd, (enum mt_fd_kind)kind);
 	atomic_fetch_or(&lost_bits, 1 << kind);
-	mt_log(MT_USER, "the program replaced the %s's file descriptor %d; tracing stops",
-	       kind_name((enum mt_fd_kind)kind), fd);
+	if (kind == MT_FD_TRACE)
+		mt_log(MT_USER, "the program replaced the trace's file descriptor %d; tracing stops",
+		       fd);
+	else
+		mt_log(MT_USER, "the program replaced the file descriptor %d of memtrace's "
+				"unwinder (libunwind's pipe); tracing stops",
+		       fd);
 }
 
 /* The child inherits the parent's trace descriptors but never uses them
@@ -375,11 +375,21 @@ static bool install(sqlite3_vfs *vfs)
 	return true;
 }
 
+static bool can_override(const sqlite3_vfs *vfs)
+{
+	return vfs->iVersion >= 3 && vfs->xSetSystemCall && vfs->xGetSystemCall;
+}
+
 bool mt_fdguard_sqlite(const char *path)
 {
 	static bool installed; /* under preload.c's start lock */
-	sqlite3_vfs *vfs = sqlite3_vfs_find(NULL);
-	if (!vfs || vfs->iVersion < 3 || !vfs->xSetSystemCall || !vfs->xGetSystemCall)
+	sqlite3_vfs *vfs = sqlite3_vfs_find(NULL); /* the one the writer opens with */
+	if (!vfs)
+		return false;
+	/* A default VFS of the program's that does not expose system calls
+	 * is a shim over "unix" (probably): the unix VFSs share one table. */
+	sqlite3_vfs *sys = can_override(vfs) ? vfs : sqlite3_vfs_find("unix");
+	if (!sys || !can_override(sys))
 		return false;
 	char *full = malloc((size_t)vfs->mxPathname + 1);
 	if (!full || vfs->xFullPathname(vfs, path, vfs->mxPathname + 1, full) != SQLITE_OK) {
@@ -390,6 +400,6 @@ bool mt_fdguard_sqlite(const char *path)
 	 * still be read by another thread, so it is left allocated */
 	atomic_store_explicit(&trace_name, full, memory_order_release);
 	if (!installed)
-		installed = install(vfs);
+		installed = install(sys);
 	return installed;
 }

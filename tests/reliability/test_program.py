@@ -204,8 +204,8 @@ class Program(mtest.TraceTest):
         self.assertEqual(proc.stdout, "dup2 onto the -wal's descriptor: done\n")
         self.assertRegex(proc.stderr, r"memtrace: the program replaced the trace's file "
                                       r"descriptor \d+; tracing stops")
-        with open(mine) as f:
-            self.assertEqual(f.read(), "the program's first line\nand its second\n")
+        with open(mine, "rb") as f:
+            self.assertEqual(f.read(), b"the program's first line\nand its second\n")
 
     # ---- environment ----
 
