@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import time
-import unittest
 
 import mtest
 import rel
