@@ -104,6 +104,39 @@ void mt_queue_close(struct mt_queue *q);
 /* Called by a producer when the queue is more than half full. */
 void mt_queue_set_pressure_cb(struct mt_queue *q, void (*cb)(void *), void *data);
 
+/* ---- fd-guard.c: memtrace's own descriptors, high and guarded ---- */
+enum mt_fd_kind {
+	MT_FD_TRACE, /* the trace and its -wal, -shm, -journal (SQLite) */
+	MT_FD_UNWIND, /* libunwind's validation pipe */
+};
+/* Set on this thread while libunwind runs (unwind.c): the pipe it makes
+ * is memtrace's, and so are its closes (hook-fd.c). */
+extern MT_TLS int mt_fdguard_unwinding;
+/* Whether any descriptor is guarded: the wrappers' fast path. */
+bool mt_fdguard_any(void);
+bool mt_fdguard_has(int fd);
+/* The program replaced one of memtrace's descriptors (dup2/dup3 onto it):
+ * the writer must not run another transaction. */
+bool mt_fdguard_lost(void);
+/* The guarded descriptors in [lo, hi], ascending; out has room for all. */
+unsigned mt_fdguard_in_range(unsigned lo, unsigned hi, int *out);
+#define MT_FDGUARD_MAX 32
+/* Moves fd to a high number (close-on-exec) and guards it; returns the
+ * number it now has. errno is kept. */
+int mt_fdguard_adopt(int fd, enum mt_fd_kind kind);
+/* memtrace's own close of a guarded descriptor. */
+int mt_fdguard_close(int fd);
+/* The program is taking fd's number (dup2/dup3): fd is no longer ours. */
+void mt_fdguard_lose(int fd);
+void mt_fdguard_after_fork_child(void);
+/* Before the writer opens path: SQLite's descriptors for it (and its
+ * -wal, -shm, -journal) are adopted. false when this SQLite cannot. */
+bool mt_fdguard_sqlite(const char *path);
+
+/* ---- hook-fd.c: close, close_range, closefrom, dup2, dup3, pipe, pipe2 ---- */
+/* Finds the real functions (called at load). */
+void mt_hook_fd_init(void);
+
 /* ---- unwind.c: native stacks ---- */
 void mt_unwind_init(void);
 unsigned mt_unwind(uintptr_t *ips, unsigned max);

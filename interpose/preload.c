@@ -20,7 +20,11 @@
  *    writer is paused across fork() so that it never holds SQLite's locks
  *    in the child. exec'd programs load us again through LD_PRELOAD and
  *    trace into their own file; MEMTRACE_FOLLOW=0 turns both off.
- * 8. exit: the library destructor drains the queue and closes the file. */
+ * 8. exit: the library destructor drains the queue and closes the file.
+ * 9. memtrace holds no descriptor the program could be handed, and the
+ *    program cannot close memtrace's: the trace's files and libunwind's
+ *    pipe live at high numbers, and close, close_range, closefrom, dup2 and
+ *    dup3 leave them alone (fd-guard.c, hook-fd.c). */
 #include "clock.h"
 #include "cupti.h"
 #include "hook-real.h"
@@ -92,6 +96,12 @@ static void start(void)
 	mt_python_init();
 	if (!make_path())
 		goto off;
+	/* before the writer opens it: the trace's descriptors go high and are
+	 * guarded (fd-guard.c) */
+	if (!mt_fdguard_sqlite(trace_path))
+		mt_log(MT_ENV, "this libsqlite3 does not let memtrace guard the trace's file "
+			       "descriptors; a program that closes descriptors it did not open "
+			       "may get them");
 	queue = mt_queue_new(MT_QUEUE_LOG2);
 	stacks = mt_stack_table_new(MT_STACK_SLOTS_LOG2, MT_STACK_ARENA_FRAMES);
 	if (!queue || !stacks) {
@@ -189,6 +199,7 @@ static void offer_nvtx(void)
 __attribute__((constructor)) static void mt_constructor(void)
 {
 	mt_log_init();
+	mt_hook_fd_init();
 	mt_config_load(&config, (mt_getenv_fn)getenv);
 	if (!config.follow)
 		stop_following();
@@ -230,7 +241,8 @@ static void after_fork_parent(void)
 }
 
 /* The child has no writer thread. Forget the parent's trace (its memory
- * stays mapped but unused) and start a new one at the first CUDA call. */
+ * stays mapped but unused, its descriptors are closed) and start a new one
+ * at the first CUDA call. */
 static void after_fork_child(void)
 {
 	pthread_mutex_init(&start_lock, NULL);
@@ -240,6 +252,7 @@ static void after_fork_child(void)
 	writer = NULL;
 	queue = NULL;
 	stacks = NULL;
+	mt_fdguard_after_fork_child();
 	mt_log_reset();
 	if (!config.follow)
 		atomic_store(&state, ST_OFF);

@@ -28,8 +28,12 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 
 void mt_unwind_init(void)
 {
-	/* Per-thread caching keeps unw_backtrace lock-free on the hot path. */
+	/* Per-thread caching keeps unw_backtrace lock-free on the hot path.
+	 * libunwind initialises here and makes its validation pipe: ours
+	 * (fd-guard.c). */
+	mt_fdguard_unwinding = 1;
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	mt_fdguard_unwinding = 0;
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)&mt_unwind_init);
 }
 
@@ -46,7 +50,14 @@ unsigned mt_unwind(uintptr_t *ips, unsigned max)
 	unsigned want = max + MT_UNWIND_SLACK;
 	if (want > sizeof(buf) / sizeof(buf[0]))
 		want = sizeof(buf) / sizeof(buf[0]);
+	/* The program took the pipe's number (or the trace's): libunwind
+	 * would read from and write into its file. */
+	if (MT_UNLIKELY(mt_fdguard_lost()))
+		return 0;
+	/* libunwind may remake its pipe here (closing the old one) */
+	mt_fdguard_unwinding = 1;
 	int n = unw_backtrace(buf, (int)want);
+	mt_fdguard_unwinding = 0;
 	if (n <= 0)
 		return 0;
 	unsigned i = 0;

@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import time
-import unittest
 
 import mtest
 import rel
@@ -157,13 +156,55 @@ class Program(mtest.TraceTest):
         proc, verdict, _, _ = self.closefds("start", quiet=False)
         self.assertEqual((proc.returncode, verdict), (0, "intact\n"))
 
-    @unittest.expectedFailure  # FINDINGS.md F14 (libunwind's pipe), F7
     def test_closes_descriptors_while_tracing(self):
         """closefrom(3) after the trace started, then the program's own
         files: memtrace must not read, write or close them."""
         proc, verdict, _, seconds = self.closefds("running", quiet=True)
         rel.figure("closefds_running", seconds=round(seconds, 1), verdict=verdict.strip())
         self.assertEqual((proc.returncode, verdict), (0, "intact\n"))
+
+    def fdguard(self, mode, *args):
+        trace = os.path.join(self.tmp, "t.db")
+        proc = subprocess.run([rel.rel_program("fdguard"), mode, trace, *args],
+                              env=rel.traced_env(trace), cwd=self.tmp, capture_output=True,
+                              text=True, timeout=120)
+        return proc, trace
+
+    def assert_whole_trace(self, trace):
+        self.assertEqual(rel.trace_state(trace), "trace")
+        conn = rel.open_ro(trace)
+        self.addCleanup(conn.close)
+        self.assertEqual(rel.meta(conn)["end"], "exit")
+        kinds = dict(conn.execute("SELECT kind, count(*) FROM events GROUP BY kind"))
+        self.assertEqual((kinds[1], kinds[2]), (1001, 1001))
+
+    def test_close_on_the_traces_descriptor(self):
+        """close() on a descriptor the program never opened: EBADF, as
+        without memtrace, and the trace goes on."""
+        proc, trace = self.fdguard("close")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout.splitlines(),
+                         ["the trace's descriptors: 3"] + ["close: -1 EBADF, still open"] * 3)
+        self.assert_whole_trace(trace)
+
+    def test_closefrom_leaves_the_trace(self):
+        proc, trace = self.fdguard("closefrom")
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout, "the trace's descriptors: 3 before closefrom(3), 3 after\n")
+        self.assert_whole_trace(trace)
+
+    def test_dup2_onto_the_traces_descriptor(self):
+        """The program takes the -wal's number for its own file: it gets
+        it, memtrace stops tracing with one message, and nothing of the
+        trace lands in the file (not even the checkpoint at exit)."""
+        mine = os.path.join(self.tmp, "mine")
+        proc, _ = self.fdguard("dup2", mine)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout, "dup2 onto the -wal's descriptor: done\n")
+        self.assertRegex(proc.stderr, r"memtrace: the program replaced the trace's file "
+                                      r"descriptor \d+; tracing stops")
+        with open(mine, "rb") as f:
+            self.assertEqual(f.read(), b"the program's first line\nand its second\n")
 
     # ---- environment ----
 
