@@ -171,7 +171,9 @@ struct mt_writer *mt_writer_start(const struct mt_writer_options *opt);
 /* Waits until every event with seq <= upto is committed (bounded). */
 bool mt_writer_sync(struct mt_writer *w, uint64_t upto, unsigned timeout_ms);
 /* Stops the thread and closes the file; w stays valid (see mt_writer_free). */
-void mt_writer_stop(struct mt_writer *w, bool normal_exit);
+/* normal_exit: the library's destructor runs (exit, return from main);
+ * exit_status: the status passed to exit(), & 0377, or -1 when unknown. */
+void mt_writer_stop(struct mt_writer *w, bool normal_exit, int exit_status);
 void mt_writer_free(struct mt_writer *w);
 /* The file could not be written: events are dropped from then on. */
 bool mt_writer_failed(const struct mt_writer *w);

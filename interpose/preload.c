@@ -90,6 +90,20 @@ static bool make_path(void)
 	return true;
 }
 
+/* The status the program passed to exit() (or returned from main). -1:
+ * not seen. The handler is registered when the trace starts, not in the
+ * constructor: exit handlers run last-registered first, and the one that
+ * runs the library destructors (ld.so's, registered when main's process
+ * starts, after preloaded constructors ran) must come after ours. */
+static int exit_status = -1;
+static bool exit_noted;
+
+static void note_exit(int status, void *arg)
+{
+	(void)arg;
+	exit_status = status & 0377;
+}
+
 static void start(void)
 {
 	mt_unwind_init();
@@ -123,6 +137,8 @@ static void start(void)
 	if (!writer)
 		goto off;
 	mt_log(MT_INFO, "tracing to %s", trace_path);
+	if (!exit_noted) /* once a process: a fork child inherits it */
+		exit_noted = on_exit(note_exit, NULL) == 0;
 	flush_pending_marks();
 	atomic_store_explicit(&state, ST_RUNNING, memory_order_release);
 	mt_cupti_start(stacks); /* the second witness, when it can be had */
@@ -214,7 +230,7 @@ __attribute__((destructor)) static void mt_destructor(void)
 	if (atomic_load(&state) == ST_RUNNING) {
 		mt_cupti_stop();
 		atomic_store(&state, ST_OFF);
-		mt_writer_stop(writer, true);
+		mt_writer_stop(writer, true, exit_status);
 		mt_queue_close(queue);
 		if (!mt_writer_failed(writer))
 			mt_log(MT_INFO, "%llu events written to %s",

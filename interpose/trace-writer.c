@@ -807,7 +807,7 @@ uint64_t mt_writer_committed(const struct mt_writer *w)
 /* Stops the thread and closes the file; the writer's memory stays, since
  * a thread still inside a hook may be about to wait on it (the process is
  * ending). mt_writer_free releases it where nothing can (tests). */
-void mt_writer_stop(struct mt_writer *w, bool normal_exit)
+void mt_writer_stop(struct mt_writer *w, bool normal_exit, int exit_status)
 {
 	pthread_mutex_lock(&w->lock);
 	w->stop = true;
@@ -821,6 +821,8 @@ void mt_writer_stop(struct mt_writer *w, bool normal_exit)
 	if (normal_exit && !w->failed) {
 		exec_sql(w, "BEGIN");
 		put_meta(w, "end", "exit");
+		if (exit_status >= 0)
+			put_meta_u64(w, "exit_status", (uint64_t)exit_status);
 		exec_sql(w, "COMMIT");
 	}
 	pthread_mutex_lock(&w->work);

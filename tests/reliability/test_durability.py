@@ -137,7 +137,7 @@ class Endings(mtest.TraceTest):
         self.assertEqual(traced.stdout, f"ending {mode}\n")
         return trace
 
-    def check_trace(self, trace, end, all_events):
+    def check_trace(self, trace, end, all_events, want_rc):
         self.assertEqual(rel.trace_state(trace), "trace")
         conn = rel.open_ro(trace)
         self.addCleanup(conn.close)
@@ -147,7 +147,10 @@ class Endings(mtest.TraceTest):
         allocs = conn.execute("SELECT bytes FROM events WHERE kind = 1 AND mem = 1").fetchall()
         if all_events:
             self.assertEqual(allocs, [(MiB,)] * 3)
-        self.assertEqual(rel.meta(conn)["end"], end)
+        meta = rel.meta(conn)
+        self.assertEqual(meta["end"], end)
+        # the status given to exit() is known; after _exit or a signal it is not
+        self.assertEqual(meta.get("exit_status"), str(want_rc) if end == "exit" else None)
         proc = rel.report(trace, "json")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         text = rel.report(trace, "text")
@@ -160,7 +163,8 @@ class Endings(mtest.TraceTest):
         for sleep_ms in (0, 200):
             with self.subTest(mode=mode, sleep_ms=sleep_ms):
                 trace = self.run_ending(rel.rel_program(prog), mode, sleep_ms, want_rc)
-                self.check_trace(trace, end, all_events=sleep_ms > 0 or end == "exit")
+                self.check_trace(trace, end, all_events=sleep_ms > 0 or end == "exit",
+                                 want_rc=want_rc)
 
     def test_return(self):
         self.check("return", 0, "exit")
@@ -220,7 +224,7 @@ class Endings(mtest.TraceTest):
                                  plain.stderr)
                 self.assertEqual((traced.returncode, traced.stdout),
                                  (plain.returncode, plain.stdout), traced.stderr)
-                self.check_trace(trace, "running", all_events=sleep_ms > 0)
+                self.check_trace(trace, "running", all_events=sleep_ms > 0, want_rc=None)
 
 
 if __name__ == "__main__":

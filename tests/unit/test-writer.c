@@ -98,7 +98,7 @@ START_TEST(writes_every_event_once)
 	uint64_t total = (uint64_t)THREADS * PAIRS * 2;
 	ck_assert(mt_writer_sync(w, total - 1, 10000));
 	ck_assert_uint_ge(mt_writer_committed(w), total);
-	mt_writer_stop(w, true);
+	mt_writer_stop(w, true, 3);
 	mt_writer_free(w);
 
 	sqlite3 *db;
@@ -119,6 +119,7 @@ START_TEST(writes_every_event_once)
 	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM frames"), 2);
 	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM modules"), 1);
 	ck_assert_int_eq(query_int(db, "SELECT value = 'exit' FROM meta WHERE key='end'"), 1);
+	ck_assert_int_eq(query_int(db, "SELECT value FROM meta WHERE key='exit_status'"), 3);
 	ck_assert_int_eq(query_int(db, "SELECT value FROM meta WHERE key='events_written'"),
 			 total);
 	ck_assert_int_eq(query_int(db, "PRAGMA user_version"), MT_SCHEMA_VERSION);
@@ -162,7 +163,7 @@ START_TEST(free_error_and_oom_rows)
 	push(q, MT_EV_OOM, 0, 5000);
 	/* an OOM is synced at once, not at the (long) interval */
 	ck_assert(mt_writer_sync(w, 5, 2000));
-	mt_writer_stop(w, false);
+	mt_writer_stop(w, false, -1);
 	mt_writer_free(w);
 
 	sqlite3 *db;
@@ -174,6 +175,7 @@ START_TEST(free_error_and_oom_rows)
 	ck_assert_int_eq(query_int(db, "SELECT device_free FROM ooms WHERE seq=5"), 1024);
 	ck_assert_int_eq(query_int(db, "SELECT device_total FROM ooms WHERE seq=5"), 4096);
 	ck_assert_int_eq(query_int(db, "SELECT value = 'running' FROM meta WHERE key='end'"), 1);
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM meta WHERE key='exit_status'"), 0);
 	sqlite3_close(db);
 	remove_db(path);
 	mt_stack_table_free(t);
