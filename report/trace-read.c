@@ -848,23 +848,32 @@ static const struct trace_site *find_site(const struct trace *t, int64_t id)
 	return i == TRACE_NONE ? &t->no_site : &t->sites[i];
 }
 
-/* An allocs row, or a frees row joined to its allocation: seq, time_ns,
- * site, address, bytes. */
-static void read_narrow(struct trace *t, sqlite3_stmt *s, struct mt_event *ev)
+/* The columns every allocs and frees row starts with: seq, time_ns, site. */
+static void read_site_event(struct trace *t, sqlite3_stmt *s, struct mt_event *ev)
 {
 	const struct trace_site *site = find_site(t, sqlite3_column_int64(s, 2));
-	int64_t bytes = sqlite3_column_int64(s, 4);
 
 	*ev = site->ev;
 	ev->seq = sqlite3_column_int64(s, 0);
 	ev->time_ns = sqlite3_column_int64(s, 1);
-	ev->address = (uint64_t)sqlite3_column_int64(s, 3);
-	ev->has_address = !col_null(s, 3);
-	ev->bytes = bytes > 0 ? (uint64_t)bytes : 0;
 	if (site->missing_stack)
 		t->missing_stacks++;
 	if (ev->source == MT_SOURCE_CUPTI)
 		ev->module = cupti_module(t, ev);
+}
+
+/* What a free reads of the allocation it names. */
+struct alloc_row {
+	uint64_t address;
+	int64_t bytes;
+	bool has_address;
+};
+
+static void set_alloc(struct mt_event *ev, const struct alloc_row *a)
+{
+	ev->address = a->address;
+	ev->has_address = a->has_address;
+	ev->bytes = a->bytes > 0 ? (uint64_t)a->bytes : 0;
 }
 
 enum { CUR_ALLOCS, CUR_FREES, CUR_OTHER, CUR_COUNT };
@@ -876,6 +885,66 @@ struct cursor {
 	bool row;
 	int64_t seq;
 };
+
+struct v2_reader {
+	struct cursor c[CUR_COUNT];
+	/* The hooked allocations read and not yet freed, by seq: a free
+	 * names its allocation, read a moment ago, and a map is a fraction
+	 * of the cost of joining allocs again. Only the allocations no free
+	 * names stay (the leaks, those whose address was allocated again
+	 * without a free in between). */
+	struct mt_map allocs; /* seq -> struct alloc_row */
+	sqlite3_stmt *lookup; /* allocs by seq: for what the map lacks */
+};
+
+static void read_alloc(struct trace *t, struct v2_reader *r, struct mt_event *ev)
+{
+	sqlite3_stmt *s = r->c[CUR_ALLOCS].s;
+	struct alloc_row a = {
+		.address = (uint64_t)sqlite3_column_int64(s, 3),
+		.bytes = sqlite3_column_int64(s, 4),
+		.has_address = !col_null(s, 3),
+	};
+
+	read_site_event(t, s, ev);
+	set_alloc(ev, &a);
+	/* the writer's frees name hooked allocations only (CUPTI's frees
+	 * are in other_events) */
+	if (ev->source == MT_SOURCE_HOOK)
+		*(struct alloc_row *)map_put(&r->allocs, (uint64_t)ev->seq, NULL) = a;
+}
+
+/* A free takes the address and bytes of the allocation it names: from the
+ * map, else (a trace not written by memtrace) from the table, as the view
+ * events joins them; none when no allocation has that seq. */
+static int read_free(struct trace *t, struct v2_reader *r, struct mt_event *ev)
+{
+	sqlite3_stmt *s = r->c[CUR_FREES].s;
+	int64_t alloc = sqlite3_column_int64(s, 3);
+	struct alloc_row a = { 0 };
+	int rc;
+
+	read_site_event(t, s, ev);
+	if (!col_null(s, 3) && !map_remove(&r->allocs, (uint64_t)alloc, &a)) {
+		if (!r->lookup && prepare(t, "allocs",
+					  "SELECT address, bytes FROM allocs WHERE seq = ?",
+					  &r->lookup) < 0)
+			return -1;
+		sqlite3_bind_int64(r->lookup, 1, alloc);
+		rc = sqlite3_step(r->lookup);
+		if (rc == SQLITE_ROW)
+			a = (struct alloc_row){
+				.address = (uint64_t)sqlite3_column_int64(r->lookup, 0),
+				.bytes = sqlite3_column_int64(r->lookup, 1),
+				.has_address = !col_null(r->lookup, 0),
+			};
+		sqlite3_reset(r->lookup);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return step_failed(t, "allocs");
+	}
+	set_alloc(ev, &a);
+	return 0;
+}
 
 static int cursor_next(struct trace *t, struct cursor *c)
 {
@@ -898,34 +967,46 @@ static struct cursor *cursor_first(struct cursor *c)
 	return first;
 }
 
+static int read_next_v2(struct trace *t, struct v2_reader *r, struct cursor *next,
+			struct mt_event *ev)
+{
+	if (next == &r->c[CUR_ALLOCS])
+		read_alloc(t, r, ev);
+	else if (next == &r->c[CUR_FREES])
+		return read_free(t, r, ev);
+	else
+		read_event(t, next->s, ev);
+	return 0;
+}
+
 static int read_events_v2(struct trace *t, trace_event_fn fn, void *ctx)
 {
 	_autofree_ char *other = events_sql(t);
 	const char *sql[CUR_COUNT] = {
 		[CUR_ALLOCS] = "SELECT seq, time_ns, site, address, bytes FROM allocs ORDER BY seq",
-		[CUR_FREES] = "SELECT f.seq, f.time_ns, f.site, a.address, a.bytes FROM frees f "
-			      "LEFT JOIN allocs a ON a.seq = f.alloc ORDER BY f.seq",
+		[CUR_FREES] = "SELECT seq, time_ns, site, alloc FROM frees ORDER BY seq",
 		[CUR_OTHER] = other,
 	};
-	struct cursor c[CUR_COUNT] = {
-		[CUR_ALLOCS] = { .table = "allocs" },
-		[CUR_FREES] = { .table = "frees" },
-		[CUR_OTHER] = { .table = "other_events" },
+	struct v2_reader r = {
+		.c = {
+			[CUR_ALLOCS] = { .table = "allocs" },
+			[CUR_FREES] = { .table = "frees" },
+			[CUR_OTHER] = { .table = "other_events" },
+		},
 	};
 	struct cursor *next;
 	struct mt_event ev;
 	int ret = -1;
 
+	map_init(&r.allocs, sizeof(struct alloc_row));
 	prepare_sites(t);
 	for (int i = 0; i < CUR_COUNT; i++) {
-		if (prepare(t, c[i].table, sql[i], &c[i].s) < 0 || cursor_next(t, &c[i]) < 0)
+		if (prepare(t, r.c[i].table, sql[i], &r.c[i].s) < 0 || cursor_next(t, &r.c[i]) < 0)
 			goto out;
 	}
-	while ((next = cursor_first(c))) {
-		if (next == &c[CUR_OTHER])
-			read_event(t, next->s, &ev);
-		else
-			read_narrow(t, next->s, &ev);
+	while ((next = cursor_first(r.c))) {
+		if (read_next_v2(t, &r, next, &ev) < 0)
+			goto out;
 		fn(ctx, &ev);
 		if (cursor_next(t, next) < 0)
 			goto out;
@@ -933,7 +1014,9 @@ static int read_events_v2(struct trace *t, trace_event_fn fn, void *ctx)
 	ret = 0;
 out:
 	for (int i = 0; i < CUR_COUNT; i++)
-		sqlite3_finalize(c[i].s);
+		sqlite3_finalize(r.c[i].s);
+	sqlite3_finalize(r.lookup);
+	map_fini(&r.allocs);
 	return ret;
 }
 

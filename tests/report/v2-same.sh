@@ -1,23 +1,24 @@
 #!/bin/sh
 # The reporter says the same of a version-2 trace as of the version-1 trace
-# it was made from: each golden trace (SQL text, version 1) is rewritten by
+# it was made from: each trace given (SQL text, version 1) is rewritten by
 # to-v2 (which checks that the view events gives back the version-1 rows)
 # and both are rendered in every format and with the golden tests'
 # options. The reports (and the warnings) may differ only in the schema
 # version they name.
-#   v2-same.sh REPORT SQL-LOAD TO-V2 GOLDEN-DIR
+#   v2-same.sh REPORT SQL-LOAD TO-V2 TRACE.sql...
 set -eu
 
 abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 report=$(abs "$1")
 sqlload=$(abs "$2")
 tov2=$(abs "$3")
-golden=$(abs "$4")
+shift 3
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
-for sql in "$golden"/*.sql; do
+for sql in "$@"; do
+	sql=$(abs "$sql")
 	name=$(basename "$sql" .sql)
 	mkdir -p "$tmp/v1/$name" "$tmp/v2/$name"
 	(cd "$tmp/v1/$name" && "$sqlload" trace.db "$sql")
