@@ -751,6 +751,19 @@ static void resolve_site(struct trace *t, struct mt_event *ev)
 	ev->site = model_site_resolve(t, ev);
 }
 
+/* What the ooms table says about an oom event. */
+static void read_oom(const struct trace *t, struct mt_event *ev)
+{
+	const struct trace_oom_info *o = map_get(&t->ooms, (uint64_t)ev->seq);
+
+	if (o) {
+		ev->has_device_free = o->has_free;
+		ev->device_free = o->device_free;
+		ev->has_device_total = o->has_total;
+		ev->device_total = o->device_total;
+	}
+}
+
 static void read_event(struct trace *t, sqlite3_stmt *s, struct mt_event *ev)
 {
 	int64_t bytes = sqlite3_column_int64(s, COL_BYTES);
@@ -779,16 +792,8 @@ static void read_event(struct trace *t, sqlite3_stmt *s, struct mt_event *ev)
 	};
 	if (ev->stack != 0 && !map_get(&t->stack_index, (uint64_t)ev->stack))
 		t->missing_stacks++;
-	if (ev->kind == MT_EV_OOM) {
-		const struct trace_oom_info *o = map_get(&t->ooms, (uint64_t)ev->seq);
-
-		if (o) {
-			ev->has_device_free = o->has_free;
-			ev->device_free = o->device_free;
-			ev->has_device_total = o->has_total;
-			ev->device_total = o->device_total;
-		}
-	}
+	if (ev->kind == MT_EV_OOM)
+		read_oom(t, ev);
 	if (ev->source == MT_SOURCE_CUPTI)
 		ev->module = cupti_module(t, ev);
 	resolve_site(t, ev);
@@ -858,6 +863,8 @@ static void read_site_event(struct trace *t, sqlite3_stmt *s, struct mt_event *e
 	ev->time_ns = sqlite3_column_int64(s, 1);
 	if (site->missing_stack)
 		t->missing_stacks++;
+	if (ev->kind == MT_EV_OOM) /* not from the writer, but the view says so */
+		read_oom(t, ev);
 	if (ev->source == MT_SOURCE_CUPTI)
 		ev->module = cupti_module(t, ev);
 }
