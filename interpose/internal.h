@@ -151,6 +151,30 @@ bool mt_symbol_lookup(uintptr_t ip, struct mt_symbol *sym);
 /* Writes the hex GNU build id of the object loaded at base; "" if none. */
 void mt_symbol_build_id(uintptr_t base, const char *path, char *out, size_t outsz);
 
+/* ---- site-table.c: the writer's interned event sites (sites table) ---- */
+/* The columns of an allocation or free row that repeat: every one but
+ * seq, time, address and bytes. Compared whole: zero it before filling. */
+struct mt_site_key {
+	uint64_t stream;
+	uint64_t handle;
+	uint32_t stack;
+	uint32_t tid;
+	uint32_t op;
+	int32_t status;
+	int16_t device;
+	uint16_t api;
+	uint8_t kind;
+	uint8_t mem;
+	uint8_t source;
+	uint8_t pad;
+};
+_Static_assert(sizeof(struct mt_site_key) % 8 == 0, "site keys are hashed 8 bytes at a time");
+struct mt_site_table;
+struct mt_site_table *mt_site_table_new(void);
+void mt_site_table_free(struct mt_site_table *t);
+/* The site's id (>= 1; *added when new), or 0 when out of memory. */
+uint32_t mt_site_intern(struct mt_site_table *t, const struct mt_site_key *k, bool *added);
+
 /* ---- trace-writer.c: the writer thread and the SQLite file ---- */
 struct mt_writer;
 struct mt_writer_options {

@@ -2,7 +2,12 @@
  * reader (report/trace-read.c). Keep in step with docs/trace-format.md. */
 #pragma once
 
-#define MT_SCHEMA_VERSION 1
+/* Version 2 keeps successful allocations and frees in narrow tables
+ * (allocs, frees, with their repeating columns in sites) and everything
+ * else in other_events; the view events gives version 1's rows back. The
+ * reporter reads versions 1 and 2. */
+#define MT_SCHEMA_VERSION 2
+#define MT_SCHEMA_VERSION_MIN 1
 
 enum mt_event_kind {
 	MT_EV_ALLOC = 1,
@@ -54,7 +59,8 @@ enum mt_frame_kind {
 	MT_FRAME_PYTHON = 1,
 };
 
-#define MT_SCHEMA_SQL                                                              \
+/* The tables every version has. */
+#define MT_SCHEMA_COMMON_SQL                                                       \
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"                      \
 	"CREATE TABLE apis(id INTEGER PRIMARY KEY, name TEXT NOT NULL);"            \
 	"CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT NOT NULL,"          \
@@ -65,11 +71,6 @@ enum mt_frame_kind {
 	"CREATE TABLE stack_frames(stack INTEGER NOT NULL, depth INTEGER NOT NULL," \
 	" frame INTEGER NOT NULL, PRIMARY KEY(stack, depth)) WITHOUT ROWID;"        \
 	"CREATE TABLE threads(id INTEGER PRIMARY KEY, name TEXT);"                  \
-	"CREATE TABLE events(seq INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL,"    \
-	" kind INTEGER NOT NULL, api INTEGER NOT NULL, thread INTEGER,"             \
-	" device INTEGER, stream INTEGER, address INTEGER, bytes INTEGER,"          \
-	" mem INTEGER, stack INTEGER, status INTEGER, handle INTEGER, op INTEGER,"  \
-	" source INTEGER);"                                                         \
 	"CREATE TABLE ooms(seq INTEGER PRIMARY KEY, device_free INTEGER,"           \
 	" device_total INTEGER);"                                                   \
 	"CREATE TABLE devices(id INTEGER PRIMARY KEY, total_bytes INTEGER,"         \
@@ -77,3 +78,40 @@ enum mt_frame_kind {
 	"CREATE TABLE ops(id INTEGER PRIMARY KEY, name TEXT NOT NULL, domain TEXT);" \
 	"CREATE TABLE cupti(seq INTEGER PRIMARY KEY, correlation_id INTEGER,"        \
 	" pc INTEGER);"
+
+/* The columns of a version-1 event row, in its order (the view's too). */
+#define MT_EVENT_COLUMNS                                                           \
+	"seq,time_ns,kind,api,thread,device,stream,address,bytes,mem,stack,status," \
+	"handle,op,source"
+
+/* Version 2's events. A site is every column of an allocation or a free
+ * but its seq, time, address and bytes; a free names the allocation it
+ * releases, which gives its address and bytes. */
+#define MT_SCHEMA_EVENTS_SQL                                                        \
+	"CREATE TABLE sites(id INTEGER PRIMARY KEY, kind INTEGER NOT NULL,"          \
+	" stack INTEGER, api INTEGER NOT NULL, thread INTEGER, device INTEGER,"     \
+	" mem INTEGER, stream INTEGER, op INTEGER, status INTEGER, handle INTEGER,"  \
+	" source INTEGER);"                                                          \
+	"CREATE TABLE allocs(seq INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL,"     \
+	" site INTEGER NOT NULL, address INTEGER NOT NULL, bytes INTEGER NOT NULL);" \
+	"CREATE TABLE frees(seq INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL,"      \
+	" site INTEGER NOT NULL, alloc INTEGER NOT NULL);"                           \
+	"CREATE TABLE other_events(seq INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL," \
+	" kind INTEGER NOT NULL, api INTEGER NOT NULL, thread INTEGER,"              \
+	" device INTEGER, stream INTEGER, address INTEGER, bytes INTEGER,"           \
+	" mem INTEGER, stack INTEGER, status INTEGER, handle INTEGER, op INTEGER,"   \
+	" source INTEGER);"                                                          \
+	"CREATE VIEW events(" MT_EVENT_COLUMNS ") AS"                                \
+	" SELECT a.seq,a.time_ns,s.kind,s.api,s.thread,s.device,s.stream,"           \
+	"a.address,a.bytes,s.mem,s.stack,s.status,s.handle,s.op,s.source"            \
+	" FROM allocs a LEFT JOIN sites s ON s.id=a.site"                            \
+	" UNION ALL"                                                                 \
+	" SELECT f.seq,f.time_ns,s.kind,s.api,s.thread,s.device,s.stream,"           \
+	"a.address,a.bytes,s.mem,s.stack,s.status,s.handle,s.op,s.source"            \
+	" FROM frees f LEFT JOIN sites s ON s.id=f.site"                             \
+	" LEFT JOIN allocs a ON a.seq=f.alloc"                                       \
+	" UNION ALL"                                                                 \
+	" SELECT " MT_EVENT_COLUMNS " FROM other_events"                             \
+	" ORDER BY 1;"
+
+#define MT_SCHEMA_SQL MT_SCHEMA_COMMON_SQL MT_SCHEMA_EVENTS_SQL

@@ -3,7 +3,9 @@
  * queue fills or an OOM asks for a synchronous commit. All symbol work and
  * all bookkeeping that the hot path must not pay for happens here: new
  * stacks and frames are written once, frees get the size of what they
- * release. The schema is docs/trace-format.md (interpose/trace-schema.h). */
+ * release, allocations and frees go into their narrow tables with their
+ * repeating columns interned as sites. The schema is
+ * docs/trace-format.md (interpose/trace-schema.h). */
 #include "clock.h"
 #include "internal.h"
 #include "trace-schema.h"
@@ -24,7 +26,7 @@
 #include <unistd.h>
 
 enum stmt_id {
-	ST_EVENT,
+	ST_SITE,
 	ST_OOM,
 	ST_FRAME,
 	ST_PYFRAME,
@@ -39,8 +41,8 @@ enum stmt_id {
 };
 
 static const char *const stmt_sql[ST_COUNT] = {
-	[ST_EVENT] = "INSERT INTO events(seq,time_ns,kind,api,thread,device,stream,address,"
-		     "bytes,mem,stack,status,handle,op,source) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_SITE] = "INSERT INTO sites(id,kind,stack,api,thread,device,mem,stream,op,status,"
+		    "handle,source) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_OOM] = "INSERT INTO ooms(seq,device_free,device_total) VALUES(?,?,?)",
 	[ST_FRAME] = "INSERT INTO frames(id,kind,ip,module,offset,function) VALUES(?,0,?,?,?,?)",
 	[ST_PYFRAME] = "INSERT INTO frames(id,kind,function,file,line) VALUES(?,1,?,?,?)",
@@ -59,17 +61,51 @@ struct module {
 	char *path;
 };
 
+/* An allocation the writer knows live: what a free of it records. */
+struct live_alloc {
+	uint64_t seq;
+	uint64_t bytes;
+	uint8_t mem;
+};
+
+/* The live allocations: address -> index + 1 in slab; unused entries of
+ * the slab are chained through their seq (index + 1, 0 ends). */
+struct live_set {
+	struct u64map by_address;
+	struct live_alloc *slab;
+	size_t cap, used;
+	uint64_t free_head;
+};
+
 /* Recently freed allocations, so that a free that failed (free_error)
  * can put its allocation back. */
 #define FREED_RING 64
 struct freed {
 	uint64_t address;
-	uint64_t info;
+	struct live_alloc info;
 };
 
-/* Event rows wait here and go into the table EVENT_BATCH at a time, with
- * one multi-row INSERT: a quarter less work per event in SQLite than one
- * INSERT each (tests/bench, docs/performance.md). */
+/* The event tables. Rows wait here and go into their table EVENT_BATCH at
+ * a time, with one multi-row INSERT: a quarter less work per event in
+ * SQLite than one INSERT each (tests/bench, docs/performance.md). */
+enum batch_id {
+	B_ALLOC,
+	B_FREE,
+	B_OTHER,
+	B_COUNT,
+};
+
+static const struct {
+	const char *sql;
+	unsigned columns;
+} batch_def[B_COUNT] = {
+	[B_ALLOC] = { "INSERT INTO allocs(seq,time_ns,site,address,bytes) VALUES(?,?,?,?,?)", 5 },
+	[B_FREE] = { "INSERT INTO frees(seq,time_ns,site,alloc) VALUES(?,?,?,?)", 4 },
+	[B_OTHER] = { "INSERT INTO other_events(" MT_EVENT_COLUMNS
+		      ") VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		      15 },
+};
+
 #define EVENT_COLUMNS 15
 #define EVENT_BATCH 32
 struct event_row {
@@ -77,12 +113,17 @@ struct event_row {
 	uint16_t null_mask; /* bit i: column i is NULL */
 };
 
+struct batch {
+	sqlite3_stmt *one;
+	sqlite3_stmt *many; /* EVENT_BATCH rows */
+	struct event_row rows[EVENT_BATCH];
+	unsigned n;
+};
+
 struct mt_writer {
 	sqlite3 *db;
 	sqlite3_stmt *stmt[ST_COUNT];
-	sqlite3_stmt *batch; /* EVENT_BATCH rows */
-	struct event_row rows[EVENT_BATCH];
-	unsigned nrows;
+	struct batch batch[B_COUNT];
 	struct mt_queue *queue;
 	struct mt_stack_table *stacks;
 	uint64_t start_ns;
@@ -104,7 +145,8 @@ struct mt_writer {
 	struct u64map frames; /* ip -> frame id */
 	struct u64map threads; /* tid -> 1 */
 	struct u64map ops; /* op ids written */
-	struct u64map live; /* address -> bytes << 8 | mem */
+	struct live_set live;
+	struct mt_site_table *sites;
 	struct freed freed[FREED_RING];
 	unsigned freed_next;
 	uint8_t *stack_written; /* by stack id */
@@ -139,10 +181,7 @@ static bool step(struct mt_writer *w, enum stmt_id id)
 	sqlite3_stmt *s = w->stmt[id];
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
-	/* write_event binds every column of an event each time: clearing
-	 * the bindings would only cost time on the busiest statement */
-	if (id != ST_EVENT)
-		sqlite3_clear_bindings(s);
+	sqlite3_clear_bindings(s);
 	return sql_ok(w, rc, stmt_sql[id]);
 }
 
@@ -211,15 +250,20 @@ static bool create_files(const char *path)
 	return true;
 }
 
-/* stmt_sql[ST_EVENT] with EVENT_BATCH groups of values. */
-static bool prepare_batch(struct mt_writer *w)
+/* The batch's statement for one row, and the same with EVENT_BATCH groups
+ * of values. */
+static bool prepare_batch(struct mt_writer *w, enum batch_id id)
 {
-	const char *one = strstr(stmt_sql[ST_EVENT], "VALUES") + strlen("VALUES");
-	size_t head = (size_t)(one - stmt_sql[ST_EVENT]), group = strlen(one);
+	const char *sql1 = batch_def[id].sql;
+	struct batch *b = &w->batch[id];
+	if (!sql_ok(w, sqlite3_prepare_v2(w->db, sql1, -1, &b->one, NULL), sql1))
+		return false;
+	const char *one = strstr(sql1, "VALUES") + strlen("VALUES");
+	size_t head = (size_t)(one - sql1), group = strlen(one);
 	char *sql = malloc(head + EVENT_BATCH * (group + 1) + 1);
 	if (!sql)
 		return false;
-	memcpy(sql, stmt_sql[ST_EVENT], head);
+	memcpy(sql, sql1, head);
 	size_t pos = head;
 	for (unsigned i = 0; i < EVENT_BATCH; i++) {
 		if (i)
@@ -228,7 +272,7 @@ static bool prepare_batch(struct mt_writer *w)
 		pos += group;
 	}
 	sql[pos] = '\0';
-	bool ok = sql_ok(w, sqlite3_prepare_v2(w->db, sql, -1, &w->batch, NULL), "INSERT INTO events");
+	bool ok = sql_ok(w, sqlite3_prepare_v2(w->db, sql, -1, &b->many, NULL), sql1);
 	free(sql);
 	return ok;
 }
@@ -252,7 +296,10 @@ static bool open_db(struct mt_writer *w)
 		if (!sql_ok(w, sqlite3_prepare_v2(w->db, stmt_sql[i], -1, &w->stmt[i], NULL),
 			    stmt_sql[i]))
 			return false;
-	return prepare_batch(w);
+	for (int i = 0; i < B_COUNT; i++)
+		if (!prepare_batch(w, (enum batch_id)i))
+			return false;
+	return true;
 }
 
 static void read_file(const char *path, char *buf, size_t bufsz, bool nul_to_space)
@@ -452,87 +499,176 @@ static void write_thread(struct mt_writer *w, uint32_t tid)
 	step(w, ST_THREAD);
 }
 
+/* ---- the live allocations ---- */
+
+static void live_put(struct live_set *l, uint64_t address, const struct live_alloc *a)
+{
+	uint64_t *known = u64map_get(&l->by_address, address);
+	if (known) {
+		l->slab[*known - 1] = *a;
+		return;
+	}
+	uint64_t idx = l->free_head;
+	if (idx) {
+		l->free_head = l->slab[idx - 1].seq;
+	} else {
+		if (l->used == l->cap) {
+			size_t cap = l->cap ? l->cap * 2 : 1024;
+			struct live_alloc *p = realloc(l->slab, cap * sizeof(*p));
+			if (!p)
+				return;
+			l->slab = p;
+			l->cap = cap;
+		}
+		idx = ++l->used;
+	}
+	l->slab[idx - 1] = *a;
+	if (!u64map_put(&l->by_address, address, idx)) {
+		l->slab[idx - 1].seq = l->free_head;
+		l->free_head = idx;
+	}
+}
+
+static bool live_take(struct live_set *l, uint64_t address, struct live_alloc *a)
+{
+	uint64_t idx;
+	if (!u64map_del(&l->by_address, address, &idx))
+		return false;
+	*a = l->slab[idx - 1];
+	l->slab[idx - 1].seq = l->free_head;
+	l->free_head = idx;
+	return true;
+}
+
 /* ---- events ---- */
 
-/* Keeps the live map in step and fills in what a free releases. */
-static void track_live(struct mt_writer *w, struct mt_event *ev)
+/* Keeps the live map in step and fills in what a free releases. Returns
+ * the seq of the allocation a free releases, -1 when none is known. */
+static int64_t track_live(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 {
-	uint64_t info = 0;
+	struct live_alloc a;
 	/* Only the hooked calls: CUPTI's records of the same memory arrive
 	 * late and in batches, and are matched by the reporter. */
 	if (ev->source != MT_SOURCE_HOOK)
-		return;
+		return -1;
 	switch (ev->kind) {
 	case MT_EV_ALLOC:
-		u64map_put(&w->live, ev->address, ev->bytes << 8 | ev->mem);
-		break;
+		a = (struct live_alloc){ seq, ev->bytes, ev->mem };
+		live_put(&w->live, ev->address, &a);
+		return -1;
 	case MT_EV_FREE:
-		if (u64map_del(&w->live, ev->address, &info)) {
-			ev->bytes = info >> 8;
-			ev->mem = (uint8_t)(info & 0xff);
-			w->freed[w->freed_next++ % FREED_RING] =
-				(struct freed){ ev->address, info };
-		}
-		break;
+		if (!live_take(&w->live, ev->address, &a))
+			return -1;
+		ev->bytes = a.bytes;
+		ev->mem = a.mem;
+		w->freed[w->freed_next++ % FREED_RING] = (struct freed){ ev->address, a };
+		return (int64_t)a.seq;
 	case MT_EV_FREE_ERROR:
 		for (unsigned i = 0; i < FREED_RING; i++) {
 			struct freed *f = &w->freed[i];
 			if (f->address == ev->address && f->address) {
-				u64map_put(&w->live, f->address, f->info);
-				ev->bytes = f->info >> 8;
-				ev->mem = (uint8_t)(f->info & 0xff);
+				live_put(&w->live, f->address, &f->info);
+				ev->bytes = f->info.bytes;
+				ev->mem = f->info.mem;
 				f->address = 0;
 				break;
 			}
 		}
-		break;
+		return -1;
 	default:
-		break;
+		return -1;
 	}
 }
 
-
-static void bind_row(sqlite3_stmt *s, int first, const struct event_row *r)
+static void write_site(struct mt_writer *w, uint32_t id, const struct mt_site_key *k)
 {
-	for (int c = 0; c < EVENT_COLUMNS; c++) {
+	sqlite3_stmt *s = w->stmt[ST_SITE];
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int(s, 2, k->kind);
+	sqlite3_bind_int64(s, 3, k->stack);
+	sqlite3_bind_int(s, 4, k->api);
+	sqlite3_bind_int64(s, 5, k->tid);
+	sqlite3_bind_int(s, 6, k->device);
+	sqlite3_bind_int(s, 7, k->mem);
+	sqlite3_bind_int64(s, 8, (int64_t)k->stream);
+	bind_u64_or_null(s, 9, k->op, k->op != 0);
+	sqlite3_bind_int(s, 10, k->status);
+	bind_u64_or_null(s, 11, k->handle, k->handle != 0);
+	bind_u64_or_null(s, 12, k->source, k->source != MT_SOURCE_HOOK);
+	step(w, ST_SITE);
+}
+
+/* The id of the event's site (its row written when new); 0 when the
+ * table is out of memory, and the event goes into other_events. */
+static uint32_t site_id(struct mt_writer *w, const struct mt_event *ev)
+{
+	struct mt_site_key k;
+	bool added;
+	memset(&k, 0, sizeof(k));
+	k.stream = ev->stream;
+	k.handle = ev->handle;
+	k.stack = ev->stack;
+	k.tid = ev->tid;
+	k.op = ev->op;
+	k.status = ev->status;
+	k.device = ev->device;
+	k.api = ev->api;
+	k.kind = ev->kind;
+	k.mem = ev->mem;
+	k.source = ev->source;
+	uint32_t id = mt_site_intern(w->sites, &k, &added);
+	if (added)
+		write_site(w, id, &k);
+	return id;
+}
+
+static void bind_row(sqlite3_stmt *s, int first, const struct event_row *r, unsigned columns)
+{
+	for (unsigned c = 0; c < columns; c++) {
 		if (r->null_mask & 1u << c)
-			sqlite3_bind_null(s, first + c);
+			sqlite3_bind_null(s, first + (int)c);
 		else
-			sqlite3_bind_int64(s, first + c, r->v[c]);
+			sqlite3_bind_int64(s, first + (int)c, r->v[c]);
 	}
 }
 
-/* The waiting rows into the table: a full batch in one statement, a
- * partial one (at the end of a flush) row by row. */
-static void flush_rows(struct mt_writer *w)
+/* The waiting rows into their table: a full batch in one statement, a
+ * partial one (at the end of a flush) row by row. Every column is bound
+ * every time, so the bindings are never cleared. */
+static void flush_batch(struct mt_writer *w, enum batch_id id)
 {
-	if (w->nrows == EVENT_BATCH) {
+	struct batch *b = &w->batch[id];
+	unsigned columns = batch_def[id].columns;
+	if (b->n == EVENT_BATCH) {
 		for (unsigned i = 0; i < EVENT_BATCH; i++)
-			bind_row(w->batch, 1 + (int)i * EVENT_COLUMNS, &w->rows[i]);
-		int rc = sqlite3_step(w->batch);
-		sqlite3_reset(w->batch);
-		sql_ok(w, rc, "INSERT INTO events");
+			bind_row(b->many, 1 + (int)(i * columns), &b->rows[i], columns);
+		int rc = sqlite3_step(b->many);
+		sqlite3_reset(b->many);
+		sql_ok(w, rc, batch_def[id].sql);
 	} else {
-		for (unsigned i = 0; i < w->nrows; i++) {
-			bind_row(w->stmt[ST_EVENT], 1, &w->rows[i]);
-			step(w, ST_EVENT);
+		for (unsigned i = 0; i < b->n && !w->failed; i++) {
+			bind_row(b->one, 1, &b->rows[i], columns);
+			int rc = sqlite3_step(b->one);
+			sqlite3_reset(b->one);
+			sql_ok(w, rc, batch_def[id].sql);
 		}
 	}
-	w->nrows = 0;
+	b->n = 0;
 }
 
-static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
+static struct event_row *add_row(struct mt_writer *w, enum batch_id id)
 {
-	write_thread(w, ev->tid);
-	write_stack(w, ev->stack);
-	write_op(w, ev->op);
-	track_live(w, ev);
+	struct batch *b = &w->batch[id];
+	if (b->n == EVENT_BATCH)
+		flush_batch(w, id);
+	return &b->rows[b->n++];
+}
 
+/* Anything but a known allocation or free: the version-1 columns. */
+static void add_other(struct mt_writer *w, uint64_t seq, uint64_t t, const struct mt_event *ev)
+{
 	bool sized = ev->kind != MT_EV_FREE && ev->kind != MT_EV_FREE_ERROR ? true : ev->mem != 0;
-	/* Marks made before the trace started and CUPTI records timed before
-	 * it are placed at its start. */
-	uint64_t t = ev->time_ns > w->start_ns ? ev->time_ns - w->start_ns : 0;
-	struct event_row *r = &w->rows[w->nrows++];
+	struct event_row *r = add_row(w, B_OTHER);
 	*r = (struct event_row){ .v = { (int64_t)seq, (int64_t)t, ev->kind, ev->api, ev->tid,
 					ev->device, (int64_t)ev->stream, (int64_t)ev->address,
 					(int64_t)ev->bytes, ev->mem, ev->stack, ev->status,
@@ -540,8 +676,39 @@ static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 	r->null_mask = (uint16_t)((sized ? 0 : 1u << 8 | 1u << 9) | (ev->handle ? 0 : 1u << 12) |
 				  (ev->op ? 0 : 1u << 13) |
 				  (ev->source != MT_SOURCE_HOOK ? 0 : 1u << 14));
-	if (w->nrows == EVENT_BATCH)
-		flush_rows(w);
+}
+
+/* The row of the event: allocs for an allocation, frees for a free of an
+ * allocation known live (its address and bytes are the allocation's),
+ * other_events for the rest. */
+static void add_event_row(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
+{
+	int64_t alloc = track_live(w, seq, ev);
+	/* Marks made before the trace started and CUPTI records timed before
+	 * it are placed at its start. */
+	uint64_t t = ev->time_ns > w->start_ns ? ev->time_ns - w->start_ns : 0;
+	bool narrow = ev->kind == MT_EV_ALLOC || (alloc >= 0 && ev->mem != 0);
+	uint32_t site = narrow ? site_id(w, ev) : 0;
+	struct event_row *r;
+
+	if (site && ev->kind == MT_EV_ALLOC) {
+		r = add_row(w, B_ALLOC);
+		*r = (struct event_row){ .v = { (int64_t)seq, (int64_t)t, site,
+						(int64_t)ev->address, (int64_t)ev->bytes } };
+	} else if (site) {
+		r = add_row(w, B_FREE);
+		*r = (struct event_row){ .v = { (int64_t)seq, (int64_t)t, site, alloc } };
+	} else {
+		add_other(w, seq, t, ev);
+	}
+}
+
+static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
+{
+	write_thread(w, ev->tid);
+	write_stack(w, ev->stack);
+	write_op(w, ev->op);
+	add_event_row(w, seq, ev);
 	sqlite3_stmt *s;
 
 	if (ev->source == MT_SOURCE_CUPTI) {
@@ -574,6 +741,8 @@ static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 static void drain(struct mt_writer *w)
 {
 	pthread_mutex_lock(&w->work);
+	if (mt_fdguard_lost())
+		w->failed = true; /* the program took a trace descriptor (fd-guard.c) */
 	struct mt_event ev;
 	uint64_t seq = mt_queue_popped(w->queue);
 	uint64_t first = seq;
@@ -587,9 +756,11 @@ static void drain(struct mt_writer *w)
 			w->dropped++;
 		seq++;
 	}
-	if (open && !w->failed)
-		flush_rows(w);
-	w->nrows = 0;
+	for (int i = 0; i < B_COUNT; i++) {
+		if (open && !w->failed)
+			flush_batch(w, (enum batch_id)i);
+		w->batch[i].n = 0;
+	}
 	if (open && !w->failed) {
 		put_meta_u64(w, "events_written", seq);
 		put_meta_u64(w, "producer_wait_ns", mt_queue_wait_ns(w->queue));
@@ -715,8 +886,11 @@ static void close_db(struct mt_writer *w)
 		sqlite3_finalize(w->stmt[i]);
 		w->stmt[i] = NULL;
 	}
-	sqlite3_finalize(w->batch);
-	w->batch = NULL;
+	for (int i = 0; i < B_COUNT; i++) {
+		sqlite3_finalize(w->batch[i].one);
+		sqlite3_finalize(w->batch[i].many);
+		w->batch[i].one = w->batch[i].many = NULL;
+	}
 	if (w->db)
 		sqlite3_close(w->db);
 	w->db = NULL;
@@ -727,7 +901,9 @@ static void destroy(struct mt_writer *w)
 	close_db(w);
 	u64map_fini(&w->frames);
 	u64map_fini(&w->threads);
-	u64map_fini(&w->live);
+	u64map_fini(&w->live.by_address);
+	free(w->live.slab);
+	mt_site_table_free(w->sites);
 	u64map_fini(&w->ops);
 	for (size_t i = 0; i < w->nmodules; i++)
 		free(w->modules[i].path);
@@ -751,7 +927,8 @@ struct mt_writer *mt_writer_start(const struct mt_writer_options *opt)
 	atomic_init(&w->committed, mt_queue_popped(opt->queue));
 	init_sync(w);
 	if (!u64map_init(&w->frames, 12) || !u64map_init(&w->threads, 6) ||
-	    !u64map_init(&w->live, 12) || !u64map_init(&w->ops, 6))
+	    !u64map_init(&w->live.by_address, 12) || !u64map_init(&w->ops, 6) ||
+	    !(w->sites = mt_site_table_new()))
 		goto fail;
 	if (!create_files(w->path))
 		goto fail;

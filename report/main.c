@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,21 +237,6 @@ static void feed(void *ctx, const struct mt_event *ev)
 	progress_tick(c->p);
 }
 
-/* Events in the trace, for the progress bar: seq runs from 0 without gaps,
- * and max() of an integer primary key is one lookup. 0 when unknown. */
-static uint64_t count_events(const struct trace *t)
-{
-	sqlite3_stmt *st;
-	uint64_t n = 0;
-
-	if (sqlite3_prepare_v2(t->db, "SELECT max(seq) FROM events", -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
-		n = (uint64_t)sqlite3_column_int64(st, 0) + 1;
-	sqlite3_finalize(st);
-	return n;
-}
-
 static int load(struct loaded *l, const char *path, bool progress,
 		const struct report_options *report)
 {
@@ -275,7 +259,7 @@ static int load(struct loaded *l, const char *path, bool progress,
 	model_timeline_init(&l->tl, duration);
 	l->m.timeline = &l->tl;
 	progress_start(&p, stderr, progress && progress_wanted(stderr), path,
-		       progress ? count_events(&l->t) : 0);
+		       progress ? trace_count_events(&l->t) : 0);
 	rc = trace_read_events(&l->t, feed, &ctx);
 	progress_end(&p);
 	if (rc < 0)

@@ -205,14 +205,27 @@ static bool has_table(struct trace *t, const char *name)
 	return sqlite3_step(s) == SQLITE_ROW;
 }
 
+static int check_tables(struct trace *t, const char *const *tables, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!has_table(t, tables[i]))
+			return fail(t, "%s is incomplete or corrupt: table '%s' is missing",
+				    t->path, tables[i]);
+	}
+	return 0;
+}
+
 static int check_schema(struct trace *t)
 {
 	static const char *const tables[] = {
-		"meta", "apis", "modules", "frames", "stack_frames", "threads", "events", "ooms",
+		"meta", "apis", "modules", "frames", "stack_frames", "threads", "ooms",
 	};
+	static const char *const tables_v1[] = { "events" };
+	static const char *const tables_v2[] = { "sites", "allocs", "frees", "other_events" };
+	const char *events = t->schema_version == 1 ? "events" : "other_events";
 	int64_t n = 0;
 
-	if (t->schema_version != MT_SCHEMA_VERSION) {
+	if (t->schema_version < MT_SCHEMA_VERSION_MIN || t->schema_version > MT_SCHEMA_VERSION) {
 		if (count_tables(t, &n) < 0)
 			return -1;
 		if (n == 0 && t->immutable)
@@ -229,17 +242,17 @@ static int check_schema(struct trace *t)
 				       "(PRAGMA user_version is 0)",
 				    t->path);
 		return fail(t, "%s has trace schema version %lld, but this memtrace report "
-			       "reads version %d: use the memtrace that wrote the trace",
-			    t->path, (long long)t->schema_version, MT_SCHEMA_VERSION);
+			       "reads versions %d to %d: use the memtrace that wrote the trace",
+			    t->path, (long long)t->schema_version, MT_SCHEMA_VERSION_MIN,
+			    MT_SCHEMA_VERSION);
 	}
-	for (size_t i = 0; i < ARRAY_LENGTH(tables); i++) {
-		if (!has_table(t, tables[i]))
-			return fail(t, "%s is incomplete or corrupt: table '%s' is missing",
-				    t->path, tables[i]);
-	}
-	t->has_handle_column = has_column(t, "events", "handle");
-	t->has_op_column = has_column(t, "events", "op");
-	t->has_source_column = has_column(t, "events", "source");
+	if (check_tables(t, tables, ARRAY_LENGTH(tables)) < 0 ||
+	    (t->schema_version == 1 && check_tables(t, tables_v1, ARRAY_LENGTH(tables_v1)) < 0) ||
+	    (t->schema_version >= 2 && check_tables(t, tables_v2, ARRAY_LENGTH(tables_v2)) < 0))
+		return -1;
+	t->has_handle_column = has_column(t, events, "handle");
+	t->has_op_column = has_column(t, events, "op");
+	t->has_source_column = has_column(t, events, "source");
 	return 0;
 }
 
@@ -266,6 +279,7 @@ int trace_open(struct trace *t, const char *path)
 	map_init(&t->op_index, sizeof(uint32_t));
 	map_init(&t->cupti_pc, sizeof(uint64_t));
 	map_init(&t->same_frame, sizeof(uint32_t));
+	map_init(&t->site_index, sizeof(uint32_t));
 
 	if (check_file(t) < 0 || open_db(t, false) < 0)
 		return -1;
@@ -600,6 +614,54 @@ static int load_cupti(struct trace *t)
 	return rc == SQLITE_DONE ? 0 : step_failed(t, "cupti");
 }
 
+/* A sites row (version 2): the columns its events share, as an event
+ * without seq, time, address and bytes. */
+static void read_site(struct trace *t, sqlite3_stmt *s, struct trace_site *site)
+{
+	site->id = sqlite3_column_int64(s, 0);
+	site->ev = (struct mt_event){
+		.kind = col_small(s, 1),
+		.api = sqlite3_column_int64(s, 2),
+		.thread = sqlite3_column_int64(s, 3),
+		.device = col_device(s, 4),
+		.stream = (uint64_t)sqlite3_column_int64(s, 5),
+		.mem = col_small(s, 6),
+		.stack = sqlite3_column_int64(s, 7),
+		.status = sqlite3_column_int64(s, 8),
+		.handle = (uint64_t)sqlite3_column_int64(s, 9),
+		.has_handle = sqlite3_column_type(s, 9) == SQLITE_INTEGER,
+		.has_op = sqlite3_column_type(s, 10) == SQLITE_INTEGER,
+		.op = sqlite3_column_int64(s, 10),
+		.source = col_small(s, 11),
+		.module = -1,
+		.no_cupti = !t->has_cupti,
+	};
+}
+
+static int load_sites(struct trace *t)
+{
+	_autofinalize_ sqlite3_stmt *s = NULL;
+	size_t cap = 0;
+	int rc;
+
+	if (t->schema_version < 2)
+		return 0;
+	if (prepare(t, "sites",
+		    "SELECT id, kind, api, thread, device, stream, mem, stack, status, handle, "
+		    "op, source FROM sites",
+		    &s) < 0)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (check_count(t, t->n_sites, "sites") < 0)
+			return -1;
+		mt_grow(&t->sites, &cap, t->n_sites + 1, sizeof(*t->sites));
+		read_site(t, s, &t->sites[t->n_sites]);
+		index_put(&t->site_index, t->sites[t->n_sites].id, t->n_sites);
+		t->n_sites++;
+	}
+	return rc == SQLITE_DONE ? 0 : step_failed(t, "sites");
+}
+
 static const struct trace *sort_trace; /* qsort has no context argument */
 
 static int cmp_module_base(const void *a, const void *b)
@@ -624,7 +686,8 @@ int trace_load(struct trace *t)
 {
 	if (load_meta(t) < 0 || load_apis(t) < 0 || load_modules(t) < 0 ||
 	    load_frames(t) < 0 || load_stacks(t) < 0 || load_threads(t) < 0 ||
-	    load_ooms(t) < 0 || load_devices(t) < 0 || load_ops(t) < 0 || load_cupti(t) < 0)
+	    load_ooms(t) < 0 || load_devices(t) < 0 || load_ops(t) < 0 || load_cupti(t) < 0 ||
+	    load_sites(t) < 0)
 		return -1;
 	sort_modules(t);
 	return 0;
@@ -641,10 +704,11 @@ enum {
 static char *events_sql(const struct trace *t)
 {
 	return mt_xasprintf("SELECT seq, time_ns, kind, api, address, bytes, mem, stack, device, "
-			    "%s, stream, status, %s, %s, thread FROM events ORDER BY seq",
+			    "%s, stream, status, %s, %s, thread FROM %s ORDER BY seq",
 			    t->has_handle_column ? "handle" : "NULL",
 			    t->has_op_column ? "op" : "NULL",
-			    t->has_source_column ? "source" : "NULL");
+			    t->has_source_column ? "source" : "NULL",
+			    t->schema_version == 1 ? "events" : "other_events");
 }
 
 /* What the ops table says about the event's op. */
@@ -679,6 +743,27 @@ static int64_t cupti_module(const struct trace *t, const struct mt_event *ev)
 	return pc && *pc ? trace_module_at(t, *pc) : -1;
 }
 
+/* What the reader adds that depends on the event's site columns alone
+ * (the same for every event of a version-2 site). */
+static void resolve_site(struct trace *t, struct mt_event *ev)
+{
+	read_op(t, ev);
+	ev->site = model_site_resolve(t, ev);
+}
+
+/* What the ooms table says about an oom event. */
+static void read_oom(const struct trace *t, struct mt_event *ev)
+{
+	const struct trace_oom_info *o = map_get(&t->ooms, (uint64_t)ev->seq);
+
+	if (o) {
+		ev->has_device_free = o->has_free;
+		ev->device_free = o->device_free;
+		ev->has_device_total = o->has_total;
+		ev->device_total = o->device_total;
+	}
+}
+
 static void read_event(struct trace *t, sqlite3_stmt *s, struct mt_event *ev)
 {
 	int64_t bytes = sqlite3_column_int64(s, COL_BYTES);
@@ -707,20 +792,11 @@ static void read_event(struct trace *t, sqlite3_stmt *s, struct mt_event *ev)
 	};
 	if (ev->stack != 0 && !map_get(&t->stack_index, (uint64_t)ev->stack))
 		t->missing_stacks++;
-	if (ev->kind == MT_EV_OOM) {
-		const struct trace_oom_info *o = map_get(&t->ooms, (uint64_t)ev->seq);
-
-		if (o) {
-			ev->has_device_free = o->has_free;
-			ev->device_free = o->device_free;
-			ev->has_device_total = o->has_total;
-			ev->device_total = o->device_total;
-		}
-	}
-	read_op(t, ev);
+	if (ev->kind == MT_EV_OOM)
+		read_oom(t, ev);
 	if (ev->source == MT_SOURCE_CUPTI)
 		ev->module = cupti_module(t, ev);
-	ev->site = model_site_resolve(t, ev);
+	resolve_site(t, ev);
 }
 
 /* What depends on t->opts, once the frames are symbolized. */
@@ -731,14 +807,13 @@ static void prepare_events(struct trace *t)
 	model_site_prepare(t);
 }
 
-int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx)
+static int read_events_v1(struct trace *t, trace_event_fn fn, void *ctx)
 {
 	_autofinalize_ sqlite3_stmt *s = NULL;
 	_autofree_ char *sql = events_sql(t);
 	struct mt_event ev;
 	int rc;
 
-	prepare_events(t);
 	if (prepare(t, "events", sql, &s) < 0)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -747,6 +822,238 @@ int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx)
 	}
 	return rc == SQLITE_DONE ? 0 : step_failed(t, "events");
 }
+
+/* ---- version 2: allocs, frees and other_events merged by seq ---- */
+
+/* What every event of a site shares, resolved once for all of them. */
+static void prepare_sites(struct trace *t)
+{
+	for (size_t i = 0; i < t->n_sites; i++) {
+		struct trace_site *site = &t->sites[i];
+
+		site->missing_stack = site->ev.stack != 0 &&
+				      !map_get(&t->stack_index, (uint64_t)site->ev.stack);
+		resolve_site(t, &site->ev);
+	}
+	/* a row naming no site: an event of no kind, which the model ignores */
+	t->no_site = (struct trace_site){
+		.ev = { .device = -1, .module = -1, .no_cupti = !t->has_cupti },
+	};
+	resolve_site(t, &t->no_site.ev);
+}
+
+static const struct trace_site *find_site(const struct trace *t, int64_t id)
+{
+	uint32_t i;
+
+	/* the writer numbers sites from 1 in the order it writes them */
+	if (id >= 1 && (uint64_t)id <= t->n_sites && t->sites[id - 1].id == id)
+		return &t->sites[id - 1];
+	i = index_get(&t->site_index, id);
+	return i == TRACE_NONE ? &t->no_site : &t->sites[i];
+}
+
+/* The columns every allocs and frees row starts with: seq, time_ns, site. */
+static void read_site_event(struct trace *t, sqlite3_stmt *s, struct mt_event *ev)
+{
+	const struct trace_site *site = find_site(t, sqlite3_column_int64(s, 2));
+
+	*ev = site->ev;
+	ev->seq = sqlite3_column_int64(s, 0);
+	ev->time_ns = sqlite3_column_int64(s, 1);
+	if (site->missing_stack)
+		t->missing_stacks++;
+	if (ev->kind == MT_EV_OOM) /* not from the writer, but the view says so */
+		read_oom(t, ev);
+	if (ev->source == MT_SOURCE_CUPTI)
+		ev->module = cupti_module(t, ev);
+}
+
+/* What a free reads of the allocation it names. */
+struct alloc_row {
+	uint64_t address;
+	int64_t bytes;
+	bool has_address;
+};
+
+static void set_alloc(struct mt_event *ev, const struct alloc_row *a)
+{
+	ev->address = a->address;
+	ev->has_address = a->has_address;
+	ev->bytes = a->bytes > 0 ? (uint64_t)a->bytes : 0;
+}
+
+enum { CUR_ALLOCS, CUR_FREES, CUR_OTHER, CUR_COUNT };
+
+/* One table's rows in seq order; row: s holds the row whose seq is seq. */
+struct cursor {
+	const char *table;
+	sqlite3_stmt *s;
+	bool row;
+	int64_t seq;
+};
+
+struct v2_reader {
+	struct cursor c[CUR_COUNT];
+	/* The hooked allocations read and not yet freed, by seq: a free
+	 * names its allocation, read a moment ago, and a map is a fraction
+	 * of the cost of joining allocs again. Only the allocations no free
+	 * names stay (the leaks, those whose address was allocated again
+	 * without a free in between). */
+	struct mt_map allocs; /* seq -> struct alloc_row */
+	sqlite3_stmt *lookup; /* allocs by seq: for what the map lacks */
+};
+
+static void read_alloc(struct trace *t, struct v2_reader *r, struct mt_event *ev)
+{
+	sqlite3_stmt *s = r->c[CUR_ALLOCS].s;
+	struct alloc_row a = {
+		.address = (uint64_t)sqlite3_column_int64(s, 3),
+		.bytes = sqlite3_column_int64(s, 4),
+		.has_address = !col_null(s, 3),
+	};
+
+	read_site_event(t, s, ev);
+	set_alloc(ev, &a);
+	/* the writer's frees name hooked allocations only (CUPTI's frees
+	 * are in other_events) */
+	if (ev->source == MT_SOURCE_HOOK)
+		*(struct alloc_row *)map_put(&r->allocs, (uint64_t)ev->seq, NULL) = a;
+}
+
+/* A free takes the address and bytes of the allocation it names: from the
+ * map, else (a trace not written by memtrace) from the table, as the view
+ * events joins them; none when no allocation has that seq. */
+static int read_free(struct trace *t, struct v2_reader *r, struct mt_event *ev)
+{
+	sqlite3_stmt *s = r->c[CUR_FREES].s;
+	int64_t alloc = sqlite3_column_int64(s, 3);
+	struct alloc_row a = { 0 };
+	int rc;
+
+	read_site_event(t, s, ev);
+	if (!col_null(s, 3) && !map_remove(&r->allocs, (uint64_t)alloc, &a)) {
+		if (!r->lookup && prepare(t, "allocs",
+					  "SELECT address, bytes FROM allocs WHERE seq = ?",
+					  &r->lookup) < 0)
+			return -1;
+		sqlite3_bind_int64(r->lookup, 1, alloc);
+		rc = sqlite3_step(r->lookup);
+		if (rc == SQLITE_ROW)
+			a = (struct alloc_row){
+				.address = (uint64_t)sqlite3_column_int64(r->lookup, 0),
+				.bytes = sqlite3_column_int64(r->lookup, 1),
+				.has_address = !col_null(r->lookup, 0),
+			};
+		sqlite3_reset(r->lookup);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return step_failed(t, "allocs");
+	}
+	set_alloc(ev, &a);
+	return 0;
+}
+
+static int cursor_next(struct trace *t, struct cursor *c)
+{
+	int rc = sqlite3_step(c->s);
+
+	c->row = rc == SQLITE_ROW;
+	if (c->row)
+		c->seq = sqlite3_column_int64(c->s, 0);
+	return c->row || rc == SQLITE_DONE ? 0 : step_failed(t, c->table);
+}
+
+static struct cursor *cursor_first(struct cursor *c)
+{
+	struct cursor *first = NULL;
+
+	for (int i = 0; i < CUR_COUNT; i++) {
+		if (c[i].row && (!first || c[i].seq < first->seq))
+			first = &c[i];
+	}
+	return first;
+}
+
+static int read_next_v2(struct trace *t, struct v2_reader *r, struct cursor *next,
+			struct mt_event *ev)
+{
+	if (next == &r->c[CUR_ALLOCS])
+		read_alloc(t, r, ev);
+	else if (next == &r->c[CUR_FREES])
+		return read_free(t, r, ev);
+	else
+		read_event(t, next->s, ev);
+	return 0;
+}
+
+static int read_events_v2(struct trace *t, trace_event_fn fn, void *ctx)
+{
+	_autofree_ char *other = events_sql(t);
+	const char *sql[CUR_COUNT] = {
+		[CUR_ALLOCS] = "SELECT seq, time_ns, site, address, bytes FROM allocs ORDER BY seq",
+		[CUR_FREES] = "SELECT seq, time_ns, site, alloc FROM frees ORDER BY seq",
+		[CUR_OTHER] = other,
+	};
+	struct v2_reader r = {
+		.c = {
+			[CUR_ALLOCS] = { .table = "allocs" },
+			[CUR_FREES] = { .table = "frees" },
+			[CUR_OTHER] = { .table = "other_events" },
+		},
+	};
+	struct cursor *next;
+	struct mt_event ev;
+	int ret = -1;
+
+	map_init(&r.allocs, sizeof(struct alloc_row));
+	prepare_sites(t);
+	for (int i = 0; i < CUR_COUNT; i++) {
+		if (prepare(t, r.c[i].table, sql[i], &r.c[i].s) < 0 || cursor_next(t, &r.c[i]) < 0)
+			goto out;
+	}
+	while ((next = cursor_first(r.c))) {
+		if (read_next_v2(t, &r, next, &ev) < 0)
+			goto out;
+		fn(ctx, &ev);
+		if (cursor_next(t, next) < 0)
+			goto out;
+	}
+	ret = 0;
+out:
+	for (int i = 0; i < CUR_COUNT; i++)
+		sqlite3_finalize(r.c[i].s);
+	sqlite3_finalize(r.lookup);
+	map_fini(&r.allocs);
+	return ret;
+}
+
+int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx)
+{
+	prepare_events(t);
+	return t->schema_version == 1 ? read_events_v1(t, fn, ctx) : read_events_v2(t, fn, ctx);
+}
+
+/* seq runs from 0 without gaps, and max() of an integer primary key is one
+ * lookup. */
+uint64_t trace_count_events(const struct trace *t)
+{
+	const char *sql = t->schema_version == 1
+				  ? "SELECT max(seq) FROM events"
+				  : "SELECT max(coalesce((SELECT max(seq) FROM allocs), -1),"
+				    " coalesce((SELECT max(seq) FROM frees), -1),"
+				    " coalesce((SELECT max(seq) FROM other_events), -1))";
+	sqlite3_stmt *st;
+	uint64_t n = 0;
+
+	if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER &&
+	    sqlite3_column_int64(st, 0) >= 0)
+		n = (uint64_t)sqlite3_column_int64(st, 0) + 1;
+	sqlite3_finalize(st);
+	return n;
+}
+
 
 /* ---- lookups ---------------------------------------------------------- */
 
@@ -856,5 +1163,7 @@ void trace_close(struct trace *t)
 	map_fini(&t->frame_index);
 	map_fini(&t->stack_index);
 	map_fini(&t->ooms);
+	map_fini(&t->site_index);
+	free(t->sites);
 	*t = (struct trace){ 0 };
 }

@@ -1,4 +1,4 @@
-/* Reading a trace (docs/trace-format.md, schema version 1). Everything but
+/* Reading a trace (docs/trace-format.md, schema versions 1 and 2). Everything but
  * the events is loaded into memory; the events are streamed in seq order.
  * Keep in step with interpose/trace-schema.h and docs/trace-format.md. */
 #pragma once
@@ -69,6 +69,14 @@ struct trace_op {
 	bool at_mark;  /* its name is the label of opts.at_mark */
 };
 
+/* A row of the sites table (version 2): what its allocations and frees
+ * share, as the event the reader makes of them, resolved once. */
+struct trace_site {
+	int64_t id;
+	struct mt_event ev;
+	bool missing_stack; /* ev.stack names a stack with no frames */
+};
+
 /* The user's frames of one stack (model-site.c): a frame index, or
  * TRACE_NONE, and its depth. */
 struct trace_stack_site {
@@ -111,6 +119,10 @@ struct trace {
 	struct mt_map cupti_pc; /* seq -> pc, from the cupti table */
 	bool has_cupti;		/* the cupti table has rows: CUPTI saw something */
 	uint32_t *modules_by_base; /* module indices by base, for CUPTI's pcs */
+	struct trace_site *sites; /* version 2 */
+	size_t n_sites;
+	struct mt_map site_index; /* id -> index */
+	struct trace_site no_site; /* for rows naming a site that is not there */
 
 	/* How to read it: set between trace_load and trace_read_events. */
 	struct report_options opts;
@@ -130,8 +142,8 @@ struct trace {
  * On failure returns -1 with t->error set. trace_close in any case. */
 int trace_open(struct trace *t, const char *path);
 
-/* Load meta, apis, modules, frames, stacks, threads, ooms, devices, ops
- * and the cupti table. */
+/* Load meta, apis, modules, frames, stacks, threads, ooms, devices, ops,
+ * the cupti table and (version 2) the sites. */
 int trace_load(struct trace *t);
 
 typedef void (*trace_event_fn)(void *ctx, const struct mt_event *ev);
@@ -139,6 +151,9 @@ typedef void (*trace_event_fn)(void *ctx, const struct mt_event *ev);
 /* Call fn for each event in seq order, with what the reader adds
  * (event.h) resolved as t->opts says. */
 int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx);
+
+/* The number of events (the highest seq + 1), 0 when unknown. */
+uint64_t trace_count_events(const struct trace *t);
 
 void trace_close(struct trace *t);
 

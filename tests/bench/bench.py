@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-SECTIONS = ["hotpath", "producer", "throughput", "python", "report", "nocuda", "profile"]
+SECTIONS = ["hotpath", "bytes", "producer", "throughput", "python", "report", "nocuda", "profile"]
 DEPTHS = [5, 20, 60]
 THREADS = [1, 8]
 # Every configuration runs on one simulated device big enough for any
@@ -209,7 +209,6 @@ class Bench:
         self.table("Fixed costs per run (start-up and exit), medians",
                    ["variant", "wall ms", "cpu ms"],
                    [[v, fixed_wall[v] * 1e3, fixed_cpu[v] * 1e3] for v in variants])
-        self.trace_bytes(raw)
 
     def hotpath_row(self, depth, threads, pairs, s, fixed_wall, fixed_cpu):
         def per_pair_cpu(v):
@@ -264,14 +263,12 @@ class Bench:
             "events_ok": all(r.get("events_ok") for r in s["memtrace"]),
         }
 
-    def trace_bytes(self, raw):
-        key = "d20t1"
-        if key not in raw:
-            return
+    def trace_bytes(self):
+        """Trace bytes per event: the hot path's churn at depth 20, one
+        thread, kept for the per-table breakdown."""
         rows = []
-        # One more run, kept, for the per-table breakdown.
         trace = self.trace_path()
-        pairs = self.results["hotpath"]["pairs"]
+        pairs = 50000 if self.args.quick else 200000
         self.run(self.churn_cmd("async", pairs, 20, 1),
                  self.env({"LD_PRELOAD": self.lib, "MEMTRACE_OUTPUT": trace}))
         facts = trace_facts(trace)
@@ -681,7 +678,7 @@ def main():
           f"{b.results['machine']['cores']} cores; build {b.build}"
           + ("; heaptrack " + b.heaptrack_preload if b.heaptrack_preload
              else "; heaptrack not found: its columns are n/a"))
-    run = {"hotpath": b.hotpath, "producer": b.producer_section, "throughput": b.throughput,
+    run = {"hotpath": b.hotpath, "bytes": b.trace_bytes, "producer": b.producer_section, "throughput": b.throughput,
            "python": b.python_section, "report": b.report_section, "nocuda": b.nocuda,
            "profile": b.profile}
     for s in args.section or SECTIONS:

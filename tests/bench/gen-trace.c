@@ -1,4 +1,4 @@
-/* gen-trace: writes a schema-1 trace of N events (docs/trace-format.md),
+/* gen-trace: writes a trace of N events (docs/trace-format.md),
  * shaped like a training job's, for the reporter benchmark. The schema is
  * interpose/trace-schema.h's own, so the generator stays in step with it.
  *
@@ -13,9 +13,10 @@
  * are reused, as a caching allocator (PyTorch's) and the driver reuse
  * them: each allocation takes a random free one of L blocks of 32 MiB
  * (--unique-addresses: never reused, each allocation a new address). Frees carry
- * the bytes and kind they release, as the writer fills them in. Near the
- * end one allocation fails with out-of-memory. Nothing is left live
- * except what the last steps allocated.
+ * the allocation they release, as the writer records them (schema
+ * version 2: allocs, frees, their sites). Near the end one allocation
+ * fails with out-of-memory (in other_events). Nothing is left live except
+ * what the last steps allocated.
  *
  * Writes in one transaction with prepared statements; journal off. */
 #include "trace-schema.h"
@@ -40,6 +41,7 @@ struct opts {
 };
 
 struct live {
+	long seq;
 	uint32_t block;
 	uint64_t address;
 	uint64_t bytes;
@@ -86,7 +88,7 @@ write_meta(sqlite3 *db, const struct opts *o, uint64_t end_ns)
 	snprintf(end, sizeof(end), "%llu", (unsigned long long)end_ns);
 	const char *kv[][2] = {
 		{ "format", "memtrace-trace" },
-		{ "schema_version", "1" },
+		{ "schema_version", "2" },
 		{ "memtrace_version", "0.1.0" },
 		{ "pid", "4242" },
 		{ "ppid", "1" },
@@ -188,35 +190,126 @@ random_stack(const struct opts *o)
 	return 1 + (int)(u * u * o->stacks);
 }
 
-static void
-bind_event(sqlite3_stmt *s, long seq, uint64_t t, int kind, int api, int thread, int device,
-	   uint64_t address, uint64_t bytes, int mem, int stack, int status)
+/* The statements of the event tables, and the sites already written:
+ * an allocation's site is (thread, stack, mem), a free's (thread, mem). */
+struct writer {
+	sqlite3 *db;
+	sqlite3_stmt *site, *alloc, *free, *other, *oom;
+	uint32_t *site_ids;
+	uint32_t nsites;
+};
+
+static uint32_t
+site_of(struct writer *w, const struct opts *o, int kind, int thread, int stack, int mem)
 {
+	size_t t = (size_t)(thread - 1000), pinned = mem != MT_MEM_DEVICE;
+	size_t i = kind == MT_EV_ALLOC ? ((t * (size_t)o->stacks + (size_t)stack - 1) * 2 + pinned)
+				       : (size_t)o->threads * (size_t)o->stacks * 2 + t * 2 + pinned;
+	if (w->site_ids[i])
+		return w->site_ids[i];
+	uint32_t id = ++w->nsites;
+	sqlite3_stmt *s = w->site;
+	sqlite3_bind_int64(s, 1, id);
+	sqlite3_bind_int(s, 2, kind);
+	sqlite3_bind_int(s, 3, kind == MT_EV_ALLOC ? stack : 0);
+	sqlite3_bind_int(s, 4, kind == MT_EV_ALLOC ? (pinned ? 3 : 1) : (pinned ? 4 : 2));
+	sqlite3_bind_int(s, 5, thread);
+	sqlite3_bind_int(s, 6, kind == MT_EV_ALLOC ? 0 : -1);
+	sqlite3_bind_int(s, 7, mem);
+	if (step(w->db, s))
+		return 0;
+	w->site_ids[i] = id;
+	return id;
+}
+
+static int
+prepare_writer(sqlite3 *db, const struct opts *o, struct writer *w)
+{
+	*w = (struct writer){ .db = db };
+	w->site_ids = calloc((size_t)o->threads * ((size_t)o->stacks + 1) * 2, sizeof(uint32_t));
+	if (!w->site_ids)
+		return fail(NULL, "sites");
+	if (sqlite3_prepare_v2(db,
+			       "INSERT INTO sites(id,kind,stack,api,thread,device,mem,stream,status)"
+			       " VALUES(?,?,?,?,?,?,?,0,0)",
+			       -1, &w->site, NULL) ||
+	    sqlite3_prepare_v2(db, "INSERT INTO allocs(seq,time_ns,site,address,bytes)"
+				   " VALUES(?,?,?,?,?)", -1, &w->alloc, NULL) ||
+	    sqlite3_prepare_v2(db, "INSERT INTO frees(seq,time_ns,site,alloc) VALUES(?,?,?,?)", -1,
+			       &w->free, NULL) ||
+	    sqlite3_prepare_v2(db,
+			       "INSERT INTO other_events(seq,time_ns,kind,api,thread,device,stream,"
+			       "address,bytes,mem,stack,status) VALUES(?,?,?,?,?,?,0,0,?,?,?,?)",
+			       -1, &w->other, NULL) ||
+	    sqlite3_prepare_v2(db, "INSERT INTO ooms(seq,device_free,device_total) VALUES(?,?,?)",
+			       -1, &w->oom, NULL))
+		return fail(db, "prepare");
+	return 0;
+}
+
+static void
+finish_writer(struct writer *w)
+{
+	sqlite3_finalize(w->site);
+	sqlite3_finalize(w->alloc);
+	sqlite3_finalize(w->free);
+	sqlite3_finalize(w->other);
+	sqlite3_finalize(w->oom);
+	free(w->site_ids);
+}
+
+static int
+write_oom(struct writer *w, const struct opts *o, long seq, uint64_t t, int thread)
+{
+	sqlite3_stmt *s = w->other;
 	sqlite3_bind_int64(s, 1, seq);
 	sqlite3_bind_int64(s, 2, (int64_t)t);
-	sqlite3_bind_int(s, 3, kind);
-	sqlite3_bind_int(s, 4, api);
+	sqlite3_bind_int(s, 3, MT_EV_OOM);
+	sqlite3_bind_int(s, 4, 1);
 	sqlite3_bind_int(s, 5, thread);
-	sqlite3_bind_int(s, 6, device);
-	sqlite3_bind_int(s, 7, 0);
-	sqlite3_bind_int64(s, 8, (int64_t)address);
-	sqlite3_bind_int64(s, 9, (int64_t)bytes);
-	sqlite3_bind_int(s, 10, mem);
-	sqlite3_bind_int(s, 11, stack);
-	sqlite3_bind_int(s, 12, status);
+	sqlite3_bind_int(s, 6, 0);
+	sqlite3_bind_int64(s, 7, 1ll << 34);
+	sqlite3_bind_int(s, 8, MT_MEM_DEVICE);
+	sqlite3_bind_int(s, 9, random_stack(o));
+	sqlite3_bind_int(s, 10, 2);
+	sqlite3_bind_int64(w->oom, 1, seq);
+	sqlite3_bind_int64(w->oom, 2, 1ll << 30);
+	sqlite3_bind_int64(w->oom, 3, 80ll << 30);
+	return step(w->db, s) || step(w->db, w->oom);
+}
+
+static int
+write_alloc(struct writer *w, const struct opts *o, const struct live *l, uint64_t t, int thread)
+{
+	uint32_t site = site_of(w, o, MT_EV_ALLOC, thread, random_stack(o), l->mem);
+	sqlite3_stmt *s = w->alloc;
+	sqlite3_bind_int64(s, 1, l->seq);
+	sqlite3_bind_int64(s, 2, (int64_t)t);
+	sqlite3_bind_int64(s, 3, site);
+	sqlite3_bind_int64(s, 4, (int64_t)l->address);
+	sqlite3_bind_int64(s, 5, (int64_t)l->bytes);
+	return site ? step(w->db, s) : 1;
+}
+
+static int
+write_free(struct writer *w, const struct opts *o, const struct live *l, long seq, uint64_t t,
+	   int thread)
+{
+	uint32_t site = site_of(w, o, MT_EV_FREE, thread, 0, l->mem);
+	sqlite3_stmt *s = w->free;
+	sqlite3_bind_int64(s, 1, seq);
+	sqlite3_bind_int64(s, 2, (int64_t)t);
+	sqlite3_bind_int64(s, 3, site);
+	sqlite3_bind_int64(s, 4, l->seq);
+	return site ? step(w->db, s) : 1;
 }
 
 static int
 write_events(sqlite3 *db, const struct opts *o, uint64_t *end_ns)
 {
-	sqlite3_stmt *ev, *oom;
-	if (sqlite3_prepare_v2(db,
-			       "INSERT INTO events(seq,time_ns,kind,api,thread,device,stream,"
-			       "address,bytes,mem,stack,status) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
-			       -1, &ev, NULL) ||
-	    sqlite3_prepare_v2(db, "INSERT INTO ooms(seq,device_free,device_total) VALUES(?,?,?)",
-			       -1, &oom, NULL))
-		return fail(db, "prepare");
+	struct writer w;
+	if (prepare_writer(db, o, &w))
+		return 1;
 	struct live *live = calloc((size_t)o->live + 1, sizeof(*live));
 	uint32_t *free_blocks = calloc((size_t)o->live, sizeof(*free_blocks));
 	if (!live || !free_blocks)
@@ -226,21 +319,17 @@ write_events(sqlite3 *db, const struct opts *o, uint64_t *end_ns)
 		free_blocks[i] = (uint32_t)i;
 	uint64_t t = 1000, next_address = 0x7f0000000000ull;
 	long oom_at = o->events - o->events / 100 - 1;
-	for (long seq = 0; seq < o->events; seq++) {
+	int rc = 0;
+	for (long seq = 0; seq < o->events && !rc; seq++) {
 		t += 100 + next_random() % 2000;
 		int thread = 1000 + (int)(next_random() % (uint64_t)o->threads);
 		bool alloc = nlive < (size_t)o->live / 2 ||
 			     (nlive < (size_t)o->live && next_random() % 2);
 		if (seq == oom_at) {
-			bind_event(ev, seq, t, MT_EV_OOM, 1, thread, 0, 0, 1ull << 34,
-				   MT_MEM_DEVICE, random_stack(o), 2);
-			sqlite3_bind_int64(oom, 1, seq);
-			sqlite3_bind_int64(oom, 2, 1ull << 30);
-			sqlite3_bind_int64(oom, 3, 80ull << 30);
-			if (step(db, oom))
-				return 1;
+			rc = write_oom(&w, o, seq, t, thread);
 		} else if (alloc) {
 			struct live *l = &live[nlive++];
+			l->seq = seq;
 			l->bytes = random_bytes();
 			l->mem = next_random() % 64 ? MT_MEM_DEVICE : MT_MEM_HOST_PINNED;
 			if (o->unique_addresses) {
@@ -252,26 +341,21 @@ write_events(sqlite3 *db, const struct opts *o, uint64_t *end_ns)
 				free_blocks[i] = free_blocks[--nfree];
 				l->address = next_address + ((uint64_t)l->block << 25);
 			}
-			bind_event(ev, seq, t, MT_EV_ALLOC, l->mem == MT_MEM_DEVICE ? 1 : 3, thread,
-				   0, l->address, l->bytes, l->mem, random_stack(o), 0);
+			rc = write_alloc(&w, o, l, t, thread);
 		} else {
 			size_t i = next_random() % nlive;
 			struct live l = live[i];
 			live[i] = live[--nlive];
 			if (!o->unique_addresses)
 				free_blocks[nfree++] = l.block;
-			bind_event(ev, seq, t, MT_EV_FREE, l.mem == MT_MEM_DEVICE ? 2 : 4, thread,
-				   -1, l.address, l.bytes, l.mem, 0, 0);
+			rc = write_free(&w, o, &l, seq, t, thread);
 		}
-		if (step(db, ev))
-			return 1;
 	}
 	free(live);
 	free(free_blocks);
-	sqlite3_finalize(ev);
-	sqlite3_finalize(oom);
+	finish_writer(&w);
 	*end_ns = t + 1000;
-	return 0;
+	return rc;
 }
 
 static int

@@ -89,14 +89,15 @@ def trace_state(trace):
     try:
         check = conn.execute("PRAGMA integrity_check").fetchall()
         assert check == [("ok",)], f"{trace}: integrity_check says {check}"
+        # events is a view since schema version 2 (docs/trace-format.md)
         tables = {r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
     finally:
         conn.close()
     if not tables:
         return "empty"
     needed = {"meta", "apis", "modules", "frames", "stack_frames", "threads", "events",
-              "ooms"}
+              "ooms", "sites", "allocs", "frees", "other_events"}
     assert needed <= tables, f"{trace}: only part of the schema: {sorted(tables)}"
     return "trace"
 

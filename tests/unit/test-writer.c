@@ -123,6 +123,14 @@ START_TEST(writes_every_event_once)
 	ck_assert_int_eq(query_int(db, "SELECT value FROM meta WHERE key='events_written'"),
 			 total);
 	ck_assert_int_eq(query_int(db, "PRAGMA user_version"), MT_SCHEMA_VERSION);
+	/* schema 2: every pair in allocs and frees, a free naming its
+	 * allocation; one alloc and one free site per thread */
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM allocs"), total / 2);
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM frees f JOIN allocs a ON "
+				       "a.seq = f.alloc AND a.seq < f.seq"),
+			 total / 2);
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM other_events"), 0);
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM sites"), 2 * THREADS);
 	sqlite3_close(db);
 	remove_db(path);
 	mt_stack_table_free(stacks);
@@ -172,6 +180,10 @@ START_TEST(free_error_and_oom_rows)
 				       "bytes=100 AND mem=3"),
 			 4);
 	ck_assert_int_eq(query_int(db, "SELECT bytes IS NULL FROM events WHERE seq=4"), 1);
+	/* the free and its retry name the allocation; the failed free, the
+	 * free of an unknown address and the OOM keep every column */
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM frees WHERE alloc=0"), 2);
+	ck_assert_int_eq(query_int(db, "SELECT group_concat(seq) = '2,4,5' FROM other_events"), 1);
 	ck_assert_int_eq(query_int(db, "SELECT device_free FROM ooms WHERE seq=5"), 1024);
 	ck_assert_int_eq(query_int(db, "SELECT device_total FROM ooms WHERE seq=5"), 4096);
 	ck_assert_int_eq(query_int(db, "SELECT value = 'running' FROM meta WHERE key='end'"), 1);

@@ -1,0 +1,47 @@
+#!/bin/sh
+# The reporter says the same of a version-2 trace as of the version-1 trace
+# it was made from: each trace given (SQL text, version 1) is rewritten by
+# to-v2 (which checks that the view events gives back the version-1 rows)
+# and both are rendered in every format and with the golden tests'
+# options. The reports (and the warnings) may differ only in the schema
+# version they name.
+#   v2-same.sh REPORT SQL-LOAD TO-V2 TRACE.sql...
+set -eu
+
+abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+report=$(abs "$1")
+sqlload=$(abs "$2")
+tov2=$(abs "$3")
+shift 3
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+for sql in "$@"; do
+	sql=$(abs "$sql")
+	name=$(basename "$sql" .sql)
+	mkdir -p "$tmp/v1/$name" "$tmp/v2/$name"
+	(cd "$tmp/v1/$name" && "$sqlload" trace.db "$sql")
+	cp "$tmp/v1/$name/trace.db" "$tmp/v2/$name/trace.db"
+	"$tov2" "$tmp/v2/$name/trace.db"
+	for args in "--format text" "--format json" "--format html" "--format folded" \
+		"--format perfetto" "--format text --group-by python" "--format text --group-by op" \
+		"--format text --group-by native" "--format text --group-by stack" \
+		"--format json --at-mark checkpoint"; do
+		for v in v1 v2; do
+			# the same relative path: the trace's path is in the report
+			(cd "$tmp/$v/$name" && "$report" trace.db $args -o out 2>err) || {
+				echo "memtrace-report failed on the $v trace of $name ($args)" >&2
+				status=1
+			}
+			sed -e 's/schema [12],/schema N,/' \
+			    -e 's/"schema_version": *[12]/"schema_version": N/' \
+			    "$tmp/$v/$name/out" "$tmp/$v/$name/err" >"$tmp/$v/$name/out.cmp"
+		done
+		diff -u "$tmp/v1/$name/out.cmp" "$tmp/v2/$name/out.cmp" || {
+			echo "FAIL: $name ($args): the version-2 trace reads differently" >&2
+			status=1
+		}
+	done
+done
+exit $status
