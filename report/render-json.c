@@ -22,20 +22,34 @@ struct jw {
 	bool inline_[MAX_DEPTH];
 };
 
+/* A new line indented to depth (two spaces a level). */
+static void jw_newline(struct jw *w, int depth)
+{
+	static const char spaces[] = "\n                                "
+				     "                                ";
+	size_t n = (size_t)depth * 2;
+
+	if (n + 1 <= sizeof(spaces) - 1) {
+		fwrite_unlocked(spaces, 1, n + 1, w->f);
+		return;
+	}
+	fprintf(w->f, "\n%*s", depth * 2, "");
+}
+
 static void jw_sep(struct jw *w)
 {
 	bool in = w->depth > 0 && w->inline_[w->depth - 1];
 
 	if (w->depth > 0 && !w->first[w->depth - 1])
-		fputc(',', w->f);
+		putc_unlocked(',', w->f);
 	if (w->depth > 0)
 		w->first[w->depth - 1] = false;
 	if (in) {
-		fputc(' ', w->f);
+		putc_unlocked(' ', w->f);
 		return;
 	}
 	if (w->depth > 0)
-		fprintf(w->f, "\n%*s", w->depth * 2, "");
+		jw_newline(w, w->depth);
 }
 
 static void jw_key(struct jw *w, const char *key)
@@ -43,14 +57,14 @@ static void jw_key(struct jw *w, const char *key)
 	jw_sep(w);
 	if (key) {
 		escape_json(w->f, key);
-		fputs(": ", w->f);
+		fwrite_unlocked(": ", 1, 2, w->f);
 	}
 }
 
 static void jw_open(struct jw *w, const char *key, char c, bool inline_)
 {
 	jw_key(w, key);
-	fputc(c, w->f);
+	putc_unlocked(c, w->f);
 	/* deeper than MAX_DEPTH never happens: the report's shape is fixed */
 	if (w->depth < MAX_DEPTH) {
 		w->first[w->depth] = true;
@@ -64,11 +78,11 @@ static void jw_close(struct jw *w, char c)
 	w->depth--;
 	if (!w->first[w->depth]) {
 		if (w->inline_[w->depth])
-			fputc(' ', w->f);
+			putc_unlocked(' ', w->f);
 		else
-			fprintf(w->f, "\n%*s", w->depth * 2, "");
+			jw_newline(w, w->depth);
 	}
-	fputc(c, w->f);
+	putc_unlocked(c, w->f);
 }
 
 static void jw_str(struct jw *w, const char *key, const char *v)
@@ -77,16 +91,31 @@ static void jw_str(struct jw *w, const char *key, const char *v)
 	escape_json(w->f, v);
 }
 
+/* v in decimal, as printf's PRIu64 writes it, without printf. */
+static void put_u64(FILE *f, uint64_t v, bool negative)
+{
+	char buf[24];
+	char *p = buf + sizeof(buf);
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	if (negative)
+		*--p = '-';
+	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), f);
+}
+
 static void jw_u64(struct jw *w, const char *key, uint64_t v)
 {
 	jw_key(w, key);
-	fprintf(w->f, "%" PRIu64, v);
+	put_u64(w->f, v, false);
 }
 
 static void jw_i64(struct jw *w, const char *key, int64_t v)
 {
 	jw_key(w, key);
-	fprintf(w->f, "%" PRId64, v);
+	put_u64(w->f, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, v < 0);
 }
 
 static void jw_null(struct jw *w, const char *key)
