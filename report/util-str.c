@@ -138,6 +138,69 @@ void escape_json(FILE *f, const char *s)
 	putc_unlocked('"', f);
 }
 
+static char *json_char_mem(char *out, uint32_t cp)
+{
+	static const char hex[] = "0123456789abcdef";
+	char e = 0;
+
+	switch (cp) {
+	case '"': e = '"'; break;
+	case '\\': e = '\\'; break;
+	case '\n': e = 'n'; break;
+	case '\r': e = 'r'; break;
+	case '\t': e = 't'; break;
+	case '\b': e = 'b'; break;
+	case '\f': e = 'f'; break;
+	}
+	if (e) {
+		out[0] = '\\';
+		out[1] = e;
+		return out + 2;
+	}
+	if (cp < 0x20 || cp == 0x7F) {
+		memcpy(out, "\\u00", 4);
+		out[4] = hex[cp >> 4];
+		out[5] = hex[cp & 0xF];
+		return out + 6;
+	}
+	if (cp < 0x80) {
+		*out = (char)cp;
+		return out + 1;
+	}
+	/* only U+FFFD gets here (valid sequences are copied as they are) */
+	out[0] = (char)(0xE0 | (cp >> 12));
+	out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	out[2] = (char)(0x80 | (cp & 0x3F));
+	return out + 3;
+}
+
+char *escape_json_mem(char *out, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+
+	*out++ = '"';
+	while (p < end) {
+		uint32_t cp;
+		size_t len;
+
+		if (json_plain(*p)) {
+			*out++ = (char)*p++;
+			continue;
+		}
+		len = utf8_decode(p, (size_t)(end - p), &cp);
+		if (len > 1) { /* valid: copied as it is */
+			memcpy(out, p, len);
+			out += len;
+			p += len;
+			continue;
+		}
+		out = json_char_mem(out, cp);
+		p++;
+	}
+	*out++ = '"';
+	return out;
+}
+
 static void html_char(FILE *f, uint32_t cp)
 {
 	switch (cp) {
