@@ -21,6 +21,13 @@ struct model_live {
 	bool cupti; /* seen by CUPTI alone (model-cupti.c) */
 };
 
+/* What the last allocation of a stack resolved to (model.stack_memo). */
+struct model_stack_memo {
+	int kind; /* its site's kind and id, as model_site_for keys them */
+	int64_t id;
+	uint32_t site; /* index in sites; MODEL_NONE before the stack's first */
+};
+
 static inline uint64_t sat_add(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
