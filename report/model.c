@@ -254,7 +254,7 @@ void model_live_add(struct model *m, const struct model_live *rec, int64_t time_
 		m->pools[rec->pool].live_count++;
 	}
 	if (mem_class(rec->mem) == MEM_DEVICE_SIDE) {
-		uint64_t *dev = model_device_live(m, rec->device);
+		uint64_t *dev = model_device_live_fast(m, rec->device);
 
 		*dev = sat_add(*dev, rec->bytes);
 		charge(m, rec, true); /* before the epoch moves on */
@@ -275,7 +275,7 @@ void model_live_sub(struct model *m, const struct model_live *rec)
 		m->pools[rec->pool].live_count--;
 	}
 	if (mem_class(rec->mem) == MEM_DEVICE_SIDE) {
-		uint64_t *dev = model_device_live(m, rec->device);
+		uint64_t *dev = model_device_live_fast(m, rec->device);
 
 		*dev = sat_sub(*dev, rec->bytes);
 		charge(m, rec, false);
@@ -398,7 +398,10 @@ void model_count_alloc(struct model *m, const struct mt_event *ev, const struct 
 		s->total_bytes = sat_add(s->total_bytes, ev->bytes);
 		s->count++;
 		site_extras(m, rec, ev->bytes, pair_seen);
-		model_device_alloc(m, ev);
+		/* it keeps the first few a device: past them, nothing to do */
+		if (ev->device < 0 || ev->device >= MODEL_DEVICE_MEMO || !m->device_memo[ev->device] ||
+		    m->devices[m->device_memo[ev->device] - 1].n_early < MODEL_EARLY_ALLOCS)
+			model_device_alloc(m, ev);
 	}
 }
 
