@@ -4,6 +4,7 @@
 #include "model-internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "trace-schema.h"
 #include "util-mem.h"
@@ -29,12 +30,17 @@ struct model_device *model_device_for(struct model *m, int id)
 
 	if (id < 0)
 		return NULL;
+	/* every allocation and free asks: the few small ids skip the map */
+	if (id < MODEL_DEVICE_MEMO && m->device_memo[id])
+		return &m->devices[m->device_memo[id] - 1];
 	idx = map_put(&m->device_index, (uint64_t)id, &inserted);
 	if (inserted) {
 		mt_grow(&m->devices, &m->cap_devices, m->n_devices + 1, sizeof(*m->devices));
 		m->devices[m->n_devices] = (struct model_device){ .id = id };
 		*idx = (uint32_t)m->n_devices++;
 	}
+	if (id < MODEL_DEVICE_MEMO)
+		m->device_memo[id] = *idx + 1;
 	return &m->devices[*idx];
 }
 
@@ -178,6 +184,7 @@ static void note_preallocation(struct model *m, const struct model_device *d)
 void model_device_finish(struct model *m)
 {
 	/* indices in device_index are dead from here on */
+	memset(m->device_memo, 0, sizeof(m->device_memo));
 	if (m->n_devices)
 		qsort(m->devices, m->n_devices, sizeof(*m->devices), cmp_device);
 	m->notes = mt_xcalloc(m->n_devices + 1, sizeof(*m->notes));

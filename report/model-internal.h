@@ -21,6 +21,13 @@ struct model_live {
 	bool cupti; /* seen by CUPTI alone (model-cupti.c) */
 };
 
+/* What the last allocation of a stack resolved to (model.stack_memo). */
+struct model_stack_memo {
+	int kind; /* its site's kind and id, as model_site_for keys them */
+	int64_t id;
+	uint32_t site; /* index in sites; MODEL_NONE before the stack's first */
+};
+
 static inline uint64_t sat_add(uint64_t a, uint64_t b)
 {
 	return a + b < a ? UINT64_MAX : a + b;
@@ -91,6 +98,15 @@ uint64_t *model_device_live(struct model *m, int id);
 void model_device_alloc(struct model *m, const struct mt_event *ev);
 /* An OOM: its device's total, when nothing else gave it. */
 void model_device_oom(struct model *m, const struct mt_event *ev);
+
+/* model_device_live for a device already seen with a small id, inline
+ * (twice an allocation); the rest through model_device_live. */
+static inline uint64_t *model_device_live_fast(struct model *m, int id)
+{
+	if (id >= 0 && id < MODEL_DEVICE_MEMO && m->device_memo[id])
+		return &m->devices[m->device_memo[id] - 1].live_bytes;
+	return model_device_live(m, id);
+}
 void model_device_event(struct model *m, const struct mt_event *ev);
 /* The pool with this handle (the latest one, after a destroy), added when
  * first seen. */

@@ -24,6 +24,7 @@ void model_timeline_init(struct model_timeline *tl, int64_t duration_hint_ns)
 {
 	memset(tl, 0, sizeof(*tl));
 	tl->width = 1;
+	tl->cur_lo = 1; /* the bucket memo is empty */
 	/* the first width that holds the whole run: no merge will be needed */
 	if (duration_hint_ns > 0)
 		tl->width = duration_hint_ns / TIMELINE_BUCKETS + 1;
@@ -37,6 +38,14 @@ void model_timeline_fini(struct model_timeline *tl)
 	free(tl->markers);
 	map_fini(&tl->stream_live);
 	memset(tl, 0, sizeof(*tl));
+}
+
+/* t / width >= TIMELINE_BUCKETS (time past the last bucket), without the
+ * division: for t >= 0 it is t >= width * TIMELINE_BUCKETS when that does
+ * not overflow, and never true when it would (t would exceed INT64_MAX). */
+static inline bool past_end(const struct model_timeline *tl, int64_t t)
+{
+	return tl->width <= INT64_MAX / TIMELINE_BUCKETS && t >= tl->width * TIMELINE_BUCKETS;
 }
 
 static void merge_into(struct timeline_bucket *to, const struct timeline_bucket *b)
@@ -78,6 +87,8 @@ static void halve(struct model_timeline *tl)
 	       sizeof(tl->buckets[0]) * (TIMELINE_BUCKETS / 2));
 	tl->n_buckets = (tl->n_buckets + 1) / 2;
 	tl->width *= 2;
+	tl->cur_lo = 1; /* the bucket memo is empty */
+	tl->cur_hi = 0;
 	period = tl->width * SNAP_EVERY;
 	for (size_t i = 0; i < tl->n_snaps; i++) {
 		if (tl->snaps[i].time_ns % period == 0)
@@ -95,11 +106,21 @@ static void record(struct model_timeline *tl, int64_t t, uint64_t live)
 	struct timeline_bucket *b;
 	size_t i;
 
-	while (t / tl->width >= TIMELINE_BUCKETS && tl->width <= INT64_MAX / 4)
-		halve(tl);
-	i = (size_t)(t / tl->width);
-	if (i >= TIMELINE_BUCKETS)
-		i = TIMELINE_BUCKETS - 1;
+	if (t >= tl->cur_lo && t < tl->cur_hi) {
+		i = tl->cur_i; /* the bucket of the previous event: no division */
+	} else {
+		while (past_end(tl, t) && tl->width <= INT64_MAX / 4)
+			halve(tl);
+		i = (size_t)(t / tl->width);
+		if (i >= TIMELINE_BUCKETS) {
+			i = TIMELINE_BUCKETS - 1;
+		} else if (t >= 0) {
+			tl->cur_i = i;
+			tl->cur_lo = (int64_t)i * tl->width;
+			tl->cur_hi = tl->cur_lo <= INT64_MAX - tl->width ? tl->cur_lo + tl->width
+									  : INT64_MAX;
+		}
+	}
 	b = &tl->buckets[i];
 	if (!b->used) {
 		*b = (struct timeline_bucket){ .used = true, .min = live, .max = live,
@@ -195,14 +216,17 @@ static struct timeline_stream *stream_slot(struct model_timeline *tl, uint32_t s
 
 static uint32_t stream_find(struct model_timeline *tl, uint64_t stream)
 {
+	/* allocations come in runs on one stream */
+	if (tl->last_stream < tl->n_streams && tl->streams[tl->last_stream].stream == stream)
+		return tl->last_stream;
 	for (size_t i = 0; i < tl->n_streams; i++) {
 		if (tl->streams[i].stream == stream)
-			return (uint32_t)i;
+			return tl->last_stream = (uint32_t)i;
 	}
 	if (tl->n_streams == TIMELINE_STREAMS)
 		return TIMELINE_STREAMS;
 	tl->streams[tl->n_streams] = (struct timeline_stream){ .stream = stream };
-	return (uint32_t)tl->n_streams++;
+	return tl->last_stream = (uint32_t)tl->n_streams++;
 }
 
 static struct timeline_thread *thread_slot(struct model_timeline *tl, uint32_t slot)
@@ -212,30 +236,39 @@ static struct timeline_thread *thread_slot(struct model_timeline *tl, uint32_t s
 
 static uint32_t thread_find(struct model_timeline *tl, int64_t thread)
 {
+	if (tl->last_thread < tl->n_threads && tl->threads[tl->last_thread].thread == thread)
+		return tl->last_thread;
 	for (size_t i = 0; i < tl->n_threads; i++) {
 		if (tl->threads[i].thread == thread)
-			return (uint32_t)i;
+			return tl->last_thread = (uint32_t)i;
 	}
 	if (tl->n_threads == TIMELINE_THREADS)
 		return TIMELINE_THREADS;
 	tl->threads[tl->n_threads] = (struct timeline_thread){ .thread = thread };
-	return (uint32_t)tl->n_threads++;
+	return tl->last_thread = (uint32_t)tl->n_threads++;
 }
 
-static void stream_forget(struct model_timeline *tl, uint64_t address)
+/* old is no longer live: take it out of its stream's and thread's totals. */
+static void stream_sub(struct model_timeline *tl, const struct timeline_live *l)
 {
-	struct timeline_live old;
+	struct timeline_live old = *l;
 	struct timeline_stream *s;
 	struct timeline_thread *th;
 
-	if (!map_remove(&tl->stream_live, address, &old))
-		return;
 	s = stream_slot(tl, old.slot);
 	s->bytes -= old.bytes < s->bytes ? old.bytes : s->bytes;
 	s->count -= s->count ? 1 : 0;
 	th = thread_slot(tl, old.thread_slot);
 	th->bytes -= old.bytes < th->bytes ? old.bytes : th->bytes;
 	th->count -= th->count ? 1 : 0;
+}
+
+static void stream_forget(struct model_timeline *tl, uint64_t address)
+{
+	struct timeline_live old;
+
+	if (map_remove(&tl->stream_live, address, &old))
+		stream_sub(tl, &old);
 }
 
 static void stream_apply(struct model_timeline *tl, const struct mt_event *ev)
@@ -254,8 +287,9 @@ static void stream_apply(struct model_timeline *tl, const struct mt_event *ev)
 	}
 	if (ev->kind != MT_EV_ALLOC || !model_mem_is_device(ev->mem) || ev->mem == MT_MEM_GRAPH)
 		return;
-	stream_forget(tl, ev->address); /* a free not seen */
 	l = map_put(&tl->stream_live, ev->address, &inserted);
+	if (!inserted)
+		stream_sub(tl, l); /* a free not seen */
 	*l = (struct timeline_live){ .bytes = ev->bytes,
 				     .slot = stream_find(tl, ev->stream),
 				     .thread_slot = thread_find(tl, ev->thread) };
@@ -295,7 +329,7 @@ void model_timeline_feed(struct model_timeline *tl, const struct model *m,
 		tl->started = true;
 		tl->first_ns = t;
 	}
-	while (t / tl->width >= TIMELINE_BUCKETS && tl->width <= INT64_MAX / 4)
+	while (past_end(tl, t) && tl->width <= INT64_MAX / 4)
 		halve(tl);
 	/* the live set as it was when the line crossed the next moment; a
 	 * quiet stretch crossing several gives one (they would be the same) */

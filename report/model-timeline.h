@@ -66,6 +66,9 @@ struct model_timeline {
 	int64_t width; /* ns per bucket, doubled when time runs past the last */
 	struct timeline_bucket buckets[TIMELINE_BUCKETS];
 	size_t n_buckets; /* 1 + the last bucket used */
+	/* the bucket record() used last, cur_i, covers [cur_lo, cur_hi) */
+	size_t cur_i;
+	int64_t cur_lo, cur_hi;
 
 	struct timeline_snapshot snaps[TIMELINE_SNAPSHOTS + 1];
 	size_t n_snaps;
@@ -90,6 +93,7 @@ struct model_timeline {
 	 * streams can add up to less than the peak. */
 	struct timeline_stream streams[TIMELINE_STREAMS], streams_other;
 	size_t n_streams;
+	uint32_t last_stream; /* the index stream_find found last */
 	struct timeline_stream at_peak[TIMELINE_STREAMS], at_peak_other;
 	size_t n_at_peak;
 	uint64_t peak_seen; /* the model's device peak when at_peak was taken */
@@ -99,6 +103,7 @@ struct model_timeline {
 	 * allocations, copied at the same peaks */
 	struct timeline_thread threads[TIMELINE_THREADS], threads_other;
 	size_t n_threads;
+	uint32_t last_thread;
 	struct timeline_thread thread_at_peak[TIMELINE_THREADS], thread_at_peak_other;
 	size_t n_thread_at_peak;
 };

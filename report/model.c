@@ -90,6 +90,7 @@ void model_fini(struct model *m)
 		free(m->sites[i].runs);
 	free(m->sites);
 	free(m->stacks);
+	free(m->stack_memo);
 	free(m->ops);
 	free(m->recent);
 	free(m->leaks);
@@ -109,12 +110,16 @@ void model_fini(struct model *m)
 	*m = (struct model){ 0 };
 }
 
+/* The key model_site_for files an allocation at stack under. */
+static inline const struct mt_site *site_key(const struct mt_site *site, struct mt_site *by_stack)
+{
+	return site && site->kind > MT_SITE_UNSET && site->kind < MT_SITE_KINDS ? site : by_stack;
+}
+
 uint32_t model_site_for(struct model *m, const struct mt_site *site, int64_t stack)
 {
 	struct mt_site by_stack = { .kind = MT_SITE_STACK, .id = stack };
-	const struct mt_site *k = site && site->kind > MT_SITE_UNSET && site->kind < MT_SITE_KINDS
-					  ? site
-					  : &by_stack;
+	const struct mt_site *k = site_key(site, &by_stack);
 	bool inserted;
 	uint32_t *idx = map_put(&m->site_index[k->kind], (uint64_t)k->id, &inserted);
 
@@ -163,7 +168,9 @@ uint32_t model_stack_for(struct model *m, int64_t stack)
 
 	if (inserted) {
 		mt_grow(&m->stacks, &m->cap_stacks, m->n_stacks + 1, sizeof(*m->stacks));
+		mt_grow(&m->stack_memo, &m->cap_stack_memo, m->n_stacks + 1, sizeof(*m->stack_memo));
 		m->stacks[m->n_stacks] = (struct model_stack_live){ .stack = stack };
+		m->stack_memo[m->n_stacks] = (struct model_stack_memo){ .site = MODEL_NONE };
 		*idx = (uint32_t)m->n_stacks++;
 	}
 	return *idx;
@@ -198,7 +205,8 @@ static void charge(struct model *m, const struct model_live *rec, bool add)
 	struct model_op *op = rec->op != MODEL_NONE ? &m->ops[rec->op] : NULL;
 
 	site_touch(m, s);
-	model_points_touch(m, s);
+	if (s->points_saved < m->n_points) /* model_points_touch has work */
+		model_points_touch(m, s);
 	if (op)
 		op_touch(m, op);
 	if (add) {
@@ -246,7 +254,7 @@ void model_live_add(struct model *m, const struct model_live *rec, int64_t time_
 		m->pools[rec->pool].live_count++;
 	}
 	if (mem_class(rec->mem) == MEM_DEVICE_SIDE) {
-		uint64_t *dev = model_device_live(m, rec->device);
+		uint64_t *dev = model_device_live_fast(m, rec->device);
 
 		*dev = sat_add(*dev, rec->bytes);
 		charge(m, rec, true); /* before the epoch moves on */
@@ -267,7 +275,7 @@ void model_live_sub(struct model *m, const struct model_live *rec)
 		m->pools[rec->pool].live_count--;
 	}
 	if (mem_class(rec->mem) == MEM_DEVICE_SIDE) {
-		uint64_t *dev = model_device_live(m, rec->device);
+		uint64_t *dev = model_device_live_fast(m, rec->device);
 
 		*dev = sat_sub(*dev, rec->bytes);
 		charge(m, rec, false);
@@ -315,15 +323,18 @@ void model_count_free(struct model *m, int mem, int delta)
 
 /* The op a site allocated most bytes under, and how many distinct stacks
  * allocated there: two map operations per allocation. */
-static void site_extras(struct model *m, const struct model_live *rec, uint64_t bytes)
+static void site_extras(struct model *m, const struct model_live *rec, uint64_t bytes,
+			bool pair_seen)
 {
 	struct model_site *s = &m->sites[rec->site];
 	uint64_t *op_bytes;
 	bool inserted;
 
-	map_put(&m->site_stacks, (uint64_t)rec->site << 32 | rec->holder, &inserted);
-	if (inserted)
-		s->stacks++;
+	if (!pair_seen) {
+		map_put(&m->site_stacks, (uint64_t)rec->site << 32 | rec->holder, &inserted);
+		if (inserted)
+			s->stacks++;
+	}
 	model_stack_site(m, rec->holder, rec->site);
 	if (rec->op == MODEL_NONE)
 		return;
@@ -358,10 +369,23 @@ void model_count_alloc(struct model *m, const struct mt_event *ev, const struct 
 		p->bytes_allocated = sat_add(p->bytes_allocated, ev->bytes);
 	}
 	if (mem_class(ev->mem) == MEM_DEVICE_SIDE) {
+		struct mt_site by_stack = { .kind = MT_SITE_STACK, .id = ev->stack };
+		const struct mt_site *k = site_key(site, &by_stack);
+		struct model_stack_memo *memo;
 		struct model_site *s;
+		bool pair_seen;
 
-		rec->site = model_site_for(m, site, ev->stack);
+		/* the stack first: its memo knows the site of its last
+		 * allocation, and that (site, stack) is in site_stacks */
 		rec->holder = model_stack_for(m, ev->stack);
+		memo = &m->stack_memo[rec->holder];
+		pair_seen = memo->site != MODEL_NONE && memo->kind == k->kind && memo->id == k->id;
+		if (pair_seen) {
+			rec->site = memo->site;
+		} else {
+			rec->site = model_site_for(m, site, ev->stack);
+			*memo = (struct model_stack_memo){ .kind = k->kind, .id = k->id, .site = rec->site };
+		}
 		if (ev->has_op && ev->kind != MT_EV_MARK) {
 			struct model_op *op;
 
@@ -373,8 +397,11 @@ void model_count_alloc(struct model *m, const struct mt_event *ev, const struct 
 		s = &m->sites[rec->site];
 		s->total_bytes = sat_add(s->total_bytes, ev->bytes);
 		s->count++;
-		site_extras(m, rec, ev->bytes);
-		model_device_alloc(m, ev);
+		site_extras(m, rec, ev->bytes, pair_seen);
+		/* it keeps the first few a device: past them, nothing to do */
+		if (ev->device < 0 || ev->device >= MODEL_DEVICE_MEMO || !m->device_memo[ev->device] ||
+		    m->devices[m->device_memo[ev->device] - 1].n_early < MODEL_EARLY_ALLOCS)
+			model_device_alloc(m, ev);
 	}
 }
 

@@ -282,6 +282,7 @@ struct model_stack_live {
 };
 struct model_recent_free;
 struct model_recent_unmap;
+struct model_stack_memo;
 
 struct model {
 	struct model_mem device; /* device-side kinds together */
@@ -329,6 +330,11 @@ struct model {
 	struct model_stack_live *stacks;
 	size_t n_stacks, cap_stacks;
 	struct mt_map stack_index;
+	/* parallel to stacks, during the pass: the site its last allocation
+	 * resolved to, so that the next one from the same stack and op costs
+	 * no lookup in site_index or site_stacks */
+	struct model_stack_memo *stack_memo;
+	size_t cap_stack_memo;
 
 	struct mt_map live; /* address -> struct model_live */
 	struct model_recent_free *recent;
@@ -347,6 +353,9 @@ struct model {
 	struct model_device *devices; /* by id after model_finish */
 	size_t n_devices, cap_devices;
 	struct mt_map device_index; /* id -> index in devices */
+	/* the same for ids below MODEL_DEVICE_MEMO: index + 1, 0 when not seen */
+#define MODEL_DEVICE_MEMO 64
+	uint32_t device_memo[MODEL_DEVICE_MEMO];
 
 	struct model_oom *ooms;
 	size_t n_ooms, cap_ooms;

@@ -14,43 +14,110 @@
 #define MAX_DEPTH 16
 
 /* A small streaming writer: pretty-printed, except objects opened "inline"
- * (frames, groups), which stay on one line so stacks read as lists. */
+ * (frames, groups), which stay on one line so stacks read as lists. It
+ * keeps its own buffer: a report writes millions of short pieces, and a
+ * stdio call for each cost more than the rest of the writing. */
+#define JW_BUF 65536
+
 struct jw {
 	FILE *f;
 	int depth;
 	bool first[MAX_DEPTH];
 	bool inline_[MAX_DEPTH];
+	size_t n;
+	char buf[JW_BUF];
 };
+
+static void jw_flush(struct jw *w)
+{
+	if (w->n)
+		fwrite(w->buf, 1, w->n, w->f);
+	w->n = 0;
+}
+
+/* Room for need bytes (at most JW_BUF) at the end of the buffer. */
+static inline char *jw_room(struct jw *w, size_t need)
+{
+	if (JW_BUF - w->n < need)
+		jw_flush(w);
+	return w->buf + w->n;
+}
+
+static inline void jw_put(struct jw *w, const char *s, size_t n)
+{
+	if (n > JW_BUF) {
+		jw_flush(w);
+		fwrite(s, 1, n, w->f);
+		return;
+	}
+	memcpy(jw_room(w, n), s, n);
+	w->n += n;
+}
+
+static inline void jw_putc(struct jw *w, char c)
+{
+	if (w->n == JW_BUF)
+		jw_flush(w);
+	w->buf[w->n++] = c;
+}
+
+/* s as a JSON string literal (escape_json's), NULL as null. */
+static void jw_escape(struct jw *w, const char *s)
+{
+	size_t len;
+
+	if (!s) {
+		jw_put(w, "null", 4);
+		return;
+	}
+	len = strlen(s);
+	if (len > (JW_BUF - 2) / 6) {
+		jw_flush(w);
+		escape_json(w->f, s);
+		return;
+	}
+	w->n = (size_t)(escape_json_mem(jw_room(w, ESCAPE_JSON_MAX(len)), s, len) - w->buf);
+}
+
+/* A new line indented to depth (two spaces a level). */
+static void jw_newline(struct jw *w, int depth)
+{
+	char *o = jw_room(w, (size_t)depth * 2 + 1);
+
+	*o = '\n';
+	memset(o + 1, ' ', (size_t)depth * 2);
+	w->n += (size_t)depth * 2 + 1;
+}
 
 static void jw_sep(struct jw *w)
 {
 	bool in = w->depth > 0 && w->inline_[w->depth - 1];
 
 	if (w->depth > 0 && !w->first[w->depth - 1])
-		fputc(',', w->f);
+		jw_putc(w, ',');
 	if (w->depth > 0)
 		w->first[w->depth - 1] = false;
 	if (in) {
-		fputc(' ', w->f);
+		jw_putc(w, ' ');
 		return;
 	}
 	if (w->depth > 0)
-		fprintf(w->f, "\n%*s", w->depth * 2, "");
+		jw_newline(w, w->depth);
 }
 
 static void jw_key(struct jw *w, const char *key)
 {
 	jw_sep(w);
 	if (key) {
-		escape_json(w->f, key);
-		fputs(": ", w->f);
+		jw_escape(w, key);
+		jw_put(w, ": ", 2);
 	}
 }
 
 static void jw_open(struct jw *w, const char *key, char c, bool inline_)
 {
 	jw_key(w, key);
-	fputc(c, w->f);
+	jw_putc(w, c);
 	/* deeper than MAX_DEPTH never happens: the report's shape is fixed */
 	if (w->depth < MAX_DEPTH) {
 		w->first[w->depth] = true;
@@ -64,41 +131,73 @@ static void jw_close(struct jw *w, char c)
 	w->depth--;
 	if (!w->first[w->depth]) {
 		if (w->inline_[w->depth])
-			fputc(' ', w->f);
+			jw_putc(w, ' ');
 		else
-			fprintf(w->f, "\n%*s", w->depth * 2, "");
+			jw_newline(w, w->depth);
 	}
-	fputc(c, w->f);
+	jw_putc(w, c);
 }
 
 static void jw_str(struct jw *w, const char *key, const char *v)
 {
 	jw_key(w, key);
-	escape_json(w->f, v);
+	jw_escape(w, v);
+}
+
+/* v in decimal, as printf's PRIu64 writes it (after a '-' if negative). */
+static void jw_put_u64(struct jw *w, uint64_t v, bool negative)
+{
+	char buf[24];
+	char *p = buf + sizeof(buf);
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	if (negative)
+		*--p = '-';
+	jw_put(w, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 static void jw_u64(struct jw *w, const char *key, uint64_t v)
 {
 	jw_key(w, key);
-	fprintf(w->f, "%" PRIu64, v);
+	jw_put_u64(w, v, false);
 }
 
 static void jw_i64(struct jw *w, const char *key, int64_t v)
 {
 	jw_key(w, key);
-	fprintf(w->f, "%" PRId64, v);
+	jw_put_u64(w, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, v < 0);
+}
+
+/* v as printf's "%.3f" writes it. */
+static void jw_fixed3(struct jw *w, double v)
+{
+	char num[64];
+	int len = snprintf(num, sizeof(num), "%.3f", v);
+
+	if (len >= 0 && (size_t)len < sizeof(num)) {
+		jw_put(w, num, (size_t)len);
+		return;
+	}
+	jw_flush(w);
+	fprintf(w->f, "%.3f", v);
 }
 
 static void jw_null(struct jw *w, const char *key)
 {
 	jw_key(w, key);
-	fputs("null", w->f);
+	jw_put(w, "null", 4);
 }
 
 static void jw_bool(struct jw *w, const char *key, bool v)
 {
 	jw_key(w, key);
-	fputs(v ? "true" : "false", w->f);
+	if (v)
+		jw_put(w, "true", 4);
+	else
+		jw_put(w, "false", 5);
 }
 
 /* ---- the report ------------------------------------------------------- */
@@ -294,7 +393,7 @@ static void write_notes(struct jw *w, const struct trace *t, const struct model 
 		jw_u64(w, "bytes", n->bytes);
 		jw_i64(w, "device", n->device);
 		jw_key(w, "fraction_of_device");
-		fprintf(w->f, "%.3f", render_note_fraction(n));
+		jw_fixed3(w, render_note_fraction(n));
 		jw_str(w, "api", trace_api_name(t, n->api));
 		jw_i64(w, "stack", n->stack);
 		write_frames(w, t, n->stack, "frames");
@@ -738,33 +837,36 @@ static void write_peak_by_thread(struct jw *w, const struct trace *t, const stru
 void render_json(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o)
 {
-	struct jw w = { .f = f };
+	struct jw *w = mt_xcalloc(1, sizeof(*w));
 	/* JSON is for programs: everything, unless --top was asked for */
 	struct render_opts all = { .top = o->top_given ? o->top : 0, .top_given = o->top_given };
 
-	jw_open(&w, NULL, '{', false);
-	jw_i64(&w, "memtrace_report", 1);
-	write_trace(&w, t, m);
-	write_notes(&w, t, m);
-	write_totals(&w, m);
-	write_peak_by_thread(&w, t, m);
-	write_host(&w, m);
-	write_kinds(&w, m);
-	write_devices(&w, m);
-	write_pools(&w, t, m);
-	jw_str(&w, "group_by", report_group_by_name(t->opts.group_by));
-	write_sites(&w, t, m, render_limit(&all, m->n_sites));
-	write_ops(&w, t, m, render_limit(&all, m->n_ops));
-	write_leaks(&w, t, m, render_limit(&all, m->n_leaks));
-	jw_open(&w, "ooms", '[', false);
+	w->f = f;
+	jw_open(w, NULL, '{', false);
+	jw_i64(w, "memtrace_report", 1);
+	write_trace(w, t, m);
+	write_notes(w, t, m);
+	write_totals(w, m);
+	write_peak_by_thread(w, t, m);
+	write_host(w, m);
+	write_kinds(w, m);
+	write_devices(w, m);
+	write_pools(w, t, m);
+	jw_str(w, "group_by", report_group_by_name(t->opts.group_by));
+	write_sites(w, t, m, render_limit(&all, m->n_sites));
+	write_ops(w, t, m, render_limit(&all, m->n_ops));
+	write_leaks(w, t, m, render_limit(&all, m->n_leaks));
+	jw_open(w, "ooms", '[', false);
 	for (size_t i = 0; i < m->n_ooms; i++)
-		write_oom(&w, t, &m->ooms[i], &all);
-	jw_close(&w, ']');
-	jw_u64(&w, "oom_snapshots_dropped", m->oom_snapshots_dropped);
-	write_marks(&w, t, m, &all);
-	write_growth(&w, t, m, &all);
-	write_graphs(&w, t, m, &all);
-	write_cupti(&w, t, m);
-	jw_close(&w, '}');
-	fputc('\n', f);
+		write_oom(w, t, &m->ooms[i], &all);
+	jw_close(w, ']');
+	jw_u64(w, "oom_snapshots_dropped", m->oom_snapshots_dropped);
+	write_marks(w, t, m, &all);
+	write_growth(w, t, m, &all);
+	write_graphs(w, t, m, &all);
+	write_cupti(w, t, m);
+	jw_close(w, '}');
+	jw_putc(w, '\n');
+	jw_flush(w);
+	free(w);
 }

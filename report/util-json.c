@@ -1,36 +1,46 @@
 #include "util-json.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "util-str.h"
 
 static void put_utf8(FILE *f, uint32_t cp)
 {
+	unsigned char b[4];
+	size_t n;
+
 	if (cp < 0x80) {
-		fputc((int)cp, f);
-	} else if (cp < 0x800) {
-		fputc((int)(0xC0 | (cp >> 6)), f);
-		fputc((int)(0x80 | (cp & 0x3F)), f);
-	} else if (cp < 0x10000) {
-		fputc((int)(0xE0 | (cp >> 12)), f);
-		fputc((int)(0x80 | ((cp >> 6) & 0x3F)), f);
-		fputc((int)(0x80 | (cp & 0x3F)), f);
-	} else {
-		fputc((int)(0xF0 | (cp >> 18)), f);
-		fputc((int)(0x80 | ((cp >> 12) & 0x3F)), f);
-		fputc((int)(0x80 | ((cp >> 6) & 0x3F)), f);
-		fputc((int)(0x80 | (cp & 0x3F)), f);
+		putc_unlocked((int)cp, f);
+		return;
 	}
+	if (cp < 0x800) {
+		b[0] = (unsigned char)(0xC0 | (cp >> 6));
+		b[1] = (unsigned char)(0x80 | (cp & 0x3F));
+		n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = (unsigned char)(0xE0 | (cp >> 12));
+		b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+		b[2] = (unsigned char)(0x80 | (cp & 0x3F));
+		n = 3;
+	} else {
+		b[0] = (unsigned char)(0xF0 | (cp >> 18));
+		b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+		b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+		b[3] = (unsigned char)(0x80 | (cp & 0x3F));
+		n = 4;
+	}
+	fwrite_unlocked(b, 1, n, f);
 }
 
 static void json_char(FILE *f, uint32_t cp)
 {
 	switch (cp) {
-	case '"': fputs("\\\"", f); return;
-	case '\\': fputs("\\\\", f); return;
-	case '\n': fputs("\\n", f); return;
-	case '\t': fputs("\\t", f); return;
+	case '"': fputs_unlocked("\\\"", f); return;
+	case '\\': fputs_unlocked("\\\\", f); return;
+	case '\n': fputs_unlocked("\\n", f); return;
+	case '\t': fputs_unlocked("\\t", f); return;
 	case '<':
 	case '>':
 	case '&':
@@ -45,26 +55,47 @@ static void json_char(FILE *f, uint32_t cp)
 		put_utf8(f, cp);
 }
 
+/* Printable ASCII that json_str writes as it is. */
+static inline bool json_plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7F && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&';
+}
+
 void json_str(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n;
+	const unsigned char *p = (const unsigned char *)s, *run, *end;
 
 	if (!s) {
-		fputs("null", f);
+		fputs_unlocked("null", f);
 		return;
 	}
-	n = strlen(s);
-	fputc('"', f);
-	while (n > 0) {
+	end = p + strlen(s);
+	putc_unlocked('"', f);
+	/* runs that need no escape go out in one write: valid UTF-8 but
+	 * U+2028 and U+2029 re-encodes to the same bytes */
+	run = p;
+	while (p < end) {
 		uint32_t cp;
-		size_t len = utf8_decode(p, n, &cp);
+		size_t len;
 
+		if (json_plain(*p)) {
+			p++;
+			continue;
+		}
+		len = utf8_decode(p, (size_t)(end - p), &cp);
+		if (len > 1 && cp != 0x2028 && cp != 0x2029) {
+			p += len;
+			continue;
+		}
+		if (p > run)
+			fwrite_unlocked(run, 1, (size_t)(p - run), f);
 		json_char(f, cp);
 		p += len;
-		n -= len;
+		run = p;
 	}
-	fputc('"', f);
+	if (p > run)
+		fwrite_unlocked(run, 1, (size_t)(p - run), f);
+	putc_unlocked('"', f);
 }
 
 void json_us(FILE *f, int64_t ns)

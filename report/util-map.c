@@ -2,29 +2,11 @@
 
 #include "util-mem.h"
 
-/* slot layout: key at 0, occupied flag at 8, value from 16 */
-#define SLOT_VAL 16
+#define SLOT_VAL MAP_SLOT_VAL
 
-struct slot_head {
-	uint64_t key;
-	uint64_t used;
-};
-
-/* splitmix64's finalizer: addresses are multiples of 256 or more and stack
- * ids are small and dense, so the low bits must be mixed from all of them. */
-static inline uint64_t hash64(uint64_t x)
+static inline struct map_slot_head *slot(const struct mt_map *m, size_t i)
 {
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
-static inline struct slot_head *slot(const struct mt_map *m, size_t i)
-{
-	return (struct slot_head *)(m->slots + i * m->slot_size);
+	return map_slot_(m, i);
 }
 
 static inline void *slot_val(const struct mt_map *m, size_t i)
@@ -46,32 +28,6 @@ void map_fini(struct mt_map *m)
 	map_init(m, m->val_size);
 }
 
-static bool find_slot(const struct mt_map *m, uint64_t key, size_t *at)
-{
-	size_t mask = m->cap - 1;
-	size_t i = hash64(key) & mask;
-	struct slot_head *s;
-
-	while ((s = slot(m, i))->used) {
-		if (s->key == key) {
-			*at = i;
-			return true;
-		}
-		i = (i + 1) & mask;
-	}
-	*at = i;
-	return false;
-}
-
-void *map_get(const struct mt_map *m, uint64_t key)
-{
-	size_t i;
-
-	if (m->len == 0)
-		return NULL;
-	return find_slot(m, key, &i) ? slot_val(m, i) : NULL;
-}
-
 static void rehash(struct mt_map *m, size_t cap)
 {
 	struct mt_map old = *m;
@@ -84,35 +40,17 @@ static void rehash(struct mt_map *m, size_t cap)
 
 		if (!slot(&old, i)->used)
 			continue;
-		find_slot(m, slot(&old, i)->key, &at);
+		map_find_(m, slot(&old, i)->key, &at);
 		memcpy(slot(m, at), slot(&old, i), m->slot_size);
 		m->len++;
 	}
 	free(old.slots);
 }
 
-void *map_put(struct mt_map *m, uint64_t key, bool *inserted)
+void *map_put_grow(struct mt_map *m, uint64_t key, bool *inserted)
 {
-	struct slot_head *s;
-	size_t i;
-
-	/* keep the load at most 1/2: most lookups of the live map are misses
-	 * (new allocations), and a miss probes the whole cluster */
-	if ((m->len + 1) * 2 > m->cap)
-		rehash(m, m->cap ? m->cap * 2 : 64);
-	if (find_slot(m, key, &i)) {
-		if (inserted)
-			*inserted = false;
-		return slot_val(m, i);
-	}
-	s = slot(m, i);
-	s->used = 1;
-	s->key = key;
-	memset(slot_val(m, i), 0, m->val_size);
-	m->len++;
-	if (inserted)
-		*inserted = true;
-	return slot_val(m, i);
+	rehash(m, m->cap ? m->cap * 2 : 64);
+	return map_put(m, key, inserted);
 }
 
 /* Is home position h outside the cyclic interval (hole, j]? Then the entry
@@ -129,12 +67,12 @@ bool map_remove(struct mt_map *m, uint64_t key, void *out)
 	size_t mask = m->cap - 1;
 	size_t hole, j;
 
-	if (m->len == 0 || !find_slot(m, key, &hole))
+	if (m->len == 0 || !map_find_(m, key, &hole))
 		return false;
 	if (out)
 		memcpy(out, slot_val(m, hole), m->val_size);
 	for (j = (hole + 1) & mask; slot(m, j)->used; j = (j + 1) & mask) {
-		size_t h = hash64(slot(m, j)->key) & mask;
+		size_t h = map_hash64(slot(m, j)->key) & mask;
 
 		if (!may_fill(hole, j, h))
 			continue;

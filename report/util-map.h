@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct mt_map {
 	unsigned char *slots;
@@ -22,16 +23,94 @@ struct mt_map {
 void map_init(struct mt_map *m, size_t val_size);
 void map_fini(struct mt_map *m);
 
-/* The value stored under key, or NULL. Valid until the next insert or
- * remove. */
-void *map_get(const struct mt_map *m, uint64_t key);
-
-/* The value under key, inserted zero-filled (and *inserted set) when the key
- * was absent. Valid until the next insert or remove. */
-void *map_put(struct mt_map *m, uint64_t key, bool *inserted);
-
 /* Remove key; copy its value to out (when not NULL). False if absent. */
 bool map_remove(struct mt_map *m, uint64_t key, void *out);
 
 /* Iterate: for (size_t i = 0; map_next(m, &i, &key, &val);) ... */
 bool map_next(const struct mt_map *m, size_t *pos, uint64_t *key, void **val);
+
+/* ---- inline: the model does several lookups an event ---- */
+
+/* slot layout: key at 0, occupied flag at 8, value from 16 */
+#define MAP_SLOT_VAL 16
+
+struct map_slot_head {
+	uint64_t key;
+	uint64_t used;
+};
+
+/* splitmix64's finalizer: addresses are multiples of 256 or more and stack
+ * ids are small and dense, so the low bits must be mixed from all of them. */
+static inline uint64_t map_hash64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+static inline struct map_slot_head *map_slot_(const struct mt_map *m, size_t i)
+{
+	return (struct map_slot_head *)(m->slots + i * m->slot_size);
+}
+
+/* Where key is (true), or the empty slot that ends its probe (false).
+ * The map must have slots. */
+static inline bool map_find_(const struct mt_map *m, uint64_t key, size_t *at)
+{
+	size_t mask = m->cap - 1;
+	size_t i = map_hash64(key) & mask;
+	struct map_slot_head *s;
+
+	while ((s = map_slot_(m, i))->used) {
+		if (s->key == key) {
+			*at = i;
+			return true;
+		}
+		i = (i + 1) & mask;
+	}
+	*at = i;
+	return false;
+}
+
+/* The value stored under key, or NULL. Valid until the next insert or
+ * remove. */
+static inline void *map_get(const struct mt_map *m, uint64_t key)
+{
+	size_t i;
+
+	if (m->len == 0)
+		return NULL;
+	return map_find_(m, key, &i) ? (unsigned char *)map_slot_(m, i) + MAP_SLOT_VAL : NULL;
+}
+
+/* map_put when the map must grow first. */
+void *map_put_grow(struct mt_map *m, uint64_t key, bool *inserted);
+
+/* The value under key, inserted zero-filled (and *inserted set) when the key
+ * was absent. Valid until the next insert or remove. */
+static inline void *map_put(struct mt_map *m, uint64_t key, bool *inserted)
+{
+	struct map_slot_head *s;
+	size_t i;
+
+	/* keep the load at most 1/2: most lookups of the live map are misses
+	 * (new allocations), and a miss probes the whole cluster */
+	if ((m->len + 1) * 2 > m->cap)
+		return map_put_grow(m, key, inserted);
+	if (map_find_(m, key, &i)) {
+		if (inserted)
+			*inserted = false;
+		return (unsigned char *)map_slot_(m, i) + MAP_SLOT_VAL;
+	}
+	s = map_slot_(m, i);
+	s->used = 1;
+	s->key = key;
+	memset((unsigned char *)s + MAP_SLOT_VAL, 0, m->val_size);
+	m->len++;
+	if (inserted)
+		*inserted = true;
+	return (unsigned char *)s + MAP_SLOT_VAL;
+}

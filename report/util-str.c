@@ -46,33 +46,49 @@ size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 
 static void put_utf8(FILE *f, uint32_t cp)
 {
+	unsigned char b[4];
+	size_t n;
+
 	if (cp < 0x80) {
-		fputc((int)cp, f);
-	} else if (cp < 0x800) {
-		fputc((int)(0xC0 | (cp >> 6)), f);
-		fputc((int)(0x80 | (cp & 0x3F)), f);
-	} else if (cp < 0x10000) {
-		fputc((int)(0xE0 | (cp >> 12)), f);
-		fputc((int)(0x80 | ((cp >> 6) & 0x3F)), f);
-		fputc((int)(0x80 | (cp & 0x3F)), f);
-	} else {
-		fputc((int)(0xF0 | (cp >> 18)), f);
-		fputc((int)(0x80 | ((cp >> 12) & 0x3F)), f);
-		fputc((int)(0x80 | ((cp >> 6) & 0x3F)), f);
-		fputc((int)(0x80 | (cp & 0x3F)), f);
+		putc_unlocked((int)cp, f);
+		return;
 	}
+	if (cp < 0x800) {
+		b[0] = (unsigned char)(0xC0 | (cp >> 6));
+		b[1] = (unsigned char)(0x80 | (cp & 0x3F));
+		n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = (unsigned char)(0xE0 | (cp >> 12));
+		b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+		b[2] = (unsigned char)(0x80 | (cp & 0x3F));
+		n = 3;
+	} else {
+		b[0] = (unsigned char)(0xF0 | (cp >> 18));
+		b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+		b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+		b[3] = (unsigned char)(0x80 | (cp & 0x3F));
+		n = 4;
+	}
+	fwrite_unlocked(b, 1, n, f);
+}
+
+/* Write the run [from, to) as it is (one fwrite for many characters). */
+static inline void put_run(FILE *f, const unsigned char *from, const unsigned char *to)
+{
+	if (to > from)
+		fwrite_unlocked(from, 1, (size_t)(to - from), f);
 }
 
 static void json_char(FILE *f, uint32_t cp)
 {
 	switch (cp) {
-	case '"': fputs("\\\"", f); return;
-	case '\\': fputs("\\\\", f); return;
-	case '\n': fputs("\\n", f); return;
-	case '\r': fputs("\\r", f); return;
-	case '\t': fputs("\\t", f); return;
-	case '\b': fputs("\\b", f); return;
-	case '\f': fputs("\\f", f); return;
+	case '"': fputs_unlocked("\\\"", f); return;
+	case '\\': fputs_unlocked("\\\\", f); return;
+	case '\n': fputs_unlocked("\\n", f); return;
+	case '\r': fputs_unlocked("\\r", f); return;
+	case '\t': fputs_unlocked("\\t", f); return;
+	case '\b': fputs_unlocked("\\b", f); return;
+	case '\f': fputs_unlocked("\\f", f); return;
 	}
 	if (cp < 0x20 || cp == 0x7F)
 		fprintf(f, "\\u%04x", (unsigned)cp);
@@ -80,36 +96,138 @@ static void json_char(FILE *f, uint32_t cp)
 		put_utf8(f, cp);
 }
 
+/* Printable ASCII that escape_json writes as it is: not '"' or '\\'. */
+static const unsigned char json_plain_byte[256] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+static inline bool json_plain(unsigned char c)
+{
+	return json_plain_byte[c];
+}
+
 void escape_json(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n;
+	const unsigned char *p = (const unsigned char *)s, *run, *end;
 
 	if (!s) {
-		fputs("null", f);
+		fputs_unlocked("null", f);
 		return;
 	}
-	n = strlen(s);
-	fputc('"', f);
-	while (n > 0) {
+	end = p + strlen(s);
+	putc_unlocked('"', f);
+	/* runs of characters that need no escape go out in one write: valid
+	 * UTF-8 re-encodes to the same bytes, so only escapes and invalid
+	 * sequences break a run */
+	run = p;
+	while (p < end) {
 		uint32_t cp;
-		size_t len = utf8_decode(p, n, &cp);
+		size_t len;
 
+		if (json_plain(*p)) {
+			p++;
+			continue;
+		}
+		len = utf8_decode(p, (size_t)(end - p), &cp);
+		if (len > 1) { /* valid: written as it is */
+			p += len;
+			continue;
+		}
+		put_run(f, run, p);
 		json_char(f, cp);
 		p += len;
-		n -= len;
+		run = p;
 	}
-	fputc('"', f);
+	put_run(f, run, p);
+	putc_unlocked('"', f);
+}
+
+static char *json_char_mem(char *out, uint32_t cp)
+{
+	static const char hex[] = "0123456789abcdef";
+	char e = 0;
+
+	switch (cp) {
+	case '"': e = '"'; break;
+	case '\\': e = '\\'; break;
+	case '\n': e = 'n'; break;
+	case '\r': e = 'r'; break;
+	case '\t': e = 't'; break;
+	case '\b': e = 'b'; break;
+	case '\f': e = 'f'; break;
+	}
+	if (e) {
+		out[0] = '\\';
+		out[1] = e;
+		return out + 2;
+	}
+	if (cp < 0x20 || cp == 0x7F) {
+		memcpy(out, "\\u00", 4);
+		out[4] = hex[cp >> 4];
+		out[5] = hex[cp & 0xF];
+		return out + 6;
+	}
+	if (cp < 0x80) {
+		*out = (char)cp;
+		return out + 1;
+	}
+	/* only U+FFFD gets here (valid sequences are copied as they are) */
+	out[0] = (char)(0xE0 | (cp >> 12));
+	out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	out[2] = (char)(0x80 | (cp & 0x3F));
+	return out + 3;
+}
+
+char *escape_json_mem(char *out, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+
+	*out++ = '"';
+	while (p < end) {
+		uint32_t cp;
+		size_t len;
+
+		if (json_plain(*p)) {
+			*out++ = (char)*p++;
+			continue;
+		}
+		len = utf8_decode(p, (size_t)(end - p), &cp);
+		if (len > 1) { /* valid: copied as it is */
+			memcpy(out, p, len);
+			out += len;
+			p += len;
+			continue;
+		}
+		out = json_char_mem(out, cp);
+		p++;
+	}
+	*out++ = '"';
+	return out;
 }
 
 static void html_char(FILE *f, uint32_t cp)
 {
 	switch (cp) {
-	case '<': fputs("&lt;", f); return;
-	case '>': fputs("&gt;", f); return;
-	case '&': fputs("&amp;", f); return;
-	case '"': fputs("&quot;", f); return;
-	case '\'': fputs("&#39;", f); return;
+	case '<': fputs_unlocked("&lt;", f); return;
+	case '>': fputs_unlocked("&gt;", f); return;
+	case '&': fputs_unlocked("&amp;", f); return;
+	case '"': fputs_unlocked("&quot;", f); return;
+	case '\'': fputs_unlocked("&#39;", f); return;
 	}
 	/* control characters other than tab/newline are not valid HTML text */
 	if ((cp < 0x20 && cp != '\t' && cp != '\n') || cp == 0x7F)
@@ -117,19 +235,40 @@ static void html_char(FILE *f, uint32_t cp)
 	put_utf8(f, cp);
 }
 
+/* ASCII that escape_html writes as it is. */
+static inline bool html_plain(unsigned char c)
+{
+	return ((c >= 0x20 && c < 0x7F) || c == '\t' || c == '\n') && c != '<' && c != '>' &&
+	       c != '&' && c != '"' && c != '\'';
+}
+
 void escape_html(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = s ? strlen(s) : 0;
+	const unsigned char *p = (const unsigned char *)s, *run, *end;
 
-	while (n > 0) {
+	if (!s)
+		return;
+	end = p + strlen(s);
+	run = p;
+	while (p < end) {
 		uint32_t cp;
-		size_t len = utf8_decode(p, n, &cp);
+		size_t len;
 
+		if (html_plain(*p)) {
+			p++;
+			continue;
+		}
+		len = utf8_decode(p, (size_t)(end - p), &cp);
+		if (len > 1) { /* valid UTF-8 above U+007F: as it is */
+			p += len;
+			continue;
+		}
+		put_run(f, run, p);
 		html_char(f, cp);
 		p += len;
-		n -= len;
+		run = p;
 	}
+	put_run(f, run, p);
 }
 
 size_t text_width(const char *s)

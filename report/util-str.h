@@ -15,6 +15,11 @@ size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 /* Write s as a JSON string literal, quotes included; NULL writes null. */
 void escape_json(FILE *f, const char *s);
 
+/* The same literal as escape_json, for the n bytes at s (not NULL), into
+ * out, which has room for ESCAPE_JSON_MAX(n) bytes; returns its end. */
+#define ESCAPE_JSON_MAX(n) (6 * (n) + 2)
+char *escape_json_mem(char *out, const char *s, size_t n);
+
 /* Write s HTML-escaped (<>&"' as entities), invalid UTF-8 replaced. */
 void escape_html(FILE *f, const char *s);
 
