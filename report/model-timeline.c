@@ -69,6 +69,13 @@ static void merge_into(struct timeline_bucket *to, const struct timeline_bucket 
 	}
 }
 
+/* The time between snapshots; saturates at INT64_MAX for a hostile trace
+ * whose times reach the end of the range. */
+static int64_t snap_period(const struct model_timeline *tl)
+{
+	return tl->width > INT64_MAX / SNAP_EVERY ? INT64_MAX : tl->width * SNAP_EVERY;
+}
+
 /* Double the width: bucket i takes buckets 2i and 2i+1; the snapshots
  * kept are those on the new, twice as wide grid. */
 static void halve(struct model_timeline *tl)
@@ -89,7 +96,7 @@ static void halve(struct model_timeline *tl)
 	tl->width *= 2;
 	tl->cur_lo = 1; /* the bucket memo is empty */
 	tl->cur_hi = 0;
-	period = tl->width * SNAP_EVERY;
+	period = snap_period(tl);
 	for (size_t i = 0; i < tl->n_snaps; i++) {
 		if (tl->snaps[i].time_ns % period == 0)
 			tl->snaps[n++] = tl->snaps[i];
@@ -98,7 +105,9 @@ static void halve(struct model_timeline *tl)
 	}
 	tl->n_snaps = n;
 	if (tl->next_snap_ns % period)
-		tl->next_snap_ns += tl->width * SNAP_EVERY / 2;
+		tl->next_snap_ns = tl->next_snap_ns <= INT64_MAX - period / 2
+					   ? tl->next_snap_ns + period / 2
+					   : INT64_MAX;
 }
 
 static void record(struct model_timeline *tl, int64_t t, uint64_t live)
@@ -333,11 +342,12 @@ void model_timeline_feed(struct model_timeline *tl, const struct model *m,
 		halve(tl);
 	/* the live set as it was when the line crossed the next moment; a
 	 * quiet stretch crossing several gives one (they would be the same) */
-	if (t >= tl->next_snap_ns) {
-		int64_t period = tl->width * SNAP_EVERY;
+	if (t >= tl->next_snap_ns && tl->next_snap_ns < INT64_MAX) {
+		int64_t period = snap_period(tl);
+		int64_t k = t / period + 1;
 
 		snapshot(tl, m, tl->next_snap_ns);
-		tl->next_snap_ns = (t / period + 1) * period;
+		tl->next_snap_ns = k > INT64_MAX / period ? INT64_MAX : k * period;
 	}
 	if (wants_marker(ev->kind))
 		add_marker(tl, ev, t);

@@ -49,11 +49,8 @@ INT_COLUMNS = {
                      "bytes", "mem", "stack", "status", "handle", "op", "source"],
     "sites": ["id", "kind", "stack", "api", "thread", "device", "mem", "stream", "op",
               "status", "handle", "source"],
-    # no time_ns: a time near 2^63 overflows the timeline's snapshot
-    # arithmetic (report/model-timeline.c, UBSan; a version-1 trace with
-    # such an events.time_ns does too), which is the model's to fix
-    "allocs": ["seq", "site", "address", "bytes"],
-    "frees": ["seq", "site", "alloc"],
+    "allocs": ["seq", "time_ns", "site", "address", "bytes"],
+    "frees": ["seq", "time_ns", "site", "alloc"],
     "frames": ["id", "kind", "ip", "module", "offset", "line"],
     "modules": ["id", "base"],
     "stack_frames": ["stack", "depth", "frame"],
