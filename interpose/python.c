@@ -197,6 +197,7 @@ struct pywalk {
 	uint64_t tok[MT_PY_MAX_FRAMES];
 	uint16_t end[MT_PY_MAX_VISITS + 1]; /* segment i: tok[end[i - 1] .. end[i]) */
 	unsigned ntok, nseg;
+	bool one_each; /* segment i is tok[i] (3.8-3.10, every frame read) */
 };
 
 static uint64_t token(uintptr_t code, int byte_offset)
@@ -357,6 +358,7 @@ static void walk_frame_objects(uintptr_t f, struct pywalk *w)
 		close_segment(w);
 		f = load_ptr(f, h.back);
 	}
+	w->one_each = w->ntok == w->nseg; /* at most one token a segment: then one each */
 }
 
 /* A frame not in the memo (3.11+): its token, 0 if it has not started. */
@@ -473,6 +475,15 @@ static unsigned merge(uintptr_t *ips, unsigned n, unsigned max, const struct pyw
 {
 	_Static_assert(sizeof(uintptr_t) == sizeof(w->tok[0]), "tokens are stack entries");
 	const uintptr_t lo = py.eval_lo, size = py.eval_hi - py.eval_lo;
+	if (w->one_each) { /* nothing moves: loop frames become tokens, the rest follow */
+		unsigned s = 0;
+		for (unsigned i = 0; i < n && s < w->nseg; i++)
+			if (in_eval_loop(ips[i], lo, size))
+				ips[i] = (uintptr_t)w->tok[s++];
+		place(ips, n, max, (const uintptr_t *)&w->tok[s], w->ntok - s);
+		unsigned len = n + w->ntok - s;
+		return len < max ? len : max;
+	}
 	uint16_t at_loop[MT_PY_MAX_VISITS + 1]; /* where the matched loop frames are */
 	unsigned matched = 0, len = n;
 	for (unsigned i = 0; i < n && matched < w->nseg; i++)
@@ -521,6 +532,7 @@ unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max)
 		return n; /* other threads' states may be freed under them */
 	struct pywalk w;
 	w.ntok = w.nseg = 0;
+	w.one_each = false;
 	uintptr_t f = innermost_frame(tstate);
 	if (py.types.layout->frame_kind == MT_PY_FRAME_OBJECT)
 		walk_frame_objects(f, &w);

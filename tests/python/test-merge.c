@@ -57,20 +57,27 @@ static void check(const char *what, const uintptr_t *in, unsigned n, const unsig
 			w.tok[w.ntok] = P(w.ntok + 1);
 		w.end[w.nseg++] = (uint16_t)w.ntok;
 	}
-	uintptr_t ips[64] = { 0 };
-	for (unsigned i = 0; i < n; i++)
-		ips[i] = in[i];
-	unsigned got = merge(ips, n, max, &w);
-	bool ok = got == nwant;
-	for (unsigned i = 0; ok && i < got; i++)
-		ok = ips[i] == want[i];
-	if (ok)
-		return;
-	failures++;
-	printf("FAIL %s: got %u frames:", what, got);
-	for (unsigned i = 0; i < got; i++)
-		printf(" %#lx", (unsigned long)ips[i]);
-	printf("\n");
+	/* One token a segment: the short way (as 3.8-3.10 walks say) too. */
+	bool one_each = true;
+	for (unsigned s = 0; s < nseg; s++)
+		one_each = one_each && segs[s] == 1;
+	for (int way = 0; way <= one_each; way++) {
+		w.one_each = way;
+		uintptr_t ips[64] = { 0 };
+		for (unsigned i = 0; i < n; i++)
+			ips[i] = in[i];
+		unsigned got = merge(ips, n, max, &w);
+		bool ok = got == nwant;
+		for (unsigned i = 0; ok && i < got; i++)
+			ok = ips[i] == want[i];
+		if (ok)
+			continue;
+		failures++;
+		printf("FAIL %s%s: got %u frames:", what, way ? " (one each)" : "", got);
+		for (unsigned i = 0; i < got; i++)
+			printf(" %#lx", (unsigned long)ips[i]);
+		printf("\n");
+	}
 }
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -120,6 +127,15 @@ int main(void)
 	CHECK("max", in1, s2, 6, w7);
 	static const uintptr_t w8[] = { 1, P(1), 2 };
 	CHECK("max, cut", in3, s3, 3, w8);
+
+	/* one each, the native stack cut short; and cut at max */
+	static const unsigned s10[] = { 1, 1, 1, 1 };
+	static const uintptr_t w10[] = { 1, P(1), 2, P(2), P(3), P(4) };
+	CHECK("one each, cut native stack", in3, s10, 64, w10);
+	static const uintptr_t w11[] = { 1, P(1), 2, P(2), P(3) };
+	CHECK("one each, max", in3, s10, 5, w11);
+	static const uintptr_t w12[] = { 1, P(1), 2 };
+	CHECK("one each, max inside the native stack", in3, s10, 3, w12);
 
 	/* a return address one past the loop's end is still its call */
 	static const uintptr_t in9[] = { 1, 0x1100, 0x1101 };
