@@ -197,7 +197,7 @@ struct pywalk {
 	uint64_t tok[MT_PY_MAX_FRAMES];
 	uint16_t end[MT_PY_MAX_VISITS + 1]; /* segment i: tok[end[i - 1] .. end[i]) */
 	unsigned ntok, nseg;
-	bool one_each; /* segment i is tok[i] (3.8-3.10, every frame read) */
+	unsigned ones; /* segments 0 .. ones - 1 have one token each: tok[i] */
 };
 
 static uint64_t token(uintptr_t code, int byte_offset)
@@ -338,6 +338,8 @@ static inline void add(struct pywalk *w, uint64_t tok)
 
 static inline void close_segment(struct pywalk *w)
 {
+	if (w->ones == w->nseg && w->ntok == w->nseg + 1)
+		w->ones++;
 	w->end[w->nseg++] = (uint16_t)w->ntok;
 }
 
@@ -355,10 +357,16 @@ static void walk_frame_objects(uintptr_t f, struct pywalk *w)
 			add(w, e->tok);
 		else if (is_code(code))
 			add(w, memo_add(&h, code, where, token(code, lasti * scale)));
-		close_segment(w);
+		w->end[w->nseg++] = (uint16_t)w->ntok; /* a segment a frame */
 		f = load_ptr(f, h.back);
 	}
-	w->one_each = w->ntok == w->nseg; /* at most one token a segment: then one each */
+	/* Each segment has one token or none: the ones up to the first empty
+	 * one have one. */
+	if (w->ntok == w->nseg)
+		w->ones = w->nseg;
+	else
+		while (w->end[w->ones] == w->ones + 1)
+			w->ones++;
 }
 
 /* A frame not in the memo (3.11+): its token, 0 if it has not started. */
@@ -475,7 +483,10 @@ static unsigned merge(uintptr_t *ips, unsigned n, unsigned max, const struct pyw
 {
 	_Static_assert(sizeof(uintptr_t) == sizeof(w->tok[0]), "tokens are stack entries");
 	const uintptr_t lo = py.eval_lo, size = py.eval_hi - py.eval_lo;
-	if (w->one_each) { /* nothing moves: loop frames become tokens, the rest follow */
+	/* Each C call of the loop ran one Python frame (3.8-3.10; 3.11+ when
+	 * the calls went through C, as with f(*args)): nothing moves, loop
+	 * frames become tokens, the segments left over follow. */
+	if (w->ones == w->nseg) {
 		unsigned s = 0;
 		for (unsigned i = 0; i < n && s < w->nseg; i++)
 			if (in_eval_loop(ips[i], lo, size))
@@ -497,7 +508,10 @@ static unsigned merge(uintptr_t *ips, unsigned n, unsigned max, const struct pyw
 	len += left;
 	unsigned at = len - left, src_end = n;
 	place(ips, at, max, (const uintptr_t *)&w->tok[seg_from(w, matched)], left);
-	for (unsigned s = matched; s-- > 0;) {
+	/* The innermost segments of one token each do not move anything: they
+	 * take their loop frame's place, after the others are done. */
+	unsigned inner = w->ones < matched ? w->ones : matched;
+	for (unsigned s = matched; s-- > inner;) {
 		unsigned loop = at_loop[s], run = src_end - (loop + 1);
 		at -= run;
 		place(ips, at, max, ips + loop + 1, run);
@@ -511,7 +525,10 @@ static unsigned merge(uintptr_t *ips, unsigned n, unsigned max, const struct pyw
 		}
 		src_end = loop;
 	}
-	/* ips[0 .. src_end), before the first loop frame, stay: at == src_end */
+	/* ips[0 .. src_end) stay where they are (at == src_end) */
+	for (unsigned s = 0; s < inner; s++)
+		if (at_loop[s] < max)
+			ips[at_loop[s]] = (uintptr_t)w->tok[s];
 	return len < max ? len : max;
 }
 
@@ -532,7 +549,7 @@ unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max)
 		return n; /* other threads' states may be freed under them */
 	struct pywalk w;
 	w.ntok = w.nseg = 0;
-	w.one_each = false;
+	w.ones = 0;
 	uintptr_t f = innermost_frame(tstate);
 	if (py.types.layout->frame_kind == MT_PY_FRAME_OBJECT)
 		walk_frame_objects(f, &w);
