@@ -483,24 +483,20 @@ static unsigned merge(uintptr_t *ips, unsigned n, unsigned max, const struct pyw
 {
 	_Static_assert(sizeof(uintptr_t) == sizeof(w->tok[0]), "tokens are stack entries");
 	const uintptr_t lo = py.eval_lo, size = py.eval_hi - py.eval_lo;
-	/* Each C call of the loop ran one Python frame (3.8-3.10; 3.11+ when
-	 * the calls went through C, as with f(*args)): nothing moves, loop
-	 * frames become tokens, the segments left over follow. */
-	if (w->ones == w->nseg) {
-		unsigned s = 0;
-		for (unsigned i = 0; i < n && s < w->nseg; i++)
-			if (in_eval_loop(ips[i], lo, size))
-				ips[i] = (uintptr_t)w->tok[s++];
-		place(ips, n, max, (const uintptr_t *)&w->tok[s], w->ntok - s);
-		unsigned len = n + w->ntok - s;
-		return len < max ? len : max;
-	}
-	uint16_t at_loop[MT_PY_MAX_VISITS + 1]; /* where the matched loop frames are */
-	unsigned matched = 0, len = n;
-	for (unsigned i = 0; i < n && matched < w->nseg; i++)
-		if (in_eval_loop(ips[i], lo, size))
+	/* The innermost segments of one token each (all of them on 3.8-3.10,
+	 * and on 3.11+ when the calls went through C, as with f(*args)) move
+	 * nothing: each token takes its loop frame's place at once. */
+	uint16_t at_loop[MT_PY_MAX_VISITS + 1]; /* where the other matched loop frames are */
+	unsigned matched = 0;
+	for (unsigned i = 0; i < n && matched < w->nseg; i++) {
+		if (in_eval_loop(ips[i], lo, size)) {
+			if (matched < w->ones)
+				ips[i] = (uintptr_t)w->tok[matched];
 			at_loop[matched++] = (uint16_t)i;
-	for (unsigned s = 0; s < matched; s++) {
+		}
+	}
+	unsigned inner = w->ones < matched ? w->ones : matched, len = n;
+	for (unsigned s = inner; s < matched; s++) {
 		unsigned k = w->end[s] - seg_from(w, s);
 		len += k ? k - 1 : 0;
 	}
@@ -508,9 +504,6 @@ static unsigned merge(uintptr_t *ips, unsigned n, unsigned max, const struct pyw
 	len += left;
 	unsigned at = len - left, src_end = n;
 	place(ips, at, max, (const uintptr_t *)&w->tok[seg_from(w, matched)], left);
-	/* The innermost segments of one token each do not move anything: they
-	 * take their loop frame's place, after the others are done. */
-	unsigned inner = w->ones < matched ? w->ones : matched;
 	for (unsigned s = matched; s-- > inner;) {
 		unsigned loop = at_loop[s], run = src_end - (loop + 1);
 		at -= run;
@@ -526,9 +519,6 @@ static unsigned merge(uintptr_t *ips, unsigned n, unsigned max, const struct pyw
 		src_end = loop;
 	}
 	/* ips[0 .. src_end) stay where they are (at == src_end) */
-	for (unsigned s = 0; s < inner; s++)
-		if (at_loop[s] < max)
-			ips[at_loop[s]] = (uintptr_t)w->tok[s];
 	return len < max ? len : max;
 }
 
