@@ -14,7 +14,9 @@
  *   no allocation, no reference count, no GIL.
  * - Each C call of _PyEval_EvalFrameDefault in the native stack runs one
  *   run of Python frames (one frame up to 3.10; up to an entry frame from
- *   3.11): those replace it, innermost first. */
+ *   3.11): those replace it, innermost first.
+ * - What a frame becomes (its token) is remembered per thread, by code
+ *   object and instruction: see "the memo" below. */
 #include "python.h"
 #include "internal.h"
 #include "python-layout.h"
@@ -41,6 +43,7 @@ static struct {
 	this_thread_state_fn this_thread_state;
 	finalizing_fn finalizing; /* NULL when the version has none */
 	uintptr_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault; 0, 0 if unknown */
+	int name_off; /* of the name python-names.c reads: co_qualname, else co_name */
 } py;
 
 enum { PY_ABSENT, PY_READY, PY_UNSUPPORTED };
@@ -143,6 +146,8 @@ static int discover(void)
 		return PY_UNSUPPORTED;
 	}
 	find_eval_loop(h);
+	py.name_off = py.types.layout->code_qualname >= 0 ? py.types.layout->code_qualname :
+							    py.types.layout->code_name;
 	mt_log(MT_INFO, "Python %u.%u: stacks get Python frames", major, minor);
 	return PY_READY;
 }
@@ -170,7 +175,10 @@ void mt_python_init(void)
 /* See python-names.c: a guard against a wrong layout, not a proof. */
 static inline bool plausible(uintptr_t p)
 {
-	return p >= 4096 && p < (1ull << 47) && (p & 7) == 0;
+	/* p >= 4096 && p < 2^47 && (p & 7) == 0, in one comparison: rotated
+	 * right by 3, misaligned bits land on top. */
+	uintptr_t q = p - 4096;
+	return (q >> 3 | q << 61) < ((1ull << 47) - 4096) >> 3;
 }
 
 static inline uintptr_t load_ptr(uintptr_t base, int off)
@@ -189,6 +197,7 @@ struct pywalk {
 	uint64_t tok[MT_PY_MAX_FRAMES];
 	uint16_t end[MT_PY_MAX_VISITS + 1]; /* segment i: tok[end[i - 1] .. end[i]) */
 	unsigned ntok, nseg;
+	unsigned ones; /* segments 0 .. ones - 1 have one token each: tok[i] */
 };
 
 static uint64_t token(uintptr_t code, int byte_offset)
@@ -200,6 +209,127 @@ static uint64_t token(uintptr_t code, int byte_offset)
 	return MT_PYFRAME_BIT | id << MT_PYFRAME_LINE_BITS | line;
 }
 
+/* ---- the memo ----
+ *
+ * A frame's token depends only on its code object (which names, which
+ * line table) and where the frame is in it (the byte offset; and, from
+ * 3.11, whether it has started, which depends on the owner too). So each
+ * thread remembers the tokens it made last, keyed by (code object,
+ * instruction): the frame's own address and its place in the chain play
+ * no part, and every frame of the chain is still read on every event.
+ * Between two allocations a frame may have returned and another taken its
+ * place (frames are reused memory), a parent may have moved on to another
+ * call, recursion may be deeper: whatever the frame now holds is looked
+ * up afresh.
+ *
+ * What the key cannot see is a code object freed and another made at the
+ * same address. So a hit also requires the object to still be a code
+ * object with the same name and file objects and the same first line,
+ * the identity python-names.c checks before reusing an entry: a memo hit
+ * is exactly as sound as a hit in that table, without its hashing, its
+ * shared slots and its line look-up.
+ *
+ * Two ways per set, the last used first. The memo is the thread's own:
+ * the hook does not reenter on a thread, so no atomics. */
+
+#define MEMO_SETS_LOG2 6
+#define MEMO_SETS (1u << MEMO_SETS_LOG2)
+/* Bits of where that are neither pointer bits nor lasti bits: */
+#define MEMO_KEY (1ull << 55) /* in every key, so that an empty entry matches none */
+#define MEMO_OWNER_SHIFT 56 /* 3.11+: the frame's owner (whether a generator's) */
+
+struct memo_entry {
+	uintptr_t code;
+	/* The instruction pointer (3.11+) or lasti, the owner, MEMO_KEY; 0:
+	 * an empty entry. */
+	uintptr_t where;
+	uintptr_t name, filename; /* the code object's identity when it was made */
+	uint64_t tok; /* 0: the frame has no token (not started, names unreadable) */
+	int32_t firstlineno;
+	uint32_t pad;
+};
+
+static MT_TLS struct memo_entry memo[MEMO_SETS][2];
+
+/* What a walk reads on every frame, copied out of py and the layout once
+ * per walk: in locals, the compiler need not load them again after each
+ * store into the walk or the memo (which it could not prove apart). */
+struct hot {
+	uintptr_t code_type;
+	int name, filename, firstlineno; /* in the code object */
+	int back, code, instr, owner, is_entry; /* in the frame */
+	int owner_cstack, owner_generator;
+};
+
+static inline struct hot hot_offsets(void)
+{
+	const struct mt_py_layout *l = py.types.layout;
+	return (struct hot){
+		.code_type = py.types.code_type,
+		.name = py.name_off,
+		.filename = l->code_filename,
+		.firstlineno = l->code_firstlineno,
+		.back = l->frame_back,
+		.code = l->frame_code,
+		.instr = l->frame_instr,
+		.owner = l->frame_owner,
+		.is_entry = l->frame_is_entry,
+		.owner_cstack = l->owner_cstack >= 0 ? l->owner_cstack : 256, /* none: no char */
+		.owner_generator = l->owner_generator,
+	};
+}
+
+static inline struct memo_entry *memo_set(uintptr_t code, uintptr_t where)
+{
+	return memo[((uint64_t)code * 31 + (uint64_t)where) * 0x9e3779b97f4a7c15ull >>
+		    (64 - MEMO_SETS_LOG2)];
+}
+
+/* The object at the address of a memo entry's code object is still the
+ * one the entry was made from. The address was checked (plausible, a code
+ * object) when the entry was made. */
+static inline bool same_code(const struct hot *h, const struct memo_entry *e, uintptr_t code)
+{
+	return load_ptr(code, 8) == h->code_type && load_ptr(code, h->name) == e->name &&
+	       load_ptr(code, h->filename) == e->filename &&
+	       *(const int32_t *)(code + (uintptr_t)h->firstlineno) == e->firstlineno;
+}
+
+/* The remembered entry for (code, where), made the most recently used of
+ * its set; NULL when there is none. Reads nothing of code unless an entry
+ * was made from that address. */
+static inline const struct memo_entry *memo_find(const struct hot *h, uintptr_t code,
+						 uintptr_t where)
+{
+	struct memo_entry *set = memo_set(code, where);
+	if (set[0].code == code && set[0].where == where && same_code(h, &set[0], code))
+		return &set[0];
+	if (set[1].code == code && set[1].where == where && same_code(h, &set[1], code)) {
+		struct memo_entry hit = set[1];
+		set[1] = set[0];
+		set[0] = hit;
+		return &set[0];
+	}
+	return NULL;
+}
+
+/* Remembers tok for (code, where), code a plausible code object, in place
+ * of its set's least recently used entry. Returns tok. */
+static uint64_t memo_add(const struct hot *h, uintptr_t code, uintptr_t where, uint64_t tok)
+{
+	struct memo_entry *set = memo_set(code, where);
+	set[1] = set[0];
+	set[0] = (struct memo_entry){
+		.code = code,
+		.where = where,
+		.name = load_ptr(code, h->name),
+		.filename = load_ptr(code, h->filename),
+		.firstlineno = *(const int32_t *)(code + (uintptr_t)h->firstlineno),
+		.tok = tok,
+	};
+	return tok;
+}
+
 static inline void add(struct pywalk *w, uint64_t tok)
 {
 	if (tok && w->ntok < MT_PY_MAX_FRAMES)
@@ -208,57 +338,95 @@ static inline void add(struct pywalk *w, uint64_t tok)
 
 static inline void close_segment(struct pywalk *w)
 {
+	if (w->ones == w->nseg && w->ntok == w->nseg + 1)
+		w->ones++;
 	w->end[w->nseg++] = (uint16_t)w->ntok;
 }
 
 /* 3.8-3.10: PyFrameObject, one per C call of the evaluation loop. */
 static void walk_frame_objects(uintptr_t f, struct pywalk *w)
 {
-	const struct mt_py_layout *l = py.types.layout;
+	const struct hot h = hot_offsets();
+	const int scale = py.types.layout->lasti_scale;
 	for (unsigned i = 0; i < MT_PY_MAX_FRAMES && plausible(f); i++) {
-		uintptr_t code = load_ptr(f, l->frame_code);
-		int lasti = *(const int *)(f + (uintptr_t)l->frame_instr);
-		if (is_code(code))
-			add(w, token(code, lasti * l->lasti_scale));
-		close_segment(w);
-		f = load_ptr(f, l->frame_back);
+		uintptr_t code = load_ptr(f, h.code);
+		int lasti = *(const int *)(f + (uintptr_t)h.instr);
+		uintptr_t where = (uint32_t)lasti | MEMO_KEY;
+		const struct memo_entry *e = memo_find(&h, code, where);
+		if (e)
+			add(w, e->tok);
+		else if (is_code(code))
+			add(w, memo_add(&h, code, where, token(code, lasti * scale)));
+		w->end[w->nseg++] = (uint16_t)w->ntok; /* a segment a frame */
+		f = load_ptr(f, h.back);
 	}
+	/* Each segment has one token or none: the ones up to the first empty
+	 * one have one. */
+	if (w->ntok == w->nseg)
+		w->ones = w->nseg;
+	else
+		while (w->end[w->ones] == w->ones + 1)
+			w->ones++;
+}
+
+/* A frame not in the memo (3.11+): its token, 0 if it has not started. */
+static uint64_t interpreter_frame_token(uintptr_t code, uintptr_t instr, bool generator)
+{
+	const struct mt_py_layout *l = py.types.layout;
+	intptr_t off = (intptr_t)(instr - (code + (uintptr_t)l->code_adaptive));
+	int first = *(const int *)(code + (uintptr_t)l->code_firsttraceable);
+	bool started = generator || off >= (intptr_t)first * l->lasti_scale;
+	return started ? token(code, (int)off) : 0;
 }
 
 /* 3.11+: _PyInterpreterFrame. A C call of the evaluation loop runs the
  * frames up to its entry frame: 3.11 marks that frame is_entry, 3.12+
- * puts a frame owned by the C stack after it. Frames that have not
- * started yet (before _co_firsttraceable, like 3.13's __init__ shim) are
- * left out, as CPython's own tracebacks do. */
-static void walk_interpreter_frames(uintptr_t f, struct pywalk *w)
+ * puts a frame owned by the C stack after it (marked_entry: which of the
+ * two, a constant in each copy). Frames that have not started yet (before
+ * _co_firsttraceable, like 3.13's __init__ shim) are left out, as
+ * CPython's own tracebacks do. */
+static inline __attribute__((always_inline)) void
+walk_interpreter_frames_as(uintptr_t f, struct pywalk *w, const bool marked_entry)
 {
-	const struct mt_py_layout *l = py.types.layout;
+	const struct hot h = hot_offsets();
 	bool open = false;
 	for (unsigned i = 0; i < MT_PY_MAX_VISITS && plausible(f); i++) {
-		int owner = *(const signed char *)(f + (uintptr_t)l->frame_owner);
-		if (l->owner_cstack >= 0 && owner == l->owner_cstack) {
+		int owner = *(const signed char *)(f + (uintptr_t)h.owner);
+		if (!marked_entry && owner == h.owner_cstack) {
 			close_segment(w);
 			open = false;
-			f = load_ptr(f, l->frame_back);
+			f = load_ptr(f, h.back);
 			continue;
 		}
-		uintptr_t code = load_ptr(f, l->frame_code);
-		if (is_code(code)) {
-			uintptr_t instr = load_ptr(f, l->frame_instr);
-			intptr_t off = (intptr_t)(instr - (code + (uintptr_t)l->code_adaptive));
-			int first = *(const int *)(code + (uintptr_t)l->code_firsttraceable);
-			if (owner == l->owner_generator || off >= (intptr_t)first * l->lasti_scale)
-				add(w, token(code, (int)off));
+		uintptr_t code = load_ptr(f, h.code);
+		uintptr_t instr = load_ptr(f, h.instr);
+		uintptr_t where = instr | MEMO_KEY | (uint64_t)(uint8_t)owner << MEMO_OWNER_SHIFT;
+		const struct memo_entry *e = memo_find(&h, code, where);
+		if (e) {
+			add(w, e->tok);
+			open = true;
+		} else if (is_code(code)) {
+			bool generator = owner == h.owner_generator;
+			add(w, memo_add(&h, code, where,
+					interpreter_frame_token(code, instr, generator)));
 			open = true;
 		}
-		if (l->frame_is_entry >= 0 && *(const uint8_t *)(f + (uintptr_t)l->frame_is_entry)) {
+		if (marked_entry && *(const uint8_t *)(f + (uintptr_t)h.is_entry)) {
 			close_segment(w);
 			open = false;
 		}
-		f = load_ptr(f, l->frame_back);
+		f = load_ptr(f, h.back);
 	}
 	if (open)
 		close_segment(w);
+}
+
+static void walk_interpreter_frames(uintptr_t f, struct pywalk *w)
+{
+	if (py.types.layout->frame_is_entry >= 0) /* 3.11 */
+		walk_interpreter_frames_as(f, w, true);
+	else /* 3.12+: owner_cstack */
+		walk_interpreter_frames_as(f, w, false);
 }
 
 static uintptr_t innermost_frame(uintptr_t tstate)
@@ -272,9 +440,11 @@ static uintptr_t innermost_frame(uintptr_t tstate)
 
 /* ---- splicing ---- */
 
-static inline bool in_eval_loop(uintptr_t ip)
+/* ip is a return address; lo, size: the loop's range (py.eval_lo, and
+ * py.eval_hi - py.eval_lo, read once by the caller). */
+static inline bool in_eval_loop(uintptr_t ip, uintptr_t lo, uintptr_t size)
 {
-	return ip - 1 - py.eval_lo < py.eval_hi - py.eval_lo; /* ip is a return address */
+	return ip - 1 - lo < size;
 }
 
 static inline unsigned seg_from(const struct pywalk *w, unsigned seg)
@@ -282,10 +452,21 @@ static inline unsigned seg_from(const struct pywalk *w, unsigned seg)
 	return seg ? w->end[seg - 1] : 0;
 }
 
-static inline void put(uintptr_t *ips, unsigned at, unsigned max, uintptr_t v)
+/* ips[dst .. dst + cnt) = from[0 .. cnt), cut at max; from may overlap ips
+ * at or before dst (memmove). Often a run is already in place (on
+ * 3.8-3.10 each loop frame becomes one Python frame: nothing moves) or is
+ * one frame. */
+static inline void place(uintptr_t *ips, unsigned dst, unsigned max, const uintptr_t *from,
+			 unsigned cnt)
 {
-	if (at < max)
-		ips[at] = v;
+	if (dst >= max || from == ips + dst)
+		return;
+	if (cnt > max - dst)
+		cnt = max - dst;
+	if (cnt == 1)
+		ips[dst] = from[0];
+	else if (cnt)
+		memmove(ips + dst, from, sizeof(*ips) * cnt);
 }
 
 /* The i-th frame of the evaluation loop (innermost first) becomes the i-th
@@ -293,37 +474,51 @@ static inline void put(uintptr_t *ips, unsigned at, unsigned max, uintptr_t v)
  * the unwinder stopped early) go after the last native frame, in order;
  * loop frames left over (or whose segment is empty) stay as they are.
  *
- * In place, without scratch: the first pass finds the length, the second
- * fills from the end. Every frame lands at or after its old index (a
- * segment takes at least the one slot it replaces), on slots already read. */
+ * In place, without scratch: the first pass finds the loop frames that
+ * get a segment and the length, the second fills from the end, a run of
+ * native frames or a segment at a time. Every frame lands at or after its
+ * old index (a segment takes at least the one slot it replaces), on slots
+ * already read. */
 static unsigned merge(uintptr_t *ips, unsigned n, unsigned max, const struct pywalk *w)
 {
-	unsigned evals = 0, len = 0;
-	for (unsigned i = 0; i < n; i++) {
-		unsigned take = 1;
-		if (in_eval_loop(ips[i]) && evals++ < w->nseg) {
-			unsigned seg = evals - 1, k = w->end[seg] - seg_from(w, seg);
-			take = k ? k : 1;
+	_Static_assert(sizeof(uintptr_t) == sizeof(w->tok[0]), "tokens are stack entries");
+	const uintptr_t lo = py.eval_lo, size = py.eval_hi - py.eval_lo;
+	/* The innermost segments of one token each (all of them on 3.8-3.10,
+	 * and on 3.11+ when the calls went through C, as with f(*args)) move
+	 * nothing: each token takes its loop frame's place at once. */
+	uint16_t at_loop[MT_PY_MAX_VISITS + 1]; /* where the other matched loop frames are */
+	unsigned matched = 0;
+	for (unsigned i = 0; i < n && matched < w->nseg; i++) {
+		if (in_eval_loop(ips[i], lo, size)) {
+			if (matched < w->ones)
+				ips[i] = (uintptr_t)w->tok[matched];
+			at_loop[matched++] = (uint16_t)i;
 		}
-		len += take;
 	}
-	unsigned matched = evals < w->nseg ? evals : w->nseg;
-	len += w->ntok - seg_from(w, matched);
-	unsigned at = len;
-	for (unsigned k = w->ntok; k > seg_from(w, matched);)
-		put(ips, --at, max, (uintptr_t)w->tok[--k]);
-	for (unsigned i = n; i-- > 0;) {
-		uintptr_t ip = ips[i];
-		if (in_eval_loop(ip) && --evals < w->nseg) {
-			unsigned from = seg_from(w, evals), to = w->end[evals];
-			if (from < to) {
-				while (to > from)
-					put(ips, --at, max, (uintptr_t)w->tok[--to]);
-				continue;
-			}
+	unsigned inner = w->ones < matched ? w->ones : matched, len = n;
+	for (unsigned s = inner; s < matched; s++) {
+		unsigned k = w->end[s] - seg_from(w, s);
+		len += k ? k - 1 : 0;
+	}
+	unsigned left = w->ntok - seg_from(w, matched);
+	len += left;
+	unsigned at = len - left, src_end = n;
+	place(ips, at, max, (const uintptr_t *)&w->tok[seg_from(w, matched)], left);
+	for (unsigned s = matched; s-- > inner;) {
+		unsigned loop = at_loop[s], run = src_end - (loop + 1);
+		at -= run;
+		place(ips, at, max, ips + loop + 1, run);
+		unsigned from = seg_from(w, s), k = w->end[s] - from;
+		if (k) {
+			at -= k;
+			place(ips, at, max, (const uintptr_t *)&w->tok[from], k);
+		} else {
+			at -= 1;
+			place(ips, at, max, ips + loop, 1);
 		}
-		put(ips, --at, max, ip);
+		src_end = loop;
 	}
+	/* ips[0 .. src_end) stay where they are (at == src_end) */
 	return len < max ? len : max;
 }
 
@@ -344,6 +539,7 @@ unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max)
 		return n; /* other threads' states may be freed under them */
 	struct pywalk w;
 	w.ntok = w.nseg = 0;
+	w.ones = 0;
 	uintptr_t f = innermost_frame(tstate);
 	if (py.types.layout->frame_kind == MT_PY_FRAME_OBJECT)
 		walk_frame_objects(f, &w);

@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 import time
+import types
 
 KiB = 1024
 
@@ -36,6 +37,16 @@ SCENARIOS = {
     114: 2,  # a nested function (its qualified name)
     115: 1,  # mutex: a thread allocating with the allocator's mutex held...
     116: 1,  # ...while the main thread waits for that mutex holding the GIL
+    # python.c's memo of frames (code object, instruction -> name and line):
+    117: 2,  # memo: one frame allocates from one line...
+    118: 2,  # ...then from another (same frame, same code, another instruction)
+    119: 2,  # memo: a function allocates...
+    120: 2,  # ...then another, whose frame takes the first one's place
+    121: 2,  # memo: recursion 3 deep,
+    122: 2,  # 6 deep,
+    123: 1,  # 2 deep
+    124: 1,  # memo: a copy of a function under another name, freed...
+    125: 1,  # ...then another copy (its code object may take the first one's address)
 }
 
 cudart = ctypes.CDLL("libcudart.so.13")
@@ -232,6 +243,62 @@ def scenario_nested():
         inner()  # @nested-call
 
 
+# ---- the memo of frames ----
+
+def memo_lines():
+    check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(117 * KiB)))  # @memo-line1
+    check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(118 * KiB)))  # @memo-line2
+
+
+def memo_reuse_a():
+    check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(119 * KiB)))  # @memo-reuse-a
+
+
+def memo_reuse_b():
+    check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(120 * KiB)))  # @memo-reuse-b
+
+
+def memo_depth(depth, kib):
+    if depth == 0:
+        check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(kib * KiB)))  # @memo-depth-leaf
+        return
+    memo_depth(depth - 1, kib)  # @memo-depth-call
+
+
+def memo_code_X(kib):
+    check(cudart.cudaMalloc(ptr(), ctypes.c_size_t(kib * KiB)))  # @memo-code
+
+
+memo_names = []  # the names of memo_code_X's copies, kept alive
+
+
+def scenario_memo():
+    for _ in range(2):
+        memo_lines()  # @memo-lines-call
+        memo_reuse_a()  # @memo-reuse-a-call
+        memo_reuse_b()  # @memo-reuse-b-call
+    for _ in range(2):
+        memo_depth(3, 121)  # @memo-depth-3
+        memo_depth(6, 122)  # @memo-depth-6
+    memo_depth(2, 123)  # @memo-depth-2
+    # Copies of memo_code_X under other names, made one after the other:
+    # the first one's code object is freed before the second is made, so
+    # the second often gets its address, and its frame the same place with
+    # the same instruction; only the name object differs.
+    for letter, kib in (("a", 124), ("b", 125)):
+        name = "memo_code_" + letter
+        memo_names.append(name)
+        fields = {"co_name": name}
+        if sys.version_info >= (3, 11):
+            fields["co_qualname"] = name
+        code = memo_code_X.__code__
+        if hasattr(code, "replace"):  # 3.8+ (3.6 and 3.7 get native frames only)
+            code = code.replace(**fields)
+        fn = types.FunctionType(code, globals())
+        fn(kib)  # @memo-code-call
+        del fn
+
+
 def main():
     scenario_cdll()  # @main-cdll
     scenario_spin()  # @main-spin
@@ -243,6 +310,7 @@ def main():
     scenario_init()  # @main-init
     scenario_unicode()  # @main-unicode
     scenario_nested()  # @main-nested
+    scenario_memo()  # @main-memo
     print("scenarios done")
 
 

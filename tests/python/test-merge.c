@@ -57,20 +57,28 @@ static void check(const char *what, const uintptr_t *in, unsigned n, const unsig
 			w.tok[w.ntok] = P(w.ntok + 1);
 		w.end[w.nseg++] = (uint16_t)w.ntok;
 	}
-	uintptr_t ips[64] = { 0 };
-	for (unsigned i = 0; i < n; i++)
-		ips[i] = in[i];
-	unsigned got = merge(ips, n, max, &w);
-	bool ok = got == nwant;
-	for (unsigned i = 0; ok && i < got; i++)
-		ok = ips[i] == want[i];
-	if (ok)
-		return;
-	failures++;
-	printf("FAIL %s: got %u frames:", what, got);
-	for (unsigned i = 0; i < got; i++)
-		printf(" %#lx", (unsigned long)ips[i]);
-	printf("\n");
+	/* As the walk counts them, the innermost segments of one token each
+	 * (when all are, the one-pass way), and none of them: both ways. */
+	unsigned ones = 0;
+	while (ones < nseg && segs[ones] == 1)
+		ones++;
+	for (int way = 0; way <= (ones > 0); way++) {
+		w.ones = way ? ones : 0;
+		uintptr_t ips[64] = { 0 };
+		for (unsigned i = 0; i < n; i++)
+			ips[i] = in[i];
+		unsigned got = merge(ips, n, max, &w);
+		bool ok = got == nwant;
+		for (unsigned i = 0; ok && i < got; i++)
+			ok = ips[i] == want[i];
+		if (ok)
+			continue;
+		failures++;
+		printf("FAIL %s (%u with one each): got %u frames:", what, w.ones, got);
+		for (unsigned i = 0; i < got; i++)
+			printf(" %#lx", (unsigned long)ips[i]);
+		printf("\n");
+	}
 }
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -120,6 +128,28 @@ int main(void)
 	CHECK("max", in1, s2, 6, w7);
 	static const uintptr_t w8[] = { 1, P(1), 2 };
 	CHECK("max, cut", in3, s3, 3, w8);
+
+	/* one each, the native stack cut short; and cut at max */
+	static const unsigned s10[] = { 1, 1, 1, 1 };
+	static const uintptr_t w10[] = { 1, P(1), 2, P(2), P(3), P(4) };
+	CHECK("one each, cut native stack", in3, s10, 64, w10);
+	static const uintptr_t w11[] = { 1, P(1), 2, P(2), P(3) };
+	CHECK("one each, max", in3, s10, 5, w11);
+	static const uintptr_t w12[] = { 1, P(1), 2 };
+	CHECK("one each, max inside the native stack", in3, s10, 3, w12);
+
+	/* one each first, then runs: the first ones stay in place */
+	static const uintptr_t in13[] = { 1, E, 2, E, 3, E, 4, E, 5 };
+	static const unsigned s13[] = { 1, 1, 3, 1 };
+	static const uintptr_t w13[] = { 1, P(1), 2, P(2), 3, P(3), P(4), P(5), 4, P(6), 5 };
+	CHECK("one each, then runs", in13, s13, 64, w13);
+	static const uintptr_t w14[] = { 1, P(1), 2, P(2), 3, P(3), P(4) };
+	CHECK("one each, then runs, max", in13, s13, 7, w14);
+	static const uintptr_t w15[] = { 1, P(1), 2 };
+	CHECK("one each, then runs, max among the ones", in13, s13, 3, w15);
+	static const unsigned s16[] = { 1, 1, 0, 2 };
+	static const uintptr_t w16[] = { 1, P(1), 2, P(2), 3, E, 4, P(3), P(4), 5 };
+	CHECK("one each, then an empty segment", in13, s16, 64, w16);
 
 	/* a return address one past the loop's end is still its call */
 	static const uintptr_t in9[] = { 1, 0x1100, 0x1101 };

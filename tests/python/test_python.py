@@ -132,7 +132,27 @@ def expected():
                   ("scenario_nested", "nested-call")] + main_chain("main-nested")),
         115: (1, (THREAD, [("mutex_worker", "mutex-worker")])),
         116: (1, [("scenario_mutex", "mutex-main")] + main_chain("main-mutex")),
+        117: (2, [("memo_lines", "memo-line1"), ("scenario_memo", "memo-lines-call")]
+              + main_chain("main-memo")),
+        118: (2, [("memo_lines", "memo-line2"), ("scenario_memo", "memo-lines-call")]
+              + main_chain("main-memo")),
+        119: (2, [("memo_reuse_a", "memo-reuse-a"), ("scenario_memo", "memo-reuse-a-call")]
+              + main_chain("main-memo")),
+        120: (2, [("memo_reuse_b", "memo-reuse-b"), ("scenario_memo", "memo-reuse-b-call")]
+              + main_chain("main-memo")),
+        121: (2, memo_depth(3)),
+        122: (2, memo_depth(6)),
+        123: (1, memo_depth(2)),
+        124: (1, [("memo_code_a", "memo-code"), ("scenario_memo", "memo-code-call")]
+              + main_chain("main-memo")),
+        125: (1, [("memo_code_b", "memo-code"), ("scenario_memo", "memo-code-call")]
+              + main_chain("main-memo")),
     }
+
+
+def memo_depth(depth):
+    return ([("memo_depth", "memo-depth-leaf")] + [("memo_depth", "memo-depth-call")] * depth
+            + [("scenario_memo", "memo-depth-%d" % depth)] + main_chain("main-memo"))
 
 
 # ---- reading the trace ----
