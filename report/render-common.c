@@ -98,6 +98,21 @@ double render_note_fraction(const struct model_note *n)
 	return n->device_total ? (double)n->bytes / (double)n->device_total : 0;
 }
 
+const char *render_end_story(const struct trace *t, char *buf, size_t size)
+{
+	const char *end = trace_meta_get(t, "end");
+	int64_t status;
+
+	if (end && strcmp(end, "running") == 0)
+		return "trace not closed: killed, crashed or still running";
+	if (!end || strcmp(end, "exit") != 0)
+		return "end unknown";
+	if (!render_meta_int(t, "exit_status", &status) || status == 0)
+		return "exited normally";
+	snprintf(buf, size, "exited with status %" PRId64, status);
+	return buf;
+}
+
 bool render_meta_int(const struct trace *t, const char *key, int64_t *out)
 {
 	const char *v = trace_meta_get(t, key);

@@ -703,7 +703,8 @@ static void print_topbar(const struct html *h)
 	const char *host = trace_meta_get(h->t, "host");
 	const char *pid = trace_meta_get(h->t, "pid");
 	const char *rank = trace_meta_get(h->t, "rank");
-	const char *end = trace_meta_get(h->t, "end");
+	char story[64];
+	const char *end = render_end_story(h->t, story, sizeof(story));
 
 	fputs("<header class=\"top\"><b>memtrace</b> <code class=\"cmd\">", h->f);
 	esc(h, cmd && *cmd ? cmd : "(command line not recorded)");
@@ -716,9 +717,7 @@ static void print_topbar(const struct html *h)
 		esc(h, rank);
 	}
 	fprintf(h->f, " · ran %s · ", secs(render_duration_ns(h->t, h->m)).s);
-	esc(h, end && strcmp(end, "exit") == 0 ? "exited"
-	       : end && strcmp(end, "running") == 0 ? "trace not closed (killed, crashed or running)"
-						    : "end unknown");
+	esc(h, end);
 	fputs(" · ", h->f);
 	esc(h, h->t->path);
 	fputs("</span></header>\n<main>\n", h->f);

@@ -225,6 +225,7 @@ static void write_trace(struct jw *w, const struct trace *t, const struct model 
 	jw_i64(w, "schema_version", t->schema_version);
 	jw_str(w, "memtrace_version", trace_meta_get(t, "memtrace_version"));
 	jw_str(w, "end", trace_meta_get(t, "end"));
+	meta_int_or_null(w, t, "exit_status", "exit_status");
 	jw_i64(w, "duration_ns", render_duration_ns(t, m));
 	meta_int_or_null(w, t, "start_realtime_ns", "start_realtime_ns");
 	jw_bool(w, "read_immutable", t->immutable);

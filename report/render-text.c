@@ -190,17 +190,6 @@ static void section_title(const struct text *tx, const char *what, size_t shown,
 		line(tx, 0, "%s (%zu %s):", what, n, unit);
 }
 
-static const char *end_story(const char *end)
-{
-	if (!end)
-		return "how the program ended is unknown";
-	if (strcmp(end, "exit") == 0)
-		return "the program exited normally";
-	if (strcmp(end, "running") == 0)
-		return "trace not closed: killed, crashed or still running";
-	return "how the program ended is unknown";
-}
-
 static void print_header(const struct text *tx)
 {
 	const struct trace *t = tx->t;
@@ -209,13 +198,16 @@ static void print_header(const struct text *tx)
 	const char *rank = trace_meta_get(t, "rank");
 	const char *version = trace_meta_get(t, "memtrace_version");
 	const char *pid = trace_meta_get(t, "pid");
+	char story[64];
+	const char *end = render_end_story(t, story, sizeof(story));
 
 	if (!cmd || !*cmd)
 		cmd = trace_meta_get(t, "exe");
 	line(tx, WIDTH, "memtrace report: %s", cmd && *cmd ? cmd : "(command line not recorded)");
-	line(tx, WIDTH, "  pid %s on %s%s%s; ran %s; %s", pid ? pid : "?", host ? host : "?",
+	line(tx, WIDTH, "  pid %s on %s%s%s; ran %s; %s%s", pid ? pid : "?", host ? host : "?",
 	     rank && *rank ? ", rank " : "", rank && *rank ? rank : "",
-	     secs(render_duration_ns(t, tx->m)).s, end_story(trace_meta_get(t, "end")));
+	     secs(render_duration_ns(t, tx->m)).s,
+	     strncmp(end, "exited", 6) == 0 ? "the program " : "", end);
 	line(tx, WIDTH, "  trace %s: schema %" PRId64 ", written by memtrace %s, %" PRIu64 " %s",
 	     t->path, t->schema_version, version ? version : "?", tx->m->events,
 	     plural(tx->m->events, "event", "events"));

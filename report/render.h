@@ -76,6 +76,11 @@ char *render_stack_label(const struct trace *t, int64_t stack, bool short_file);
 /* A meta value parsed as a decimal integer. */
 bool render_meta_int(const struct trace *t, const char *key, int64_t *out);
 
+/* How the program ended, from meta end and exit_status: "exited normally",
+ * "exited with status 3", "trace not closed: killed, crashed or still
+ * running" or "end unknown". Written into buf (64 bytes is enough). */
+const char *render_end_story(const struct trace *t, char *buf, size_t size);
+
 /* The frame a site names: the user's Python or native frame it groups
  * by, else the frame its stack is known by (render_user_frame); NULL for an op,
  * CUPTI's or a stack with no frame. */

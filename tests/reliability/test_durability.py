@@ -155,8 +155,12 @@ class Endings(mtest.TraceTest):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         text = rel.report(trace, "text")
         self.assertEqual(text.returncode, 0, text.stderr)
-        story = ("the program exited normally" if end == "exit"
-                 else "trace not closed: killed, crashed or still running")
+        if end != "exit":
+            story = "trace not closed: killed, crashed or still running"
+        elif want_rc:
+            story = f"the program exited with status {want_rc}"
+        else:
+            story = "the program exited normally"
         self.assertIn(story, text.stdout)
 
     def check(self, mode, want_rc, end, prog="endings"):

@@ -80,7 +80,7 @@ INSERT INTO meta VALUES
   ('start_realtime_ns', '1700000000000000000'), ('start_monotonic_ns', '7000000000'),
   ('depth', '64'), ('queue_capacity', '65536'), ('commit_interval_ms', '100'),
   ('events_written', '26'), ('producer_wait_ns', '0'),
-  ('end_monotonic_ns', '30000000'), ('end', 'exit');
+  ('end_monotonic_ns', '30000000'), ('end', 'exit'), ('exit_status', '0');
 INSERT INTO apis VALUES (1, 'cuMemAlloc_v2'), (2, 'cuMemFree_v2'), (3, 'cuMemCreate'),
   (4, 'cuMemMap'), (5, 'cuMemRelease'), (6, 'cuMemUnmap'), (7, 'cuMemAddressReserve'),
   (8, 'cuMemAddressFree'), (9, 'cuMemPoolCreate'), (10, 'cuMemAllocFromPoolAsync'),

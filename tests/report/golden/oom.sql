@@ -50,7 +50,7 @@ INSERT INTO meta VALUES
   ('start_realtime_ns', '1700000000000000000'), ('start_monotonic_ns', '5000000000'),
   ('depth', '64'), ('queue_capacity', '65536'), ('commit_interval_ms', '100'),
   ('events_written', '14'), ('producer_wait_ns', '0'),
-  ('end_monotonic_ns', '1300000000'), ('end', 'exit');
+  ('end_monotonic_ns', '1300000000'), ('end', 'exit'), ('exit_status', '1');
 INSERT INTO apis VALUES (1, 'cudaMalloc'), (2, 'cudaFree'), (3, 'cudaMallocManaged'),
   (4, 'cudaMallocHost'), (5, 'cudaFreeHost');
 INSERT INTO modules VALUES
