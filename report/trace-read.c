@@ -141,12 +141,25 @@ static int read_user_version(struct trace *t, int *rc)
 	return -1;
 }
 
-static bool wal_has_data(const char *path)
+static bool sidecar_has_data(const char *path, const char *suffix)
 {
-	_autofree_ char *wal = mt_xasprintf("%s-wal", path);
+	_autofree_ char *side = mt_xasprintf("%s%s", path, suffix);
 	struct stat st;
 
-	return stat(wal, &st) == 0 && st.st_size > 0;
+	return stat(side, &st) == 0 && st.st_size > 0;
+}
+
+static bool wal_has_data(const char *path)
+{
+	return sidecar_has_data(path, "-wal");
+}
+
+/* memtrace switches a new trace to WAL mode before anything else: a
+ * rollback journal beside it, and no -wal, means the program was killed
+ * in that first moment, before any hooked call had returned. */
+static bool half_created(const char *path)
+{
+	return sidecar_has_data(path, "-journal") && !wal_has_data(path);
 }
 
 static int first_read(struct trace *t)
@@ -226,6 +239,10 @@ static int check_schema(struct trace *t)
 	int64_t n = 0;
 
 	if (t->schema_version < MT_SCHEMA_VERSION_MIN || t->schema_version > MT_SCHEMA_VERSION) {
+		if (half_created(t->path))
+			return fail(t, "%s was left half-created (the program was killed while "
+				       "memtrace was creating it): it holds no events",
+				    t->path);
 		if (count_tables(t, &n) < 0)
 			return -1;
 		if (n == 0 && t->immutable)

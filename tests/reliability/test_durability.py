@@ -68,6 +68,8 @@ class Sigkill(mtest.TraceTest):
                 proc = rel.report(trace)
                 self.assertEqual(proc.returncode, 1, proc.stderr)
                 self.assertRegex(proc.stderr, r"^memtrace report: [^\n]*\n$")
+                if state == "unfinished":
+                    self.assertIn("was left half-created", proc.stderr)
             self.states[state] += 1
             return 0, 0
         self.states[state] += 1

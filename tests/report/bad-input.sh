@@ -81,6 +81,12 @@ echo "hello, I am text" >text.db
 run 1 'not a SQLite database' text.db
 : >empty.db
 run 1 'is empty' empty.db
+# killed while the library switched the new trace to WAL: a rollback
+# journal beside it, an empty -wal
+: >half.db
+: >half.db-wal
+printf 'journal' >half.db-journal
+run 1 'was left half-created' half.db
 printf 'SQLite format 3\000garbage garbage garbage' >header-only.db
 run 1 '' header-only.db
 
