@@ -139,6 +139,10 @@ void mt_hook_fd_init(void);
 
 /* ---- unwind.c: native stacks ---- */
 void mt_unwind_init(void);
+/* Up to max return addresses, the caller of the hooked function first.
+ * ips must have room for max + MT_UNWIND_SLACK entries (the unwind
+ * starts inside memtrace; its own frames are dropped in place). */
+#define MT_UNWIND_SLACK 8
 unsigned mt_unwind(uintptr_t *ips, unsigned max);
 
 /* ---- symbols.c: writer side, turns addresses into modules and names ---- */

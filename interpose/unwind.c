@@ -4,6 +4,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <link.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -42,29 +43,29 @@ static bool is_self(uintptr_t ip)
 	return ip >= self_lo && ip < self_hi;
 }
 
-#define MT_UNWIND_SLACK 8 /* room for memtrace's own frames */
-
+/* libunwind fills the caller's array (room for max + MT_UNWIND_SLACK)
+ * and memtrace's own frames, at the start, are dropped in place: no
+ * second buffer, no copy loop. */
 unsigned mt_unwind(uintptr_t *ips, unsigned max)
 {
-	void *buf[256 + MT_UNWIND_SLACK];
-	unsigned want = max + MT_UNWIND_SLACK;
-	if (want > sizeof(buf) / sizeof(buf[0]))
-		want = sizeof(buf) / sizeof(buf[0]);
 	/* The program took the pipe's number (or the trace's): libunwind
 	 * would read from and write into its file. */
 	if (MT_UNLIKELY(mt_fdguard_lost()))
 		return 0;
 	/* libunwind may remake its pipe here (closing the old one) */
 	mt_fdguard_unwinding = 1;
-	int n = unw_backtrace(buf, (int)want);
+	_Static_assert(sizeof(void *) == sizeof(uintptr_t), "frames are stored as uintptr_t");
+	int n = unw_backtrace((void **)ips, (int)(max + MT_UNWIND_SLACK));
 	mt_fdguard_unwinding = 0;
 	if (n <= 0)
 		return 0;
 	unsigned i = 0;
-	while (i < (unsigned)n && is_self((uintptr_t)buf[i]))
+	while (i < (unsigned)n && is_self(ips[i]))
 		i++;
-	unsigned out = 0;
-	for (; i < (unsigned)n && out < max; i++)
-		ips[out++] = (uintptr_t)buf[i];
+	unsigned out = (unsigned)n - i;
+	if (out > max)
+		out = max;
+	if (i && out)
+		memmove(ips, ips + i, out * sizeof(ips[0]));
 	return out;
 }
