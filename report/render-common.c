@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 
+#include "model-timeline.h"
 #include "trace-schema.h"
 #include "util-mem.h"
 #include "util-str.h"
@@ -96,6 +97,26 @@ char *render_device_kinds(const struct model *m)
 double render_note_fraction(const struct model_note *n)
 {
 	return n->device_total ? (double)n->bytes / (double)n->device_total : 0;
+}
+
+static int by_thread_bytes(const void *a, const void *b)
+{
+	const struct timeline_thread *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return (x->thread > y->thread) - (x->thread < y->thread);
+}
+
+size_t render_peak_threads(const struct model *m, struct timeline_thread *rows)
+{
+	const struct model_timeline *tl = m->timeline;
+	size_t n = tl ? tl->n_thread_at_peak : 0;
+
+	if (n)
+		memcpy(rows, tl->thread_at_peak, n * sizeof(*rows));
+	qsort(rows, n, sizeof(*rows), by_thread_bytes);
+	return n;
 }
 
 const char *render_end_story(const struct trace *t, char *buf, size_t size)

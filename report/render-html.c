@@ -573,30 +573,6 @@ static void data_sites(struct html *h)
 	free(rows);
 }
 
-/* The name the threads table gives a thread, or NULL (none, or no table). */
-static char *thread_name(const struct trace *t, int64_t id)
-{
-	sqlite3_stmt *s = NULL;
-	char *name = NULL;
-
-	if (sqlite3_prepare_v2(t->db, "SELECT name FROM threads WHERE id = ?", -1, &s, NULL) !=
-	    SQLITE_OK)
-		return NULL;
-	sqlite3_bind_int64(s, 1, id);
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) == SQLITE_TEXT)
-		name = mt_xstrdup((const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
-	return name;
-}
-
-static int by_thread_bytes(const void *a, const void *b)
-{
-	const struct timeline_thread *x = a, *y = b;
-	int c = cmp_u64_desc(x->bytes, y->bytes);
-
-	return c ? c : (x->thread > y->thread) - (x->thread < y->thread);
-}
-
 /* Device bytes live at the peak by thread (model-timeline.c), for the
  * script to draw: [tid, name, bytes, allocations], tid null for the
  * threads past the 32nd; rest: the peak's bytes in no row. Names are
@@ -605,13 +581,10 @@ static void data_threads(struct html *h)
 {
 	const struct model_timeline *tl = h->m->timeline;
 	struct timeline_thread rows[TIMELINE_THREADS];
-	size_t n = tl ? tl->n_thread_at_peak : 0;
+	size_t n = render_peak_threads(h->m, rows);
 	uint64_t sum = 0;
 	bool first = true;
 
-	if (n)
-		memcpy(rows, tl->thread_at_peak, n * sizeof(*rows));
-	qsort(rows, n, sizeof(*rows), by_thread_bytes);
 	fputs(",\n\"threads\":[", h->f);
 	for (size_t i = 0; i < n; i++) {
 		_autofree_ char *name = NULL;
@@ -619,7 +592,7 @@ static void data_threads(struct html *h)
 		sum = render_sat_add(sum, rows[i].bytes);
 		if (!rows[i].bytes)
 			continue;
-		name = thread_name(h->t, rows[i].thread);
+		name = trace_thread_name(h->t, rows[i].thread);
 		fprintf(h->f, "%s[%" PRId64 ",", first ? "" : ",", rows[i].thread);
 		json_str(h->f, name);
 		fprintf(h->f, ",%" PRIu64 ",%" PRIu64 "]", rows[i].bytes, rows[i].count);

@@ -774,49 +774,21 @@ static void write_oom(struct jw *w, const struct trace *t, const struct model_oo
 	jw_close(w, '}');
 }
 
-/* The name the threads table gives a thread, or NULL (none, or no table). */
-static char *thread_name(const struct trace *t, int64_t id)
-{
-	sqlite3_stmt *s = NULL;
-	char *name = NULL;
-
-	if (sqlite3_prepare_v2(t->db, "SELECT name FROM threads WHERE id = ?", -1, &s, NULL) !=
-	    SQLITE_OK)
-		return NULL;
-	sqlite3_bind_int64(s, 1, id);
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) == SQLITE_TEXT)
-		name = mt_xstrdup((const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
-	return name;
-}
-
-static int by_thread_bytes(const void *a, const void *b)
-{
-	const struct timeline_thread *x = a, *y = b;
-
-	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	return (x->thread > y->thread) - (x->thread < y->thread);
-}
-
 /* Device bytes live at the peak by the thread that allocated them
  * (model-timeline.c); the threads past the 32nd are one entry, thread null. */
 static void write_peak_by_thread(struct jw *w, const struct trace *t, const struct model *m)
 {
 	const struct model_timeline *tl = m->timeline;
 	struct timeline_thread rows[TIMELINE_THREADS];
-	size_t n = tl ? tl->n_thread_at_peak : 0;
+	size_t n = render_peak_threads(m, rows);
 
 	jw_open(w, "peak_by_thread", '[', false);
-	if (n)
-		memcpy(rows, tl->thread_at_peak, n * sizeof(*rows));
-	qsort(rows, n, sizeof(*rows), by_thread_bytes);
 	for (size_t i = 0; i < n; i++) {
 		_autofree_ char *name = NULL;
 
 		if (!rows[i].bytes)
 			continue;
-		name = thread_name(t, rows[i].thread);
+		name = trace_thread_name(t, rows[i].thread);
 		jw_open(w, NULL, '{', true);
 		jw_i64(w, "thread", rows[i].thread);
 		jw_str(w, "name", name);

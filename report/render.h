@@ -73,6 +73,12 @@ char *render_frame_label(const struct trace *t, const struct trace_frame *f, boo
  * none ("no stack recorded", "stack 12 not in the trace"). Caller frees. */
 char *render_stack_label(const struct trace *t, int64_t stack, bool short_file);
 
+/* The device bytes live at the peak by thread (model-timeline.c), copied
+ * into rows (TIMELINE_THREADS of them) largest first, ties by thread id;
+ * returns how many. */
+struct timeline_thread;
+size_t render_peak_threads(const struct model *m, struct timeline_thread *rows);
+
 /* A meta value parsed as a decimal integer. */
 bool render_meta_int(const struct trace *t, const char *key, int64_t *out);
 

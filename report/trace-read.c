@@ -1090,6 +1090,21 @@ const char *trace_api_name(const struct trace *t, int64_t id)
 	return i == TRACE_NONE ? NULL : t->apis[i].name;
 }
 
+char *trace_thread_name(const struct trace *t, int64_t id)
+{
+	sqlite3_stmt *s = NULL;
+	char *name = NULL;
+
+	if (sqlite3_prepare_v2(t->db, "SELECT name FROM threads WHERE id = ?", -1, &s, NULL) !=
+	    SQLITE_OK)
+		return NULL;
+	sqlite3_bind_int64(s, 1, id);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) == SQLITE_TEXT)
+		name = mt_xstrdup((const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	return name;
+}
+
 const struct trace_stack *trace_find_stack(const struct trace *t, int64_t id)
 {
 	uint32_t i = index_get(&t->stack_index, id);

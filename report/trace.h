@@ -159,6 +159,9 @@ void trace_close(struct trace *t);
 
 const char *trace_meta_get(const struct trace *t, const char *key);
 const char *trace_api_name(const struct trace *t, int64_t id);
+/* The name the threads table gives a thread, or NULL (none, or no table).
+ * Caller frees. */
+char *trace_thread_name(const struct trace *t, int64_t id);
 /* NULL when the trace has no frames for that stack id */
 const struct trace_stack *trace_find_stack(const struct trace *t, int64_t id);
 /* Frame at depth i of s, or NULL when that row names a missing frame. */
