@@ -8,12 +8,13 @@
 # MEMTRACE_CUDA_HOME for -Dcudatoolkit=.
 
 # gcc recommends libc6-dev rather than depending on it, so with
-# --no-install-recommends it has to be named. libunwind-dev is the nongnu
+# --no-install-recommends it has to be named. g++: nvcc compiles host code
+# with it (tests/gpu/static-alloc.cu), and the C++ test programs need it. libunwind-dev is the nongnu
 # libunwind (unw_backtrace); LLVM's libunwind-N-dev is a different library.
 # clang and libclang-rt-14-dev build the reporter's libFuzzer target
 # (tests/fuzz); without them that test skips.
 MEMTRACE_DEB_PACKAGES=(
-	gcc libc6-dev pkg-config meson ninja-build
+	gcc g++ libc6-dev pkg-config meson ninja-build
 	libunwind-dev libsqlite3-dev sqlite3 check libdw-dev
 	python3 jq file clang libclang-rt-14-dev
 )
@@ -41,7 +42,9 @@ memtrace_missing_packages()
 memtrace_check_unwind_conflict()
 {
 	local llvm
-	llvm=$(dpkg-query -W -f='${Package} ${Status}\n' 'libunwind-*-dev' 2>/dev/null |
+	# dpkg-query exits 1 when no package matches the pattern: that is the
+	# good case, not a failure.
+	llvm=$({ dpkg-query -W -f='${Package} ${Status}\n' 'libunwind-*-dev' 2>/dev/null || true; } |
 		awk '$1 ~ /^libunwind-[0-9]+-dev$/ && / installed$/ { print $1 }')
 	[[ -z $llvm ]] && return 0
 	memtrace_say "LLVM's libunwind ($llvm) is installed. memtrace needs the nongnu"
