@@ -5,12 +5,13 @@
 struct api_info {
 	const char *name;
 	bool driver;
+	bool own; /* MT_REAL: called by memtrace itself, never by the program */
 };
 
 static const struct api_info apis[MT_API_COUNT] = {
-#define MT_HOOK(lib, ret, name_, params, args) [MT_API_##name_] = { #name_, MT_LIB_##lib },
-#define MT_REAL MT_HOOK
-#define MT_NAME(name_) [MT_API_##name_] = { #name_, false },
+#define MT_HOOK(lib, ret, name_, params, args) [MT_API_##name_] = { #name_, MT_LIB_##lib, false },
+#define MT_REAL(lib, ret, name_, params, args) [MT_API_##name_] = { #name_, MT_LIB_##lib, true },
+#define MT_NAME(name_) [MT_API_##name_] = { #name_, false, false },
 #define MT_LIB_RT false
 #define MT_LIB_DRV true
 #include "hooks.def"
@@ -24,4 +25,9 @@ const char *mt_api_name(unsigned api)
 bool mt_api_is_driver(unsigned api)
 {
 	return api < MT_API_COUNT && apis[api].driver;
+}
+
+bool mt_api_is_own(unsigned api)
+{
+	return api < MT_API_COUNT && apis[api].own;
 }

@@ -61,6 +61,29 @@ static void set_real(unsigned api, void *p)
 	atomic_compare_exchange_strong(&mt_real_ptrs[api], &expected, p);
 }
 
+/* Once per function. A function memtrace calls for itself is its own
+ * loss (a field left unknown), which the program never sees; a function
+ * the program called through our wrapper fails as it would without a
+ * library that defines it. */
+static void say_missing(unsigned api)
+{
+	static atomic_bool said[MT_API_COUNT];
+	const char *name = mt_api_name(api);
+	if (atomic_exchange(&said[api], true))
+		return;
+	if (mt_api_is_own(api))
+		mt_log(MT_ENV,
+		       "%s, which memtrace calls for itself, is not in this process's %s: "
+		       "memtrace records without what it tells (the program's own calls are "
+		       "not affected)",
+		       name, mt_api_is_driver(api) ? "CUDA driver" : "CUDA runtime");
+	else
+		mt_log(MT_ENV,
+		       "the program called %s, but no %s in this process defines it: the call "
+		       "returns an error, as it would without memtrace",
+		       name, mt_api_is_driver(api) ? "CUDA driver (libcuda)" : "CUDA runtime");
+}
+
 void *mt_real_resolve(unsigned api)
 {
 	const char *name = mt_api_name(api);
@@ -70,7 +93,7 @@ void *mt_real_resolve(unsigned api)
 		p = h ? mt_real_dlsym(h, name) : NULL;
 	}
 	if (!p) {
-		mt_log(MT_ENV, "cannot find the real %s in this process; the call fails", name);
+		say_missing(api);
 		return NULL;
 	}
 	set_real(api, p);

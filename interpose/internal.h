@@ -26,6 +26,8 @@ enum mt_api {
 /* api.c */
 const char *mt_api_name(unsigned api);
 bool mt_api_is_driver(unsigned api);
+/* A function memtrace calls for itself (MT_REAL in hooks.def). */
+bool mt_api_is_own(unsigned api);
 
 /* ---- event.h-like: the fixed-size record that crosses the queue ---- */
 struct mt_event {

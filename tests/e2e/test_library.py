@@ -45,6 +45,37 @@ class LibraryTest(mtest.TraceTest):
         # leaks.c: 11 cudaMalloc and 2 cudaMallocHost, each recorded once
         self.assertEqual(sorted(apis), [("cudaMalloc", 11), ("cudaMallocHost", 2)])
 
+    def test_own_lookup_failure_is_said_once_as_ours(self):
+        """A driver without cuCtxGetDevice/cuMemGetInfo_v2: one line for
+        each, saying memtrace called it for itself; none says the program's
+        call failed; the program's output is unchanged."""
+        exe = os.path.join(mtest.BUILD, "tests", "e2e", "own-lookup")
+        env = mtest.sim_env({"MEMTRACE_QUIET": "1"})
+        env.pop("LD_LIBRARY_PATH")  # the partial driver, not the simulated one
+        plain = subprocess.run([exe], env=env, cwd=self.tmp, capture_output=True, text=True,
+                               timeout=60)
+        trace = os.path.join(self.tmp, "t.db")
+        env.update({"LD_PRELOAD": mtest.LIB, "MEMTRACE_OUTPUT": trace})
+        traced = subprocess.run([exe], env=env, cwd=self.tmp, capture_output=True, text=True,
+                                timeout=60)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        self.assertEqual((traced.returncode, traced.stdout), (0, plain.stdout))
+        lines = traced.stderr.splitlines()
+        own = [l for l in lines if "which memtrace calls for itself" in l]
+        self.assertEqual(len(own), len(set(own)), traced.stderr)  # each once
+        self.assertIn("memtrace: cuCtxGetDevice, which memtrace calls for itself, is not in "
+                      "this process's CUDA driver: memtrace records without what it tells "
+                      "(the program's own calls are not affected)", lines)
+        self.assertEqual([l for l in lines if l not in own], [])
+        # all three allocations recorded, with the device unknown (-1)
+        rep = self.report(trace)
+        self.assertEqual(rep["totals"]["allocations"], 3)
+        self.assertEqual(rep["totals"]["bytes_allocated"], 6 * mtest.MiB)
+        self.assertEqual(rep["totals"]["live_bytes_at_end"], 0)
+        with self.db(trace) as db:
+            self.assertEqual(db.execute("SELECT count(*) FROM events WHERE kind = 1 "
+                                        "AND device = -1").fetchone()[0], 3)
+
     def test_links_no_cuda_library(self):
         out = subprocess.run(["readelf", "-d", mtest.LIB], capture_output=True, text=True,
                              check=True).stdout
