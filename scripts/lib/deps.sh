@@ -19,6 +19,10 @@ MEMTRACE_DEB_PACKAGES=(
 	python3 jq file clang libclang-rt-14-dev
 )
 
+# Only the tests need these: python3-venv and python3-mesonpy for the
+# wheel installed into a fresh virtual environment (tests/install).
+MEMTRACE_TEST_PACKAGES=(python3-venv python3-mesonpy)
+
 MEMTRACE_APT_UPDATED=
 
 memtrace_pkg_installed()

@@ -1,4 +1,4 @@
-"""scripts/memtrace.py: marks and flush from Python, with and without the
+"""scripts/python/memtrace: marks and flush from Python, with and without the
 library; the runtime reached through ctypes (dlsym on the runtime's
 handle) is traced."""
 import os
@@ -35,7 +35,7 @@ class PythonApi(mtest.TraceTest):
         if preload:
             env["LD_PRELOAD"] = mtest.LIB
         return subprocess.run([sys.executable, "-c", SCRIPT,
-                               os.path.join(mtest.SOURCE, "scripts"), trace],
+                               os.path.join(mtest.SOURCE, "scripts", "python"), trace],
                               env=mtest.sim_env(env), cwd=self.tmp, capture_output=True,
                               text=True, timeout=120)
 
