@@ -290,11 +290,15 @@ static bool python_user(const struct trace_frame *f)
 	       model_site_python_is_user(f->file);
 }
 
+/* A frame of the CUDA toolkit's headers (cudaMalloc<T> at -O0: a frame
+ * of its own in the user's module) is CUDA's. Inlined ones are put at
+ * their call site by the symbolizer. */
 static bool native_user(const struct trace *t, const struct trace_frame *f)
 {
 	const struct trace_module *mod = trace_frame_module(t, f);
 
-	return f->kind == MT_FRAME_NATIVE && mod && model_site_native_is_user(mod->path, f->function);
+	return f->kind == MT_FRAME_NATIVE && mod && !path_is_cuda_header(f->file) &&
+	       model_site_native_is_user(mod->path, f->function);
 }
 
 /* The innermost user frames; a native frame with a name before one

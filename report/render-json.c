@@ -331,6 +331,7 @@ static void write_frame(struct jw *w, const struct trace *t, const struct trace_
 
 	jw_open(w, NULL, '{', true);
 	jw_str(w, "function", f ? f->function : NULL);
+	jw_str(w, "symbol", f ? f->symbol : NULL);
 	jw_str(w, "file", f ? f->file : NULL);
 	if (f && f->line > 0)
 		jw_i64(w, "line", f->line);

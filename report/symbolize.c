@@ -4,13 +4,23 @@
 #include "symbolize.h"
 
 #include <ctype.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
+#include "config.h"
 #include "trace-schema.h"
 #include "trace.h"
 #include "util-mem.h"
+#include "util-str.h"
+
+#if HAVE_CXA_DEMANGLE
+/* The C++ ABI's demangler, in libstdc++ (cxxabi.h is C++ only). */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+#endif
 
 struct sym_module {
 	char *path;
@@ -113,6 +123,76 @@ static size_t get_module(struct symbolizer *s, const char *path, const char *bui
 	return s->n_mods++;
 }
 
+/* Where an inlined scope was called from: its DW_AT_call_file and
+ * DW_AT_call_line, in the file table of its compilation unit. */
+static bool call_site(Dwarf_Die *cu, Dwarf_Die *scope, const char **file, int *line)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word idx, lineno;
+	Dwarf_Files *files;
+	size_t n;
+	const char *src;
+
+	if (!dwarf_attr(scope, DW_AT_call_file, &attr) || dwarf_formudata(&attr, &idx) != 0 ||
+	    !dwarf_attr(scope, DW_AT_call_line, &attr) || dwarf_formudata(&attr, &lineno) != 0 ||
+	    lineno == 0 || lineno > INT32_MAX || dwarf_getsrcfiles(cu, &files, &n) != 0 ||
+	    idx >= n)
+		return false;
+	src = dwarf_filesrc(files, idx, NULL, NULL);
+	if (!src)
+		return false;
+	*file = src;
+	*line = (int)lineno;
+	return true;
+}
+
+/* The name of the function an inlined scope's call site is in: the next
+ * inlined scope out, by its linkage name; the symbol table's (function,
+ * which knows clones) when that is the function itself. */
+static const char *caller_name(Dwarf_Die *scopes, int n, int from, const char *function)
+{
+	for (int i = from; i < n; i++) {
+		Dwarf_Attribute attr;
+		const char *name;
+
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+			return function;
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		name = dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attr)
+			       ? dwarf_formstring(&attr)
+			       : NULL;
+		return name ? name : dwarf_diename(&scopes[i]);
+	}
+	return function;
+}
+
+/* Code inlined from the CUDA toolkit's headers (cudaMalloc<T> and the
+ * other templates of cuda_runtime.h, compiled into the program) is CUDA's:
+ * the frame is put at the innermost call site outside those headers, in
+ * the function that call is in. */
+static void outside_cuda_headers(Dwfl_Module *mod, uint64_t addr, struct sym_info *out)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu, *scopes = NULL;
+	int n;
+
+	if (!out->file || !path_is_cuda_header(out->file))
+		return;
+	cu = dwfl_module_addrdie(mod, addr, &bias);
+	if (!cu)
+		return;
+	n = dwarf_getscopes(cu, addr - bias, &scopes);
+	for (int i = 0; i < n && path_is_cuda_header(out->file); i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		if (!call_site(cu, &scopes[i], &out->file, &out->line))
+			break;
+		out->function = caller_name(scopes, n, i + 1, out->function);
+	}
+	free(scopes);
+}
+
 static void lookup(Dwfl_Module *mod, uint64_t addr, struct sym_info *out)
 {
 	GElf_Off off;
@@ -131,6 +211,7 @@ static void lookup(Dwfl_Module *mod, uint64_t addr, struct sym_info *out)
 			out->line = lineno;
 		}
 	}
+	outside_cuda_headers(mod, addr, out);
 }
 
 bool symbolize_addr(struct symbolizer *s, const char *path, const char *build_id,
@@ -176,10 +257,37 @@ static void symbolize_frame(struct symbolizer *s, struct trace *t,
 	}
 }
 
+/* A C++ name is shown demangled (Model<float>::weights(unsigned long));
+ * the symbol stays in f->symbol. Names past 4 KiB are left as they are:
+ * the demangler recurses, and a trace is untrusted input. */
+static void demangle_frame(struct trace_frame *f)
+{
+#if HAVE_CXA_DEMANGLE
+	int status = -1;
+	char *name;
+
+	if (f->kind != MT_FRAME_NATIVE || !f->function || strncmp(f->function, "_Z", 2) != 0 ||
+	    strlen(f->function) > 4096)
+		return;
+	name = __cxa_demangle(f->function, NULL, NULL, &status);
+	if (status != 0 || !name) {
+		free(name);
+		return;
+	}
+	free(f->symbol);
+	f->symbol = f->function;
+	f->function = name;
+#else
+	(void)f;
+#endif
+}
+
 void symbolize_trace(struct symbolizer *s, struct trace *t)
 {
 	_autofree_ size_t *by_index = mt_xcalloc(t->n_modules, sizeof(*by_index));
 
-	for (size_t i = 0; i < t->n_frames; i++)
+	for (size_t i = 0; i < t->n_frames; i++) {
 		symbolize_frame(s, t, by_index, &t->frames[i]);
+		demangle_frame(&t->frames[i]);
+	}
 }

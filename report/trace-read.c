@@ -1170,6 +1170,7 @@ void trace_close(struct trace *t)
 	}
 	for (size_t i = 0; i < t->n_frames; i++) {
 		free(t->frames[i].function);
+		free(t->frames[i].symbol);
 		free(t->frames[i].file);
 	}
 	for (size_t i = 0; i < t->n_ops; i++) {

@@ -38,7 +38,8 @@ struct trace_frame {
 	int64_t ip, offset;
 	bool has_offset;
 	uint32_t module; /* index in trace.modules, or TRACE_NONE */
-	char *function;	 /* NULL when unknown */
+	char *function;	 /* NULL when unknown; demangled (symbolize.c) */
+	char *symbol;	 /* the symbol, when function is its demangled name */
 	char *file;	 /* NULL when unknown */
 	int64_t line;	 /* 0 when unknown */
 };

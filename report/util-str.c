@@ -1,5 +1,6 @@
 #include "util-str.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -350,4 +351,47 @@ const char *path_basename(const char *path)
 		return NULL;
 	slash = strrchr(path, '/');
 	return slash ? slash + 1 : path;
+}
+
+/* "cuda" or "cuda-" and a version, as the component at p (after a '/'),
+ * followed by include/ or targets/ARCH/include/: a toolkit's headers. */
+static bool toolkit_include(const char *p)
+{
+	const char *end = p + strlen("cuda");
+
+	if (*end == '-') {
+		for (end++; isdigit((unsigned char)*end) || *end == '.'; end++)
+			;
+	}
+	if (strncmp(end, "/include/", strlen("/include/")) == 0)
+		return true;
+	if (strncmp(end, "/targets/", strlen("/targets/")) != 0)
+		return false;
+	end = strchr(end + strlen("/targets/"), '/');
+	return end && strncmp(end, "/include/", strlen("/include/")) == 0;
+}
+
+/* Header files of the CUDA toolkit: one of the runtime's own headers
+ * wherever it sits, anything under a toolkit's include directory
+ * (/usr/local/cuda/include, cuda-13.0/targets/x86_64-linux/include), or
+ * under an NVIDIA Python wheel's (nvidia/cuda_runtime/include). */
+bool path_is_cuda_header(const char *path)
+{
+	static const char *const headers[] = {
+		"cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "cuda_device_runtime_api.h",
+		"driver_functions.h", "host_runtime.h", "device_functions.h",
+	};
+	const char *base = path_basename(path);
+
+	if (!path)
+		return false;
+	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]); i++) {
+		if (strcmp(base, headers[i]) == 0)
+			return true;
+	}
+	for (const char *p = strstr(path, "/cuda"); p; p = strstr(p + 1, "/cuda")) {
+		if (toolkit_include(p + 1))
+			return true;
+	}
+	return strstr(path, "/nvidia/cuda_runtime/include/") != NULL;
 }

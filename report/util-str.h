@@ -39,3 +39,8 @@ void fmt_seconds(char *buf, size_t len, int64_t ns);
 
 /* The part of path after its last '/'. */
 const char *path_basename(const char *path);
+
+/* True for a header of the CUDA toolkit (cuda_runtime.h and the like, or
+ * any file under a toolkit's include directory): code compiled into the
+ * program from there is CUDA's, not the user's. */
+bool path_is_cuda_header(const char *path);

@@ -230,5 +230,66 @@ class OomRetry(mtest.TraceTest):
         self.assertEqual(rep["leaks"], [])
 
 
+class TypedTemplates(mtest.TraceTest):
+    """tests/programs/typed-templates.cc at -O0 and -O2: the typed templates
+    of cuda_runtime.h (cudaMalloc<T>...) are CUDA's frames, whether they are
+    frames of their own (-O0) or inlined (-O2); every site is the caller's
+    own function and line, demangled."""
+
+    @staticmethod
+    def site_lines():
+        """The lines marked "site: NAME" in the program."""
+        import os
+        lines = {}
+        path = os.path.join(mtest.SOURCE, "tests", "programs", "typed-templates.cc")
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                if "// site: " in line:
+                    lines[line.split("// site: ")[1].strip()] = n
+        return lines
+
+    def check(self, name):
+        run = self.run_both(name)
+        self.assertEqual(run.rc, 0, run.stderr)
+        rep = self.report(run.trace)
+        t = rep["totals"]
+        self.assertEqual((t["allocations"], t["bytes_allocated"]), (4, 25 * MiB))
+        self.assertEqual((t["frees"], t["live_bytes_at_end"]), (1, 24 * MiB))
+        self.assertEqual(rep["host"]["bytes_allocated"], 1 * MiB)
+        lines = self.site_lines()
+        want = {
+            "Model<float>::weights(unsigned long)": (lines["weights"], 16 * MiB, 1),
+            "Model<float>::activations(unsigned long)": (lines["activations"], 8 * MiB, 2),
+            "workspace(CUstream_st*, unsigned long)": (lines["workspace"], 1 * MiB, 1),
+        }
+        got = {}
+        for site in rep["sites"]:
+            fn = site["site"]["function"].split(" [clone ")[0]  # gcc's clones at -O2
+            self.assertTrue(site["site"]["file"].endswith("typed-templates.cc"), site["site"])
+            got[fn] = (site["site"]["line"], site["total_bytes"], site["count"])
+        self.assertEqual(got, want)
+        # the raw symbol stays available next to the demangled name
+        frames = [f for s in rep["sites"] for f in s["frames"]]
+        weights = [f for f in frames if f["function"] == "Model<float>::weights(unsigned long)"]
+        self.assertEqual({f["symbol"] for f in weights}, {"_ZN5ModelIfE7weightsEm"})
+        self.assertFalse([f for f in frames if (f["function"] or "").startswith("_Z")])
+        text = self.report_text(run.trace)
+        self.assertIn("Model<float>::weights(unsigned long)", text)
+        self.assertNotIn("_ZN5Model", text)
+        return rep
+
+    def test_O0_template_frames_are_cuda(self):
+        rep = self.check("typed-templates-O0")
+        # the template is a frame of its own here, in the program, in cuda_runtime.h
+        inner = rep["sites"][0]["frames"][0]
+        self.assertIn("cudaMalloc<float>(float**", inner["function"])
+        self.assertTrue(inner["file"].endswith("cuda_runtime.h"), inner)
+
+    def test_O2_inlined_templates_are_cuda(self):
+        rep = self.check("typed-templates-O2")
+        for site in rep["sites"]:
+            self.assertFalse(site["frames"][0]["file"].endswith("cuda_runtime.h"))
+
+
 if __name__ == "__main__":
     mtest.main()

@@ -127,6 +127,36 @@ END_TEST
 
 /* Random inserts and removes against a plain array, keys colliding on
  * purpose (multiples of a power of two) to exercise backward shifts. */
+/* The CUDA toolkit's headers, wherever the toolkit is; never a user's
+ * file that merely has "cuda" in its path. */
+START_TEST(test_cuda_header)
+{
+	static const char *const yes[] = {
+		"/usr/local/cuda/include/cuda_runtime.h",
+		"/usr/local/cuda-13.0/targets/x86_64-linux/include/crt/host_runtime.h",
+		"/opt/cuda-12.4/include/thrust/detail/vector.inl",
+		"/usr/local/cuda/include/cub/device/device_reduce.cuh",
+		"/venv/lib/python3.11/site-packages/nvidia/cuda_runtime/include/driver_types.h",
+		"cuda_runtime_api.h",
+		"/somewhere/else/cuda_runtime.h",
+	};
+	static const char *const no[] = {
+		"/src/app/cuda_kernels.cu",
+		"/home/u/cudaproj/include/model.h",
+		"/home/u/cuda/src/model.cc",
+		"/home/u/cuda-samples/Samples/streamOrderedAllocation.cu",
+		"/usr/include/stdio.h",
+		"",
+	};
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		ck_assert_msg(path_is_cuda_header(yes[i]), "%s", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		ck_assert_msg(!path_is_cuda_header(no[i]), "%s", no[i]);
+	ck_assert(!path_is_cuda_header(NULL));
+}
+END_TEST
+
 START_TEST(test_map_random)
 {
 	enum { N = 4096 };
@@ -185,6 +215,7 @@ Suite *util_suite(void)
 	tcase_add_test(tc, test_fmt_size);
 	tcase_add_test(tc, test_fmt_seconds);
 	tcase_add_test(tc, test_map_random);
+	tcase_add_test(tc, test_cuda_header);
 	suite_add_tcase(s, tc);
 	return s;
 }
