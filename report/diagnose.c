@@ -206,13 +206,9 @@ uint64_t diagnose_orphaned_execs(const struct model_graphs *g, uint64_t *pinned)
 {
 	uint64_t n = 0;
 
-	*pinned = 0;
-	for (size_t i = 0; i < g->n_orphans; i++) {
-		if (g->orphans[i].kind != MODEL_ORPHAN_EXEC)
-			continue;
-		n++;
-		*pinned = render_sat_add(*pinned, g->orphans[i].pinned_bytes);
-	}
+	for (size_t i = 0; i < g->n_orphans; i++)
+		n += g->orphans[i].kind == MODEL_ORPHAN_EXEC;
+	*pinned = g->orphan_execs_pinned; /* together: not the sum of the rows */
 	return n;
 }
 

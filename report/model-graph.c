@@ -12,16 +12,21 @@
  *   cudaFreeAsync), by a free node of another graph when that graph is
  *   launched, or by relaunching an exec made with auto-free-on-launch;
  * - the physical memory comes from the device's graph pool, which reuses
- *   it from graph to graph: a launch grows the pool to the graph memory
- *   live on the device plus the launched graph's transient allocations,
- *   frees leave it as it is, and only graph_mem_trim on the device gives
- *   back what live allocations do not use (the CUDA documentation: what
- *   no running or scheduled graph uses; a trace cannot tell that a launch
- *   has finished, so at a trim none is running).
+ *   it from graph to graph: a launched (or uploaded) graph stays mapped
+ *   while an exec of it lives, until a trim, and keeps its allocations
+ *   that are not live mapped; graphs that do not run at once map the same
+ *   memory, so a launch grows the pool to the graph memory live on the
+ *   device plus the largest mapping there (which covers the launch's own
+ *   need: the live memory and its graph's transient allocations at once);
+ *   frees leave the pool as it is, and only graph_mem_trim on the device
+ *   gives back what live allocations do not use (the CUDA documentation:
+ *   what no running or scheduled graph uses; a trace cannot tell that a
+ *   launch has finished, so at a trim none is running).
  *
  * Graphs and execs never destroyed are "orphans", with the memory their
- * graph still pins: its live allocations, and its transient ones while
- * the pool keeps them mapped (from a launch or upload to the next trim). */
+ * graph keeps reachable: its live allocations, and its others while it is
+ * mapped. Together, orphans keep each graph's live memory once and the
+ * largest mapping once, no more than the pool holds. */
 #include "model-internal.h"
 
 #include <stdlib.h>
@@ -51,7 +56,10 @@ struct graph {
 	int how; /* enum graph_how */
 	int64_t stack, time_ns;
 	bool destroyed;
-	bool mapped; /* launched or uploaded since the last trim */
+	/* launched or uploaded since the last trim, with an exec left: its
+	 * execs keep its allocations that are not live mapped in the pool */
+	bool mapped;
+	uint64_t nonlive; /* bytes of its allocations that are not live */
 	uint32_t live_execs;
 	uint64_t launches;
 	uint32_t *mem; /* its allocations, indices in mem */
@@ -171,6 +179,20 @@ static void attach_mem(struct model_graph_priv *p, uint32_t graph, uint32_t mem)
 	mt_grow(&g->mem, &g->cap_mem, g->n_mem + 1, sizeof(*g->mem));
 	g->mem[g->n_mem++] = mem;
 	p->mem[mem].graph = graph;
+	if (!p->mem[mem].live)
+		g->nonlive = sat_add(g->nonlive, p->mem[mem].bytes);
+}
+
+/* gm becomes live or stops being live: its graph's not-live bytes follow. */
+static void set_live(struct model_graph_priv *p, struct gmem *gm, bool live)
+{
+	struct graph *g = gm->graph < p->n_graphs ? &p->graphs[gm->graph] : NULL;
+
+	if (gm->live == live)
+		return;
+	gm->live = live;
+	if (g)
+		g->nonlive = live ? sat_sub(g->nonlive, gm->bytes) : sat_add(g->nonlive, gm->bytes);
 }
 
 static void attach_free(struct model_graph_priv *p, uint32_t graph, uint64_t address)
@@ -261,7 +283,7 @@ static void materialize(struct model *m, struct gmem *gm, const struct mt_event 
 
 	model_count_alloc(m, &a, &gm->site, &rec);
 	model_live_insert(m, gm->address, &rec, launch->time_ns);
-	gm->live = true;
+	set_live(m->graphs.priv, gm, true);
 	pool_live(m, gm, true);
 }
 
@@ -275,7 +297,7 @@ static void dematerialize(struct model *m, struct gmem *gm)
 		model_count_free(m, rec.mem, 1);
 		model_live_sub(m, &rec);
 	}
-	gm->live = false;
+	set_live(m->graphs.priv, gm, false);
 	gm->uploaded = false;
 	pool_live(m, gm, false);
 }
@@ -286,7 +308,7 @@ void model_graph_freed(struct model *m, uint64_t address, bool freed)
 
 	if (!gm || gm->live == !freed)
 		return;
-	gm->live = !freed;
+	set_live(m->graphs.priv, gm, !freed);
 	gm->uploaded = false;
 	pool_live(m, gm, !freed);
 }
@@ -312,26 +334,30 @@ uint64_t model_graph_reserved_on(const struct model *m, int device)
 
 /* ---- events ----------------------------------------------------------- */
 
-/* A launch needs, at once, the graph memory live on each device and the
- * graph's transient allocations there. */
+/* After a launch or upload, a device's graph pool holds at least what is
+ * in use there: the live graph memory, and what the mapped graphs keep
+ * mapped besides, shared (graphs that do not run at once map the same
+ * memory: the largest mapping counts, once). That covers the launch's own
+ * need, the live memory plus its graph's transient allocations at once. */
 static void grow_pools(struct model *m, struct graph *g)
 {
 	struct model_graph_priv *p = m->graphs.priv;
 
 	g->mapped = true;
 	for (size_t i = 0; i < g->n_mem; i++) {
-		const struct gmem *gm = &p->mem[g->mem[i]];
-		struct gpool *pl = pool_of(p, gm->device);
-		uint64_t need = pl->live;
+		int device = p->mem[g->mem[i]].device;
+		struct gpool *pl = pool_of(p, device);
+		uint64_t mapped = 0;
 
-		for (size_t j = 0; j < g->n_mem; j++) {
-			const struct gmem *other = &p->mem[g->mem[j]];
+		for (size_t j = 0; j < p->n_graphs; j++) {
+			const struct graph *o = &p->graphs[j];
 
-			if (other->transient && other->device == gm->device)
-				need = sat_add(need, other->bytes);
+			if (o->mapped && o->n_mem && p->mem[o->mem[0]].device == device &&
+			    o->nonlive > mapped)
+				mapped = o->nonlive;
 		}
-		if (pl->held < need)
-			pl->held = need;
+		if (pl->held < sat_add(pl->live, mapped))
+			pl->held = sat_add(pl->live, mapped);
 	}
 	pools_changed(m);
 }
@@ -405,7 +431,10 @@ static void on_exec_destroy(struct model *m, const struct mt_event *ev)
 	if (!e || e->destroyed)
 		return;
 	e->destroyed = true;
-	p->graphs[e->graph].live_execs--;
+	/* the graph's memory is mapped by its execs: with the last gone, the
+	 * pool keeps the physical memory (until a trim) for any graph */
+	if (--p->graphs[e->graph].live_execs == 0)
+		p->graphs[e->graph].mapped = false;
 	m->graphs.execs_destroyed++;
 }
 
@@ -562,17 +591,69 @@ void model_graph_alone(struct model *m, bool exec, uint64_t handle, uint64_t gra
 
 /* ---- orphans and what was never freed --------------------------------- */
 
-static uint64_t pinned(const struct model_graph_priv *p, const struct graph *g)
+/* What a graph keeps reachable: its live allocations, its own; the others
+ * while it is mapped, shared with every graph mapped on the device
+ * (graphs that do not run at once use the same physical memory). */
+struct reach {
+	uint64_t live, mapped;
+	int device;
+};
+
+static struct reach reach_of(const struct model_graph_priv *p, const struct graph *g)
 {
-	uint64_t n = 0;
+	struct reach r = { .device = g->n_mem ? p->mem[g->mem[0]].device : -1 };
 
 	for (size_t i = 0; i < g->n_mem; i++) {
 		const struct gmem *gm = &p->mem[g->mem[i]];
 
-		if (gm->live || (gm->transient && g->mapped))
-			n = sat_add(n, gm->bytes);
+		if (gm->live)
+			r.live = sat_add(r.live, gm->bytes);
+	}
+	r.mapped = g->mapped ? g->nonlive : 0;
+	return r;
+}
+
+/* The reach of a set of graphs together: live bytes added, each graph
+ * once; per device the largest mapping, no more than what the pool holds
+ * beyond live memory. */
+struct reach_sum {
+	uint64_t live;
+	uint64_t *mapped; /* per pool, index as in p->pools */
+	bool *counted;	  /* per graph */
+};
+
+static void reach_add(const struct model_graph_priv *p, struct reach_sum *sum, uint32_t graph)
+{
+	struct reach r;
+
+	if (sum->counted[graph])
+		return;
+	sum->counted[graph] = true;
+	r = reach_of(p, &p->graphs[graph]);
+	sum->live = sat_add(sum->live, r.live);
+	for (size_t i = 0; i < p->n_pools; i++) {
+		if (p->pools[i].device == r.device && r.mapped > sum->mapped[i])
+			sum->mapped[i] = r.mapped;
+	}
+}
+
+static uint64_t reach_total(const struct model_graph_priv *p, const struct reach_sum *sum)
+{
+	uint64_t n = sum->live;
+
+	for (size_t i = 0; i < p->n_pools; i++) {
+		uint64_t spare = sat_sub(p->pools[i].held, p->pools[i].live);
+
+		n = sat_add(n, sum->mapped[i] < spare ? sum->mapped[i] : spare);
 	}
 	return n;
+}
+
+static uint64_t pinned(const struct model_graph_priv *p, const struct graph *g)
+{
+	struct reach r = reach_of(p, g);
+
+	return sat_add(r.live, r.mapped);
 }
 
 static int cmp_orphan(const void *a, const void *b)
@@ -592,33 +673,47 @@ static void find_orphans(struct model *m)
 {
 	struct model_graph_priv *p = m->graphs.priv;
 	struct model_orphan *o = mt_xcalloc(p->n_graphs + p->n_execs + 1, sizeof(*o));
+	_autofree_ uint64_t *mapped_e = mt_xcalloc(p->n_pools + 1, sizeof(uint64_t));
+	_autofree_ uint64_t *mapped_a = mt_xcalloc(p->n_pools + 1, sizeof(uint64_t));
+	_autofree_ bool *counted_e = mt_xcalloc(p->n_graphs + 1, sizeof(bool));
+	_autofree_ bool *counted_a = mt_xcalloc(p->n_graphs + 1, sizeof(bool));
+	struct reach_sum execs = { .mapped = mapped_e, .counted = counted_e };
+	struct reach_sum all = { .mapped = mapped_a, .counted = counted_a };
 	size_t n = 0;
 
-	for (size_t i = 0; i < p->n_graphs; i++) {
-		const struct graph *g = &p->graphs[i];
-
-		if (g->how != HOW_SEEN && !g->destroyed)
-			o[n++] = (struct model_orphan){
-				.kind = MODEL_ORPHAN_GRAPH, .handle = g->handle, .stack = g->stack,
-				.time_ns = g->time_ns, .pinned_bytes = pinned(p, g),
-				.launches = g->launches,
-			};
-	}
 	for (size_t i = 0; i < p->n_execs; i++) {
 		const struct exec *e = &p->execs[i];
 		const struct graph *g = &p->graphs[e->graph];
 
-		if (!e->destroyed)
-			o[n++] = (struct model_orphan){
-				.kind = MODEL_ORPHAN_EXEC, .handle = e->handle, .graph = g->handle,
-				.stack = e->stack, .time_ns = e->time_ns, .pinned_bytes = pinned(p, g),
-				.launches = e->launches,
-			};
+		if (e->destroyed)
+			continue;
+		o[n++] = (struct model_orphan){
+			.kind = MODEL_ORPHAN_EXEC, .handle = e->handle, .graph = g->handle,
+			.stack = e->stack, .time_ns = e->time_ns, .pinned_bytes = pinned(p, g),
+			.launches = e->launches,
+		};
+		reach_add(p, &execs, e->graph);
+		reach_add(p, &all, e->graph);
+	}
+	for (size_t i = 0; i < p->n_graphs; i++) {
+		const struct graph *g = &p->graphs[i];
+
+		if (g->how == HOW_SEEN || g->destroyed)
+			continue;
+		/* an exec of it that is an orphan too has its row */
+		o[n++] = (struct model_orphan){
+			.kind = MODEL_ORPHAN_GRAPH, .handle = g->handle, .stack = g->stack,
+			.time_ns = g->time_ns, .pinned_bytes = g->live_execs ? 0 : pinned(p, g),
+			.pinned_by_exec = g->live_execs > 0, .launches = g->launches,
+		};
+		reach_add(p, &all, (uint32_t)i);
 	}
 	qsort(o, n, sizeof(*o), cmp_orphan);
 	free(m->graphs.orphans);
 	m->graphs.orphans = o;
 	m->graphs.n_orphans = n;
+	m->graphs.orphan_execs_pinned = reach_total(p, &execs);
+	m->graphs.orphans_pinned = reach_total(p, &all);
 }
 
 void model_graph_at_mark(struct model *m, const struct mt_event *ev)

@@ -274,14 +274,19 @@ static void build_growth(struct model *m)
 
 		gs->site = (uint32_t)i;
 		gs->live = mt_xcalloc(g->n_points, sizeof(*gs->live));
-		for (size_t k = 0; k < g->n_points; k++)
+		bool moving = false;
+
+		for (size_t k = 0; k < g->n_points; k++) {
 			any |= gs->live[k] = model_site_at_point(&m->sites[i], g->points[k]);
+			moving |= gs->live[k] != gs->live[0];
+		}
 		if (!any) {
 			free(gs->live);
 			continue;
 		}
 		judge(gs, g->n_points);
 		g->n_sites++;
+		g->n_moving += moving;
 	}
 	qsort(g->sites, g->n_sites, sizeof(*g->sites), cmp_growth);
 }

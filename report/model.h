@@ -151,6 +151,7 @@ struct model_growth {
 	size_t thinned_from; /* candidates, when there were more than MODEL_GROWTH_POINTS; else 0 */
 	struct model_growth_site *sites; /* growing first, then by per_point */
 	size_t n_sites;
+	size_t n_moving; /* sites whose live bytes are not the same at every point */
 };
 
 /* CUDA graphs (model-graph.c). */
@@ -162,7 +163,11 @@ struct model_orphan {
 	uint64_t graph; /* an exec's graph */
 	int64_t stack;	/* that created it */
 	int64_t time_ns;
-	uint64_t pinned_bytes; /* graph memory of its graph live or held in the pool */
+	/* graph memory it keeps reachable on its own: its graph's live
+	 * allocations, and its transient ones while the graph is mapped; 0 for
+	 * a graph whose exec is an orphan too (the exec's row has them) */
+	uint64_t pinned_bytes;
+	bool pinned_by_exec; /* a graph with an orphaned exec: pinned_bytes is 0 */
 	uint64_t launches;
 };
 
@@ -188,6 +193,10 @@ struct model_graphs {
 	int64_t at_seq, at_time_ns;
 	struct model_orphan *orphans; /* after model_finish */
 	size_t n_orphans;
+	/* what the orphaned execs, and all orphans, keep reachable together:
+	 * each graph once, and the transient memory of graphs mapped at once
+	 * no more than the pool holds beyond live memory (they share it) */
+	uint64_t orphan_execs_pinned, orphans_pinned;
 	struct model_graph_leak *never_freed; /* after model_finish, by bytes */
 	size_t n_never_freed;
 	struct model_graph_priv *priv;

@@ -1044,6 +1044,9 @@ static void print_orphans(const struct html *h)
 		esc(h, h->t->opts.at_mark);
 		fprintf(h->f, "\" (%s)</p>", secs(g->at_time_ns).s);
 	}
+	fprintf(h->f, "<p class=\"sub\">Together they pin %s: each graph once, and graphs that do "
+		      "not run at once share their memory in the pool.</p>",
+		sz(g->orphans_pinned).s);
 	fputs("<table class=\"grid orphans\"><tr><th>what</th><th>pins</th><th>launches</th>"
 	      "<th>created at</th></tr>\n", h->f);
 	for (size_t i = 0; i < n; i++) {
@@ -1051,7 +1054,10 @@ static void print_orphans(const struct html *h)
 
 		fprintf(h->f, "<tr><td>%s <code>0x%" PRIx64 "</code></td>",
 			o->kind == MODEL_ORPHAN_EXEC ? "exec" : "graph", o->handle);
-		size_cell(h, o->pinned_bytes);
+		if (o->pinned_by_exec)
+			fputs("<td class=\"n\">its exec</td>", h->f);
+		else
+			size_cell(h, o->pinned_bytes);
 		count_cell(h, o->launches);
 		stack_cell(h, o->stack);
 		fputs("</tr>\n", h->f);
@@ -1163,7 +1169,7 @@ static void print_growth(const struct html *h, bool story)
 	const struct model_growth *g = &m->growth;
 	size_t n = 0;
 
-	if (!g->basis || !g->n_sites || !g->n_points)
+	if (!g->basis || !g->n_sites || !g->n_points || !g->n_moving)
 		return;
 	fprintf(h->f, "<section class=\"growth%s\" id=\"growth\"><h2>Growth across builds</h2>",
 		story ? " story" : "");

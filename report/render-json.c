@@ -599,6 +599,7 @@ static void write_orphan(struct jw *w, const struct trace *t, const struct model
 	jw_i64(w, "stack", or->stack);
 	write_frames(w, t, or->stack, "frames");
 	jw_u64(w, "pinned_bytes", or->pinned_bytes);
+	jw_bool(w, "pinned_by_exec", or->pinned_by_exec);
 	jw_u64(w, "launches", or->launches);
 	jw_close(w, '}');
 }
@@ -626,6 +627,8 @@ static void write_graphs(struct jw *w, const struct trace *t, const struct model
 	jw_u64(w, "pool_bytes_at_end", g->pool_bytes);
 	jw_u64(w, "pool_peak_bytes", g->pool_peak);
 	jw_u64(w, "pool_reserved_bytes_at_end", g->pool_reserved);
+	jw_u64(w, "orphans_pinned_bytes", g->orphans_pinned);
+	jw_u64(w, "orphan_execs_pinned_bytes", g->orphan_execs_pinned);
 	jw_open(w, "orphans_at", '{', true);
 	jw_str(w, "mark", t->opts.at_mark);
 	jw_bool(w, "found", g->at_mark);

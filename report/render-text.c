@@ -554,7 +554,7 @@ static void print_orphans(const struct text *tx)
 {
 	const struct model_graphs *g = &tx->m->graphs;
 	size_t shown = render_limit(tx->o, g->n_orphans);
-	_autofree_ char *at = NULL;
+	_autofree_ char *at = NULL, *together = NULL;
 
 	if (g->n_orphans == 0)
 		return;
@@ -564,13 +564,19 @@ static void print_orphans(const struct text *tx)
 		      shown, g->n_orphans, g->n_orphans == 1 ? "graph or exec" : "graphs and execs");
 	if (at)
 		line(tx, WIDTH, "  (%s)", at);
+	together = mt_xasprintf("  Together they pin %s (each graph once; graphs that do not run at "
+				"once share their memory in the pool).",
+				size(g->orphans_pinned).s);
+	paragraph(tx, 4, together);
 	line(tx, 0, "        pins  launches  what, created at");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_orphan *o = &g->orphans[i];
 		_autofree_ char *what = mt_xasprintf("%s 0x%" PRIx64 " ",
 						     o->kind == MODEL_ORPHAN_EXEC ? "exec" : "graph",
 						     o->handle);
-		_autofree_ char *cells = mt_xasprintf("  %10s  %8" PRIu64 "  %s", size(o->pinned_bytes).s,
+		_autofree_ char *cells = mt_xasprintf("  %10s  %8" PRIu64 "  %s",
+						      o->pinned_by_exec ? "its exec"
+									: size(o->pinned_bytes).s,
 						      o->launches, what);
 
 		stack_row(tx, cells, o->stack);
@@ -670,7 +676,8 @@ static void print_growth(const struct text *tx, bool story)
 	size_t n_growing = 0, shown;
 	_autofree_ char *first = NULL, *last = NULL, *points = NULL;
 
-	if (!g->basis || g->n_sites == 0)
+	/* nothing moves from build to build: nothing to show */
+	if (!g->basis || g->n_sites == 0 || g->n_moving == 0)
 		return;
 	for (size_t i = 0; i < g->n_sites; i++)
 		n_growing += g->sites[i].growing;

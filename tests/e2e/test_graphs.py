@@ -78,6 +78,38 @@ class Graphs(mtest.TraceTest):
         self.assertEqual(site["live_bytes"], live)
         self.assertEqual(site["growth_per_point"], int(slope(live)))
 
+    def test_orphans_share_one_pool(self):
+        """graph-orphans.c: three execs left behind over one graph memory
+        pool pin one graph's memory, not three; the graph kept with its
+        exec claims nothing of its own; nothing exceeds the pool."""
+        run = self.run_both("graph-orphans")
+        self.assertEqual(run.rc, 0, run.stderr)
+        work, out, builds = 32 * MiB, 2 * MiB, 6
+        rep = self.report(run.trace)
+        g = rep["graphs"]
+        self.assertEqual((g["created"], g["destroyed"], g["execs_created"], g["execs_destroyed"]),
+                         (builds, 4, builds, 3))
+        self.assertEqual((g["captured_allocations"], g["captured_frees"]), (2 * builds, builds))
+        # the pool: the output live in build 2's launch while build 1's exec
+        # keeps its whole graph mapped
+        self.assertEqual((g["pool_bytes_at_end"], g["pool_peak_bytes"]),
+                         (out + work + out, out + work + out))
+        execs = [o for o in g["orphaned"] if o["kind"] == "exec"]
+        graphs = [o for o in g["orphaned"] if o["kind"] == "graph"]
+        self.assertEqual([o["pinned_bytes"] for o in execs], [work + out] * 3)
+        # build 5's graph pins through its exec; build 4's has no exec left
+        self.assertEqual(sorted((o["pinned_by_exec"], o["pinned_bytes"]) for o in graphs),
+                         [(False, 0), (True, 0)])
+        self.assertEqual(g["orphan_execs_pinned_bytes"], work + out)
+        self.assertEqual(g["orphans_pinned_bytes"], work + out)
+        self.assertLessEqual(g["orphans_pinned_bytes"], g["pool_bytes_at_end"])
+        self.assertEqual(g["graph_memory_never_freed"], [])
+        # noted at the first launch: the device's total, never inside a capture
+        self.assertEqual([d["total_bytes"] for d in rep["devices"]], [1 << 30])
+        text = self.report_text(run.trace)
+        self.assertIn("3 executable graphs never destroyed pin 34.0 MiB", text)
+        self.assertIn("Together they pin 34.0 MiB", text)
+
     def test_graph_memory_leaked_and_relaunch(self):
         run = self.run_both("graph-leak")
         self.assertEqual(run.rc, 0)
@@ -106,6 +138,8 @@ class Graphs(mtest.TraceTest):
                                 ).fetchall()
         self.assertEqual(failed, [(1,)])  # cudaErrorInvalidValue
         self.assertGreater(c_bytes, 0)
+        # only graph memory (alloc nodes): the device is known all the same
+        self.assertEqual([d["total_bytes"] for d in rep["devices"]], [1 << 30])
 
     def test_graph_memory_freed_properly(self):
         run = self.run_both("graph-freed")

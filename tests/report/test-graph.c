@@ -325,6 +325,98 @@ START_TEST(test_graph_instantiation_points)
 }
 END_TEST
 
+/* Three graphs launched one after another over one pool, each exec kept:
+ * each alone keeps its graph's 34 MiB mapped, together they keep one
+ * graph's worth (graphs that do not run at once share the pool's
+ * memory); the pool grew to the 2 MiB live during the second launch plus
+ * the first graph's mapping; a graph whose exec is an orphan claims
+ * nothing of its own. */
+START_TEST(test_graph_orphans_share_the_pool)
+{
+	struct model m;
+
+	setup(&m);
+	for (uint64_t i = 0; i < 3; i++) {
+		uint64_t work = 0x100000 * (2 * i + 1), out = 0x100000 * (2 * i + 2);
+		int64_t t = 10 * (int64_t)i;
+
+		capture(&m, MT_EV_CAPTURE_BEGIN, t, 5, 0, 0);
+		gmem(&m, t + 1, 0, 5, work, 32 * MiB, 2);
+		free_node(&m, t + 2, 0, 5, work);
+		gmem(&m, t + 3, 0, 5, out, 2 * MiB, 3);
+		capture(&m, MT_EV_CAPTURE_END, t + 4, 5, 0xa0 + i, 0);
+		gev(&m, MT_EV_EXEC_CREATE, t + 5, 0xe0 + i, 0xa0 + i, 0);
+		launch(&m, MT_EV_GRAPH_LAUNCH, t + 6, 0xe0 + i, 0);
+		plain_free(&m, t + 7, out);
+		if (i < 2)
+			gev(&m, MT_EV_GRAPH_DESTROY, t + 8, 0xa0 + i, 0, 0);
+	}
+	model_finish(&m);
+	ck_assert_uint_eq(m.graphs.pool_bytes, 36 * MiB);
+	ck_assert_uint_eq(m.graphs.pool_peak, 36 * MiB);
+	ck_assert_uint_eq(m.graphs.n_orphans, 4);
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(m.graphs.orphans[i].kind, MODEL_ORPHAN_EXEC);
+		ck_assert_uint_eq(m.graphs.orphans[i].pinned_bytes, 34 * MiB);
+	}
+	ck_assert_int_eq(m.graphs.orphans[3].kind, MODEL_ORPHAN_GRAPH);
+	ck_assert_uint_eq(m.graphs.orphans[3].handle, 0xa2);
+	ck_assert(m.graphs.orphans[3].pinned_by_exec);
+	ck_assert_uint_eq(m.graphs.orphans[3].pinned_bytes, 0);
+	ck_assert_uint_eq(m.graphs.orphan_execs_pinned, 34 * MiB);
+	ck_assert_uint_eq(m.graphs.orphans_pinned, 34 * MiB);
+	ck_assert_uint_le(m.graphs.orphans_pinned, m.graphs.pool_bytes);
+	model_fini(&m);
+
+	/* the last exec destroyed: its graph is mapped no more, and pins
+	 * nothing; a trim then unmaps the rest */
+	setup(&m);
+	capture(&m, MT_EV_CAPTURE_BEGIN, 1, 5, 0, 0);
+	gmem(&m, 2, 0, 5, 0x1000, 8 * MiB, 2);
+	free_node(&m, 3, 0, 5, 0x1000);
+	capture(&m, MT_EV_CAPTURE_END, 4, 5, 0xa1, 0);
+	gev(&m, MT_EV_EXEC_CREATE, 5, 0xe1, 0xa1, 0);
+	launch(&m, MT_EV_GRAPH_LAUNCH, 6, 0xe1, 0);
+	gev(&m, MT_EV_EXEC_DESTROY, 7, 0xe1, 0, 0);
+	model_finish(&m);
+	ck_assert_uint_eq(m.graphs.n_orphans, 1);
+	ck_assert(!m.graphs.orphans[0].pinned_by_exec);
+	ck_assert_uint_eq(m.graphs.orphans[0].pinned_bytes, 0);
+	ck_assert_uint_eq(m.graphs.orphans_pinned, 0);
+	ck_assert_uint_eq(m.graphs.pool_bytes, 8 * MiB); /* kept until a trim */
+	model_fini(&m);
+}
+END_TEST
+
+/* Marks over which nothing changes: growth has the site, none moving, so
+ * the renderers have no section to show. */
+START_TEST(test_growth_flat)
+{
+	struct model m;
+	struct mt_event e;
+
+	setup(&m);
+	e = ev(MT_EV_ALLOC, 1);
+	e.address = 0x1000;
+	e.has_address = true;
+	e.bytes = MiB;
+	e.mem = MT_MEM_DEVICE;
+	feed(&m, e);
+	for (int64_t i = 0; i < 3; i++) {
+		e = ev(MT_EV_MARK, 2 + i);
+		e.has_op = true;
+		e.op = 9 + i;
+		feed(&m, e);
+	}
+	model_finish(&m);
+	ck_assert_int_eq(m.growth.basis, MODEL_POINT_MARK);
+	ck_assert_uint_eq(m.growth.n_sites, 1);
+	ck_assert_uint_eq(m.growth.n_moving, 0);
+	ck_assert(!m.growth.sites[0].growing);
+	model_fini(&m);
+}
+END_TEST
+
 /* ---- CUPTI ------------------------------------------------------------ */
 
 static void hooked(struct model *m, int kind, int64_t t, uint64_t addr, uint64_t bytes, int mem)
@@ -523,6 +615,8 @@ Suite *graph_suite(void)
 	tcase_add_test(tc, test_graph_capture_cross_free);
 	tcase_add_test(tc, test_graph_at_mark);
 	tcase_add_test(tc, test_graph_instantiation_points);
+	tcase_add_test(tc, test_graph_orphans_share_the_pool);
+	tcase_add_test(tc, test_growth_flat);
 	tcase_add_test(tc, test_cupti_match);
 	tcase_add_test(tc, test_cupti_window);
 	tcase_add_test(tc, test_cupti_unconfirmed_and_claim);
