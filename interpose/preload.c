@@ -378,19 +378,23 @@ static uint32_t capture_stack(void)
 static bool is_device_side(unsigned mem)
 {
 	return mem == MT_MEM_DEVICE || mem == MT_MEM_MANAGED || mem == MT_MEM_POOL ||
-	       mem == MT_MEM_VMM_PHYSICAL || mem == MT_MEM_ARRAY;
+	       mem == MT_MEM_VMM_PHYSICAL || mem == MT_MEM_ARRAY || mem == MT_MEM_GRAPH;
 }
 
+static atomic_uint_fast64_t devices_seen;
+
 /* The first allocation on each device records the device's size and what
- * was free then: the baseline for "what is not ours" in the report. */
+ * was free then: the baseline for "what is not ours" in the report. Not
+ * during a capture (ev->mem is graph memory from a capturing stream):
+ * cudaMemGetInfo must not run inside someone's capture; the first launch
+ * notes the device instead. */
 static void note_device(const struct mt_rec *r, int16_t device)
 {
-	static atomic_uint_fast64_t seen;
 	if (device < 0 || device >= 64 || !is_device_side(r->mem))
 		return;
 	uint64_t bit = 1ull << device;
-	if (atomic_load_explicit(&seen, memory_order_relaxed) & bit ||
-	    atomic_fetch_or(&seen, bit) & bit)
+	if (atomic_load_explicit(&devices_seen, memory_order_relaxed) & bit ||
+	    atomic_fetch_or(&devices_seen, bit) & bit)
 		return;
 	struct mt_event ev = { 0 };
 	fill_common(&ev, r);
@@ -424,7 +428,7 @@ void mt_record_alloc(const struct mt_rec *r)
 	    !mt_writer_failed(writer))
 		mt_log(MT_ENV, "the out-of-memory event was not committed to %s within %d s",
 		       trace_path, MT_OOM_SYNC_MS / 1000);
-	if (ev.kind == MT_EV_ALLOC)
+	if (ev.kind == MT_EV_ALLOC && !(ev.mem == MT_MEM_GRAPH && r->mem != MT_MEM_GRAPH))
 		note_device(r, ev.device);
 	errno = saved_errno;
 }
@@ -456,9 +460,15 @@ void mt_record_free_error(const struct mt_rec *r)
 	record_plain(r, MT_EV_FREE_ERROR, false);
 }
 
+/* A program whose device memory is all captured graph memory notes its
+ * device at its first graph launch or upload (never inside a capture). */
 void mt_record_event(const struct mt_rec *r)
 {
 	record_plain(r, r->kind, !r->no_stack);
+	if ((r->kind == MT_EV_GRAPH_LAUNCH || r->kind == MT_EV_GRAPH_UPLOAD) && r->status == 0 &&
+	    !atomic_load_explicit(&devices_seen, memory_order_relaxed))
+		note_device(&(struct mt_rec){ .api = r->api, .mem = MT_MEM_GRAPH },
+			    current_device(r->api));
 }
 
 void mt_record_mark(unsigned api, uint32_t label)
