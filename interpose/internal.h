@@ -244,8 +244,11 @@ void mt_record_mark(unsigned api, uint32_t label);
 bool mt_record_external(const struct mt_event *ev);
 
 /* ---- hook-graph.c ---- */
-/* Whether a stream is being captured into a graph right now. */
+/* Whether a stream is being captured into a graph right now: one that
+ * began a capture, or one that joined it by waiting on its event. */
 bool mt_graph_capturing(uint64_t stream);
+/* The child of a fork has no capture (CUDA does not cross fork). */
+void mt_graph_after_fork_child(void);
 
 /* ---- nvtx.c: NVTX ranges and names ---- */
 uint32_t mt_nvtx_current_op(void);

@@ -269,6 +269,7 @@ static void after_fork_child(void)
 	queue = NULL;
 	stacks = NULL;
 	mt_fdguard_after_fork_child();
+	mt_graph_after_fork_child();
 	mt_log_reset();
 	if (!config.follow)
 		atomic_store(&state, ST_OFF);

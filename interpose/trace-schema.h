@@ -34,6 +34,7 @@ enum mt_event_kind {
 	MT_EV_CAPTURE_END = 22, /* stream, handle = the graph made */
 	MT_EV_GRAPH_MEM_TRIM = 23, /* device */
 	MT_EV_GRAPH_FREE_NODE = 24, /* address; handle = the graph, or 0 when captured */
+	MT_EV_CAPTURE_JOIN = 25, /* stream joins the capture of the stream in address */
 };
 
 enum mt_mem_kind {

@@ -77,7 +77,13 @@ struct exec {
 };
 
 struct pending_free {
-	uint64_t stream, address;
+	uint64_t stream, address; /* stream: the capture's origin */
+};
+
+/* A stream that joined a capture (capture_join), until its origin's
+ * capture ends: its captured work is the origin's. */
+struct join {
+	uint64_t stream, origin;
 };
 
 /* A device's graph pool: the physical memory it holds, of which live. */
@@ -98,6 +104,8 @@ struct model_graph_priv {
 	struct mt_map mem_index; /* address -> index of its latest allocation */
 	struct pending_free *pfree;
 	size_t n_pfree, cap_pfree;
+	struct join *joins;
+	size_t n_joins, cap_joins;
 	struct gpool *pools;
 	size_t n_pools, cap_pools;
 };
@@ -125,6 +133,7 @@ void model_graph_fini(struct model *m)
 		free(p->execs);
 		free(p->mem);
 		free(p->pfree);
+		free(p->joins);
 		free(p->pools);
 		map_fini(&p->graph_index);
 		map_fini(&p->exec_index);
@@ -206,6 +215,37 @@ static void attach_free(struct model_graph_priv *p, uint32_t graph, uint64_t add
 		gm->transient = true;
 }
 
+/* The capture a stream's captured work belongs to: its own, or the one
+ * it joined. */
+static uint64_t capture_of(const struct model_graph_priv *p, uint64_t stream)
+{
+	for (size_t i = 0; i < p->n_joins; i++) {
+		if (p->joins[i].stream == stream)
+			return p->joins[i].origin;
+	}
+	return stream;
+}
+
+static void on_join(struct model_graph_priv *p, const struct mt_event *ev)
+{
+	if (!ev->stream || !ev->has_address || !ev->address)
+		return;
+	mt_grow(&p->joins, &p->cap_joins, p->n_joins + 1, sizeof(*p->joins));
+	p->joins[p->n_joins++] = (struct join){ ev->stream, capture_of(p, ev->address) };
+}
+
+/* The capture begun on origin is over: the streams that joined it leave. */
+static void joins_end(struct model_graph_priv *p, uint64_t origin)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < p->n_joins; i++) {
+		if (p->joins[i].origin != origin && p->joins[i].stream != origin)
+			p->joins[out++] = p->joins[i];
+	}
+	p->n_joins = out;
+}
+
 void model_graph_alloc(struct model *m, const struct mt_event *ev)
 {
 	struct model_graph_priv *p = m->graphs.priv;
@@ -214,7 +254,8 @@ void model_graph_alloc(struct model *m, const struct mt_event *ev)
 	mt_grow(&p->mem, &p->cap_mem, p->n_mem + 1, sizeof(*p->mem));
 	p->mem[idx] = (struct gmem){
 		.address = ev->address, .bytes = ev->bytes, .stack = ev->stack, .api = ev->api,
-		.device = ev->device, .graph = MODEL_NONE, .stream = ev->stream, .site = ev->site,
+		.device = ev->device, .graph = MODEL_NONE, .stream = capture_of(p, ev->stream),
+		.site = ev->site,
 		.has_op = ev->has_op, .op = ev->op,
 	};
 	p->n_mem++;
@@ -505,7 +546,7 @@ static void on_free_node(struct model *m, const struct mt_event *ev)
 	}
 	m->graphs.captured_frees++;
 	mt_grow(&p->pfree, &p->cap_pfree, p->n_pfree + 1, sizeof(*p->pfree));
-	p->pfree[p->n_pfree++] = (struct pending_free){ ev->stream, ev->address };
+	p->pfree[p->n_pfree++] = (struct pending_free){ capture_of(p, ev->stream), ev->address };
 }
 
 /* The pool gives back to the device what no live allocation uses; the
@@ -545,8 +586,15 @@ void model_graph_event(struct model *m, const struct mt_event *ev)
 	case MT_EV_EXEC_DESTROY: on_exec_destroy(m, ev); break;
 	case MT_EV_GRAPH_LAUNCH: on_launch(m, ev, false); break;
 	case MT_EV_GRAPH_UPLOAD: on_launch(m, ev, true); break;
-	case MT_EV_CAPTURE_BEGIN: settle_capture(m, ev, false); break; /* a capture left open */
-	case MT_EV_CAPTURE_END: settle_capture(m, ev, ev->status == 0 && ev->handle); break;
+	case MT_EV_CAPTURE_BEGIN: /* a capture left open */
+		settle_capture(m, ev, false);
+		joins_end(p, ev->stream);
+		break;
+	case MT_EV_CAPTURE_END:
+		settle_capture(m, ev, ev->status == 0 && ev->handle);
+		joins_end(p, ev->stream);
+		break;
+	case MT_EV_CAPTURE_JOIN: on_join(p, ev); break;
 	case MT_EV_GRAPH_MEM_TRIM: on_trim(m, ev); break;
 	case MT_EV_GRAPH_FREE_NODE: on_free_node(m, ev); break;
 	}

@@ -688,7 +688,8 @@ void model_feed(struct model *m, const struct mt_event *ev)
 	case MT_EV_CAPTURE_BEGIN:
 	case MT_EV_CAPTURE_END:
 	case MT_EV_GRAPH_MEM_TRIM:
-	case MT_EV_GRAPH_FREE_NODE: model_graph_event(m, ev); break;
+	case MT_EV_GRAPH_FREE_NODE:
+	case MT_EV_CAPTURE_JOIN: model_graph_event(m, ev); break;
 	default: m->unknown_events++; break;
 	}
 }

@@ -325,6 +325,57 @@ START_TEST(test_graph_instantiation_points)
 }
 END_TEST
 
+/* stream joins the capture of origin (it waited on an event recorded in
+ * it): capture_join. */
+static void join(struct model *m, int64_t t, uint64_t stream, uint64_t origin)
+{
+	struct mt_event e = ev(MT_EV_CAPTURE_JOIN, t);
+
+	e.stream = stream;
+	e.address = origin;
+	e.has_address = true;
+	e.stack = 0;
+	feed(m, e);
+}
+
+/* Fork/join: streams 6 and 7 join the capture begun on 5 (7 through 6):
+ * an allocation on 6 and a free on 7 of an allocation made on 5 are the
+ * graph's that 5's capture_end makes; after the capture they are plain
+ * streams again. */
+START_TEST(test_graph_capture_joined_streams)
+{
+	struct model m;
+
+	setup(&m);
+	capture(&m, MT_EV_CAPTURE_BEGIN, 1, 5, 0, 0);
+	gmem(&m, 2, 0, 5, 0x1000, 8 * MiB, 2);
+	join(&m, 3, 6, 5);
+	gmem(&m, 4, 0, 6, 0x2000, 4 * MiB, 3);
+	join(&m, 5, 7, 6);
+	free_node(&m, 6, 0, 7, 0x1000);
+	capture(&m, MT_EV_CAPTURE_END, 7, 5, 0xa1, 0);
+	gev(&m, MT_EV_EXEC_CREATE, 8, 0xe1, 0xa1, 0);
+	launch(&m, MT_EV_GRAPH_LAUNCH, 9, 0xe1, 0);
+	/* 0x1000 lives and dies in the launch; 0x2000 stays */
+	ck_assert_uint_eq(m.device.live_bytes, 4 * MiB);
+	ck_assert_uint_eq(m.graphs.pool_bytes, 12 * MiB);
+	/* after the capture, stream 6 is a plain stream: its capture's own */
+	capture(&m, MT_EV_CAPTURE_BEGIN, 10, 6, 0, 0);
+	gmem(&m, 11, 0, 6, 0x3000, 1 * MiB, 4);
+	capture(&m, MT_EV_CAPTURE_END, 12, 6, 0xa2, 0);
+	model_finish(&m);
+	ck_assert_uint_eq(m.graphs.captured_allocs, 3);
+	ck_assert_uint_eq(m.graphs.captured_frees, 1);
+	ck_assert_uint_eq(m.graphs.unattached, 0);
+	ck_assert_uint_eq(m.graphs.created, 2);
+	ck_assert_uint_eq(m.graphs.n_never_freed, 1);
+	ck_assert_uint_eq(m.graphs.never_freed[0].bytes, 4 * MiB);
+	ck_assert_uint_eq(m.graphs.never_freed[0].graph, 0xa1);
+	ck_assert_uint_eq(m.device.allocations, 1);
+	model_fini(&m);
+}
+END_TEST
+
 /* Three graphs launched one after another over one pool, each exec kept:
  * each alone keeps its graph's 34 MiB mapped, together they keep one
  * graph's worth (graphs that do not run at once share the pool's
@@ -616,6 +667,7 @@ Suite *graph_suite(void)
 	tcase_add_test(tc, test_graph_at_mark);
 	tcase_add_test(tc, test_graph_instantiation_points);
 	tcase_add_test(tc, test_graph_orphans_share_the_pool);
+	tcase_add_test(tc, test_graph_capture_joined_streams);
 	tcase_add_test(tc, test_growth_flat);
 	tcase_add_test(tc, test_cupti_match);
 	tcase_add_test(tc, test_cupti_window);
