@@ -36,7 +36,8 @@ struct sim_capture {
 	CUgraph graph;
 	bool own_graph; /* made by cuStreamBeginCapture, not given */
 	bool invalidated;
-	CUgraphNode last; /* what the next captured node depends on */
+	CUgraphNode *deps; /* what the next captured node depends on */
+	size_t ndeps, capdeps;
 	struct sim_capture *next;
 };
 
@@ -78,16 +79,55 @@ sim_capture_invalidate(struct sim_capture *c)
 	c->invalidated = true;
 }
 
-/* Lock held: a node made by a captured call joins the capture's graph;
- * with NULL, whether the capture can take one. An invalidated capture
- * takes nothing more. */
+/* Room for n dependencies; there is always room for one, so that a new
+ * node can always become the whole set. */
+static bool
+deps_reserve(struct sim_capture *c, size_t n)
+{
+	CUgraphNode *deps;
+	size_t cap = c->capdeps ? c->capdeps : 4;
+
+	while (cap < n)
+		cap *= 2;
+	if (cap == c->capdeps)
+		return true;
+	deps = realloc(c->deps, cap * sizeof(*deps));
+	if (!deps)
+		return false;
+	c->deps = deps;
+	c->capdeps = cap;
+	return true;
+}
+
+static bool
+deps_set(struct sim_capture *c, const CUgraphNode *deps, size_t n)
+{
+	if (!deps_reserve(c, n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		c->deps[i] = deps[i];
+	c->ndeps = n;
+	return true;
+}
+
+/* Lock held: what the stream's next captured node depends on. */
+const CUgraphNode *
+sim_capture_deps(const struct sim_capture *c, size_t *ndeps)
+{
+	*ndeps = c->ndeps;
+	return c->deps;
+}
+
+/* Lock held: a node made by a captured call (made with sim_capture_deps)
+ * is what the stream's next node depends on; with NULL, whether the
+ * capture can take one. An invalidated capture takes nothing more. */
 CUresult
 sim_capture_add_node(struct sim_capture *c, CUgraphNode node)
 {
 	if (c->invalidated)
 		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
 	if (node)
-		c->last = node;
+		deps_set(c, &node, 1);
 	return CUDA_SUCCESS;
 }
 
@@ -134,6 +174,7 @@ capture_remove(struct sim_capture *c)
 		;
 	*at = c->next;
 	c->graph->capturing = false;
+	free(c->deps);
 	free(c);
 }
 
@@ -163,9 +204,11 @@ mode_ok(CUstreamCaptureMode mode)
 	       mode == CU_STREAM_CAPTURE_MODE_RELAXED;
 }
 
-/* Lock held. graph: the one to capture into, or NULL for a new one. */
+/* Lock held. graph: the one to capture into, or NULL for a new one;
+ * deps: the nodes of it that the first captured node depends on. */
 static CUresult
-begin(CUstream stream, CUgraph graph, CUstreamCaptureMode mode)
+begin(CUstream stream, CUgraph graph, const CUgraphNode *deps, size_t ndeps,
+      CUstreamCaptureMode mode)
 {
 	struct sim_capture *c;
 	CUcontext ctx;
@@ -190,7 +233,8 @@ begin(CUstream stream, CUgraph graph, CUstreamCaptureMode mode)
 				   .id = sim_next_capture_id++,
 				   .graph = graph,
 				   .own_graph = graph == NULL };
-	if (!graph && !(c->graph = sim_graph_new())) {
+	if (!deps_set(c, deps, ndeps) || (!graph && !(c->graph = sim_graph_new()))) {
+		free(c->deps);
 		free(c);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -206,7 +250,7 @@ begin_locked(CUstream stream, CUgraph graph, CUstreamCaptureMode mode)
 	CUresult rc;
 
 	sim_lock();
-	rc = begin(stream, graph, mode);
+	rc = begin(stream, graph, NULL, 0, mode);
 	sim_unlock();
 	return rc;
 }
@@ -223,8 +267,7 @@ cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
 	return begin_locked(sim_stream_per_thread(hStream), NULL, mode);
 }
 
-/* The dependencies must be nodes of the graph; the simulator runs nodes
- * in the order they were added, so it keeps nothing else of them. */
+/* The dependencies must be nodes of the graph. */
 static CUresult
 begin_to_graph(CUstream stream, CUgraph graph, const CUgraphNode *deps, size_t ndeps,
 	       CUstreamCaptureMode mode)
@@ -234,7 +277,7 @@ begin_to_graph(CUstream stream, CUgraph graph, const CUgraphNode *deps, size_t n
 	for (size_t i = 0; i < ndeps; i++)
 		if (!deps[i] || deps[i]->graph != graph)
 			return CUDA_ERROR_INVALID_VALUE;
-	return begin(stream, graph, mode);
+	return begin(stream, graph, deps, ndeps, mode);
 }
 
 CUresult CUDAAPI
@@ -336,9 +379,9 @@ capture_info(CUstream stream, CUstreamCaptureStatus *status, cuuint64_t *id, CUg
 	if (graph)
 		*graph = c->graph;
 	if (deps)
-		*deps = c->last ? &c->last : NULL;
+		*deps = c->ndeps ? c->deps : NULL;
 	if (ndeps)
-		*ndeps = c->last ? 1 : 0;
+		*ndeps = c->ndeps;
 	return CUDA_SUCCESS;
 }
 

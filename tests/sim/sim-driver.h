@@ -93,10 +93,14 @@ struct sim_graph_alloc {
 
 /* Graphs (sim-driver-graph.c). Only what the simulator runs has a
  * meaning: memory-alloc and memory-free nodes; empty, memset and memcpy
- * nodes are kept and do nothing. */
+ * nodes are kept and do nothing. Dependencies are kept because a
+ * capture across streams must tell joined work from unjoined work. */
 struct CUgraphNode_st {
 	CUgraph graph;
 	CUgraphNodeType type;
+	size_t index;                      /* its place in graph->nodes */
+	CUgraphNode *deps;                 /* the nodes it depends on, all earlier in the graph */
+	size_t ndeps;
 	struct sim_graph_alloc *alloc;     /* MEM_ALLOC: its allocation; MEM_FREE: what it frees */
 	CUDA_MEM_ALLOC_NODE_PARAMS params; /* MEM_ALLOC: as given, with dptr */
 };
@@ -186,6 +190,7 @@ void sim_arrays_release_owner(uint32_t owner);
 struct sim_capture;
 struct sim_capture *sim_capture_of(CUstream stream);
 CUresult sim_capture_add_node(struct sim_capture *c, CUgraphNode node);
+const CUgraphNode *sim_capture_deps(const struct sim_capture *c, size_t *ndeps);
 CUgraph sim_capture_graph(const struct sim_capture *c);
 void sim_capture_invalidate(struct sim_capture *c);
 CUresult sim_capture_unsafe_call(void);
@@ -194,7 +199,9 @@ void sim_captures_release_stream(CUstream stream);
 /* sim-driver-graph.c: call with the lock held */
 extern CUgraphExec sim_graph_execs;
 CUgraph sim_graph_new(void);
-CUresult sim_graph_node_new(CUgraph graph, CUgraphNodeType type, CUgraphNode *out);
+CUresult sim_graph_node_new(CUgraph graph, CUgraphNodeType type, const CUgraphNode *deps,
+			    size_t ndeps, CUgraphNode *out);
+bool *sim_graph_ancestors(CUgraph graph, const CUgraphNode *tips, size_t ntips);
 void sim_graph_delete(CUgraph graph);
 bool sim_graph_alive(CUgraph graph);
 void sim_graph_execs_release_owner(uint32_t owner);
