@@ -6,9 +6,10 @@
  * simulator runs what matters to memory: memory-alloc nodes
  * (cuGraphAddMemAllocNode, or cuMemAllocAsync captured on a stream) and
  * memory-free nodes (cuGraphAddMemFreeNode, or a captured cuMemFreeAsync).
- * Empty, memset and memcpy nodes are kept and do nothing. What a launch
- * does to memory, and the physical memory behind graph allocations:
- * sim-driver-graphmem.c.
+ * Event-record nodes record their event when the graph runs. Empty,
+ * kernel, memset, memcpy and event-wait nodes are kept and do nothing.
+ * What a launch does to memory, and the physical memory behind graph
+ * allocations: sim-driver-graphmem.c.
  *
  * Rules kept from cuda.h:
  *  - a graph with memory nodes cannot be cloned (CUDA_ERROR_NOT_SUPPORTED)
@@ -187,6 +188,8 @@ clone_node(CUgraph to, CUgraphNode from)
 
 	for (size_t j = 0; rc == CUDA_SUCCESS && j < n->ndeps; j++)
 		n->deps[j] = to->nodes[from->deps[j]->index];
+	if (rc == CUDA_SUCCESS)
+		n->event = from->event;
 	return rc;
 }
 
@@ -416,6 +419,27 @@ sim_capture_noop(struct sim_capture *c, CUgraphNodeType type)
 	return rc;
 }
 
+
+/* Lock held: an event recorded or waited on with the EXTERNAL flag
+ * during a capture: an event-record node (a launch records the event) or
+ * an event-wait node (it does nothing). */
+CUresult
+sim_capture_event_node(struct sim_capture *c, CUgraphNodeType type, CUevent ev)
+{
+	CUgraphNode node;
+	size_t ndeps;
+	const CUgraphNode *deps = sim_capture_deps(c, &ndeps);
+	CUresult rc = sim_capture_add_node(c, NULL);
+
+	if (rc == CUDA_SUCCESS)
+		rc = sim_graph_node_new(sim_capture_graph(c), type, deps, ndeps, &node);
+	if (rc == CUDA_SUCCESS) {
+		node->event = ev;
+		sim_capture_add_node(c, node);
+	}
+	return rc;
+}
+
 CUresult CUDAAPI
 cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out)
 {
@@ -522,7 +546,8 @@ instantiate(CUgraphExec *out, CUgraph graph, cuuint64_t flags, CUcontext ctx)
 	}
 	for (size_t i = 0; i < graph->nnodes; i++) {
 		e->steps[i] = (struct sim_graph_step){ .type = graph->nodes[i]->type,
-						       .alloc = graph->nodes[i]->alloc };
+						       .alloc = graph->nodes[i]->alloc,
+						       .event = graph->nodes[i]->event };
 		if (e->steps[i].alloc)
 			e->steps[i].alloc->refs++;
 	}
@@ -656,6 +681,16 @@ sim_graph_execs_release_owner(uint32_t owner)
 	}
 }
 
+/* Lock held: what a launch does besides memory: its event-record nodes
+ * record their events. Kernel, copy, set and wait nodes do nothing. */
+static void
+run_events(CUgraphExec exec)
+{
+	for (size_t i = 0; i < exec->nsteps; i++)
+		if (exec->steps[i].type == CU_GRAPH_NODE_TYPE_EVENT_RECORD)
+			sim_event_ran(exec->steps[i].event);
+}
+
 /* One path for launches and uploads. */
 static CUresult
 run(CUgraphExec exec, CUstream stream, bool launch)
@@ -676,6 +711,8 @@ run(CUgraphExec exec, CUstream stream, bool launch)
 	}
 	if (rc == CUDA_SUCCESS)
 		rc = sim_graph_mem_run(exec, launch, ctx);
+	if (rc == CUDA_SUCCESS && launch)
+		run_events(exec);
 	sim_unlock();
 	return rc;
 }

@@ -431,6 +431,7 @@ main(int argc, char **argv)
 	test_host_register();
 	test_ipc();
 	test_graphs(primary);
+	test_events(primary);
 	test_fork();
 	test_context_teardown(primary);
 	test_second_device(primary);
