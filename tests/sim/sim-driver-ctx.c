@@ -57,10 +57,11 @@ streams_release_owner(uint32_t owner)
 /* Destroying a context frees everything made in it, as on a real device:
  * this is what cudaDeviceReset does to a process's allocations (pool
  * blocks, pools, arrays, imported IPC memory, executable graphs and live
- * graph allocations included, and its streams and events; physical
- * memory from cuMemCreate is the process's and stays, and so do graphs).
- * A primary context stays current where it was (inactive until retained
- * again), as on the real driver. */
+ * graph allocations included, and its streams, events, modules and
+ * functions; physical memory from cuMemCreate is the process's and
+ * stays, and so do graphs and libraries). A primary context stays
+ * current where it was (inactive until retained again), as on the real
+ * driver. */
 static void
 ctx_teardown(CUcontext ctx)
 {
@@ -73,6 +74,7 @@ ctx_teardown(CUcontext ctx)
 	sim_pinned_release_owner(ctx->id);
 	streams_release_owner(ctx->id);
 	sim_events_release_owner(ctx->id);
+	sim_modules_release_owner(ctx->id);
 	sim_blockmap_remove(&sim_drv.contexts, (uintptr_t)ctx, NULL);
 }
 

@@ -21,6 +21,7 @@ static const struct sim_error sim_errors[] = {
 	ERR(CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected"),
 	ERR(CUDA_ERROR_INVALID_DEVICE, "invalid device ordinal"),
 	ERR(CUDA_ERROR_INVALID_CONTEXT, "invalid device context"),
+	ERR(CUDA_ERROR_INVALID_IMAGE, "device kernel image is invalid"),
 	ERR(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, "context already current"),
 	ERR(CUDA_ERROR_INVALID_HANDLE, "invalid resource handle"),
 	ERR(CUDA_ERROR_NOT_FOUND, "named symbol not found"),

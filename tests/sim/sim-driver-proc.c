@@ -149,6 +149,16 @@ static const struct sim_proc sim_procs[] = {
 	PROC_LEGACY(cuMemsetD8Async, 3020, cuMemsetD8Async),
 	PROC_PER_THREAD(cuMemsetD8Async, 7000, cuMemsetD8Async_ptsz),
 
+	PROC(cuModuleLoadData, 2000, cuModuleLoadData),
+	PROC(cuModuleUnload, 2000, cuModuleUnload),
+	PROC(cuModuleGetFunction, 2000, cuModuleGetFunction),
+	PROC(cuLibraryLoadData, 12000, cuLibraryLoadData),
+	PROC(cuLibraryUnload, 12000, cuLibraryUnload),
+	PROC(cuLibraryGetKernel, 12000, cuLibraryGetKernel),
+	PROC(cuKernelGetFunction, 12000, cuKernelGetFunction),
+	PROC_LEGACY(cuLaunchKernel, 4000, cuLaunchKernel),
+	PROC_PER_THREAD(cuLaunchKernel, 7000, cuLaunchKernel_ptsz),
+
 	PROC_LEGACY(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2),
 	PROC_PER_THREAD(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2_ptsz),
 	PROC_LEGACY(cuStreamBeginCaptureToGraph, 12030, cuStreamBeginCaptureToGraph),

@@ -18,6 +18,17 @@
  * as on current NVIDIA GPUs. */
 #define SIM_GRANULARITY ((size_t)2 << 20)
 
+/* Launch limits of the simulated device, those of a Hopper GPU:
+ * cuDeviceGetAttribute reports them and cuLaunchKernel enforces them. */
+#define SIM_MAX_THREADS_PER_BLOCK 1024
+#define SIM_MAX_BLOCK_DIM_X 1024
+#define SIM_MAX_BLOCK_DIM_Y 1024
+#define SIM_MAX_BLOCK_DIM_Z 64
+#define SIM_MAX_GRID_DIM_X 2147483647u
+#define SIM_MAX_GRID_DIM_Y 65535
+#define SIM_MAX_GRID_DIM_Z 65535
+#define SIM_MAX_SHARED_PER_BLOCK 49152     /* without opting in to more */
+
 /* What a block in a blockmap is, for the maps that mix kinds. */
 enum sim_kind {
 	SIM_KIND_DEVICE = 1,
@@ -257,6 +268,9 @@ CUresult sim_graph_mem_run(CUgraphExec exec, bool launch, CUcontext ctx);
 void sim_graph_mem_exec_gone(CUgraphExec exec);
 void sim_graph_mem_release_owner(CUcontext ctx);
 
+/* sim-driver-module.c: call with the lock held */
+void sim_modules_release_owner(uint32_t owner);
+
 /* sim-driver-ipc.c: call with the lock held */
 bool sim_ipc_imported(uintptr_t addr, size_t bytes);
 bool sim_ipc_range(uintptr_t addr, uintptr_t *base, size_t *size);
@@ -301,6 +315,11 @@ CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream);
 CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream,
 					     unsigned int flags);
 CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags);
+CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+				     unsigned int gridDimZ, unsigned int blockDimX,
+				     unsigned int blockDimY, unsigned int blockDimZ,
+				     unsigned int sharedMemBytes, CUstream hStream,
+				     void **kernelParams, void **extra);
 
 /* Older ABIs of cuStreamGetCaptureInfo, which cuda.h renames to its _v3:
  * the CUDA 10.1 one and the CUDA 11.3 one, with their per-thread twins. */

@@ -432,6 +432,7 @@ main(int argc, char **argv)
 	test_ipc();
 	test_graphs(primary);
 	test_events(primary);
+	test_kernels(primary);
 	test_fork();
 	test_context_teardown(primary);
 	test_second_device(primary);
