@@ -51,7 +51,15 @@ cudaGraphMemAllocNodeGetParams cudaGraphMemFreeNodeGetParams cudaGraphInstantiat
 cudaGraphInstantiateWithFlags cudaGraphInstantiateWithParams
 cudaGraphInstantiateWithParams_ptsz cudaGraphExecGetFlags cudaGraphExecDestroy
 cudaGraphLaunch cudaGraphLaunch_ptsz cudaGraphUpload cudaGraphUpload_ptsz
-cudaDeviceGraphMemTrim cudaDeviceGetGraphMemAttribute cudaDeviceSetGraphMemAttribute"
+cudaDeviceGraphMemTrim cudaDeviceGetGraphMemAttribute cudaDeviceSetGraphMemAttribute
+cudaDeviceGetAttribute cudaMemcpyAsync_ptsz cudaStreamQuery cudaStreamQuery_ptsz
+cudaStreamWaitEvent cudaStreamWaitEvent_ptsz cudaEventCreate cudaEventCreateWithFlags
+cudaEventRecord cudaEventRecord_ptsz cudaEventRecordWithFlags cudaEventRecordWithFlags_ptsz
+cudaEventQuery cudaEventSynchronize cudaEventElapsedTime cudaEventDestroy cudaLaunchKernel
+cudaLaunchKernel_ptsz cudaGetKernel __cudaRegisterFatBinary __cudaRegisterFatBinaryEnd
+__cudaUnregisterFatBinary __cudaRegisterFunction __cudaRegisterVar __cudaInitModule
+__cudaPushCallConfiguration __cudaPopCallConfiguration __cudaGetKernel __cudaLaunchKernel
+__cudaLaunchKernel_ptsz"
 driver_api="cuInit cuDriverGetVersion cuDeviceGet cuDeviceGetCount cuDeviceGetName
 cuDeviceTotalMem_v2 cuDeviceGetAttribute cuDevicePrimaryCtxRetain
 cuDevicePrimaryCtxRelease_v2 cuCtxCreate_v4 cuCtxDestroy_v2 cuCtxGetCurrent
@@ -79,18 +87,24 @@ cuGraphNodeGetType cuGraphAddMemAllocNode cuGraphAddMemFreeNode cuGraphMemAllocN
 cuGraphMemFreeNodeGetParams cuGraphInstantiateWithFlags cuGraphInstantiateWithParams
 cuGraphInstantiateWithParams_ptsz cuGraphExecGetFlags cuGraphExecDestroy cuGraphLaunch
 cuGraphLaunch_ptsz cuGraphUpload cuGraphUpload_ptsz cuDeviceGraphMemTrim
-cuDeviceGetGraphMemAttribute cuDeviceSetGraphMemAttribute"
+cuDeviceGetGraphMemAttribute cuDeviceSetGraphMemAttribute cuStreamQuery cuStreamQuery_ptsz
+cuStreamWaitEvent cuStreamWaitEvent_ptsz cuEventCreate cuEventDestroy cuEventDestroy_v2
+cuEventRecord cuEventRecord_ptsz cuEventRecordWithFlags cuEventRecordWithFlags_ptsz
+cuEventQuery cuEventSynchronize cuEventElapsedTime cuEventElapsedTime_v2 cuModuleLoadData
+cuModuleUnload cuModuleGetFunction cuLibraryLoadData cuLibraryUnload cuLibraryGetKernel
+cuKernelGetFunction cuLaunchKernel cuLaunchKernel_ptsz"
 
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 defined "$cudart" >"$tmp/cudart"
 defined "$cuda" >"$tmp/cuda"
 
-# Runtime: soname, no libcuda, everything cuda* under libcudart.so.13.
+# Runtime: soname, no libcuda, everything cuda* (and nvcc's __cuda*) under
+# libcudart.so.13.
 objdump -p "$cudart" | grep -q 'SONAME *libcudart\.so\.13$' || bad "$cudart: soname is not libcudart.so.13"
 objdump -p "$cudart" | grep 'NEEDED.*libcuda\.' && bad "$cudart links libcuda; it must dlopen it"
-grep -v '^libcudart\.so\.13 cuda' "$tmp/cudart" | while read -r line; do
-	echo "FAIL: $cudart exports '$line' (want cuda* under libcudart.so.13)"
+grep -Ev '^libcudart\.so\.13 (__)?cuda' "$tmp/cudart" | while read -r line; do
+	echo "FAIL: $cudart exports '$line' (want cuda* and __cuda* under libcudart.so.13)"
 done | grep . && fail=1
 for f in $runtime_api; do
 	grep -q "^libcudart\.so\.13 $f\$" "$tmp/cudart" || bad "$cudart: no $f@@libcudart.so.13"

@@ -3,44 +3,78 @@
  * cuStreamEndCapture hands over. What the simulator captures:
  * cuMemAllocAsync and cuMemAllocFromPoolAsync become memory-alloc nodes
  * (the call returns the node's address, nothing is allocated), and
- * cuMemFreeAsync a memory-free node (nothing is freed); cuMemsetD8Async
- * and cuMemcpyAsync become nodes that do nothing (sim-driver-graph.c).
+ * cuMemFreeAsync a memory-free node (nothing is freed); cuMemsetD8Async,
+ * cuMemcpyAsync and cuLaunchKernel become nodes that do nothing
+ * (sim-driver-graph.c); events recorded and waited on with the
+ * EXTERNAL flags become event-record and event-wait nodes.
+ *
+ * A capture may span streams, as the CUDA programming guide describes
+ * (cross-stream dependencies): an event recorded on a stream that is
+ * being captured stands for that stream's dependency set in the
+ * capture's graph; a stream that is not being captured and waits on it
+ * joins the capture (fork): from then on its work is captured into the
+ * same graph, after those nodes. A stream of the capture that waits on it
+ * adds those nodes to its own dependency set (join). cuStreamEndCapture
+ * must be called on the stream that began the capture, the origin, and
+ * succeeds only if the last work of every other stream of the capture is
+ * something the origin's dependency set depends on (it was joined back);
+ * otherwise CUDA_ERROR_STREAM_CAPTURE_UNJOINED. Either way the capture
+ * ends on all its streams.
  *
  * The rules kept from the real driver (cuda.h, cuStreamBeginCapture and
- * cuThreadExchangeStreamCaptureMode):
- *  - the legacy default stream cannot be captured; the per-thread default
- *    stream can, one capture per thread;
+ * cuThreadExchangeStreamCaptureMode; the guide for the events):
+ *  - the legacy default stream cannot be captured, nor join a capture;
+ *    the per-thread default stream can, one capture per thread;
  *  - a stream is captured once at a time (CUDA_ERROR_ILLEGAL_STATE);
  *  - a capture not begun in relaxed mode must end on the thread that began
- *    it (CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+ *    it (CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD), and on its origin
+ *    (CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, which invalidates it);
  *  - "potentially unsafe" calls (here cuMemAlloc, cuMemAllocPitch,
  *    cuMemAllocManaged, cuMemFree, cuCtxSynchronize) fail with
  *    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED while a capture prohibits them
  *    under the calling thread's mode, and invalidate that capture;
- *    synchronising a stream that is being captured does the same;
- *  - an invalidated capture stays on its stream until cuStreamEndCapture,
+ *    synchronising or querying a stream that is being captured does the
+ *    same, and querying or synchronising an event of a capture in progress
+ *    fails with CUDA_ERROR_CAPTURED_EVENT and invalidates it;
+ *  - a capturing stream may not wait on an event of another capture
+ *    (CUDA_ERROR_STREAM_CAPTURE_MERGE, both invalidated), nor, without
+ *    CU_EVENT_WAIT_EXTERNAL, on an event recorded outside any capture
+ *    (CUDA_ERROR_STREAM_CAPTURE_ISOLATION, invalidated); an event never
+ *    recorded, or whose capture has ended, is an empty set of work;
+ *  - an invalidated capture stays on its streams until cuStreamEndCapture,
  *    which fails with CUDA_ERROR_STREAM_CAPTURE_INVALIDATED and destroys
  *    the graph it was making (not one the program passed to
- *    cuStreamBeginCaptureToGraph).
+ *    cuStreamBeginCaptureToGraph); meanwhile captured calls on any of its
+ *    streams fail the same way. An unjoined end destroys it the same way.
  * Not simulated: the implicit synchronisation of the legacy stream with
- * blocking streams, events and cross-stream dependencies. */
+ * blocking streams. */
 #include "sim-driver.h"
 
 #include <stdlib.h>
 
-struct sim_capture {
-	CUstream stream;  /* CU_STREAM_PER_THREAD for a thread's default stream */
+/* One capture sequence: a graph being filled from its origin stream and
+ * the streams that joined it. */
+struct sim_capture_seq {
 	pthread_t thread; /* the thread that began it */
 	CUstreamCaptureMode mode;
 	cuuint64_t id;
 	CUgraph graph;
 	bool own_graph; /* made by cuStreamBeginCapture, not given */
 	bool invalidated;
-	CUgraphNode last; /* what the next captured node depends on */
+	struct sim_capture *origin;
+};
+
+/* One stream's part in a capture sequence. */
+struct sim_capture {
+	CUstream stream;  /* CU_STREAM_PER_THREAD for a thread's default stream */
+	pthread_t thread; /* the thread whose default stream it is */
+	struct sim_capture_seq *seq;
+	CUgraphNode *deps; /* what the stream's next captured node depends on */
+	size_t ndeps, capdeps;
 	struct sim_capture *next;
 };
 
-/* Every capture in progress; under the driver lock. */
+/* Every stream being captured; under the driver lock. */
 static struct sim_capture *sim_captures;
 static cuuint64_t sim_next_capture_id = 1;
 
@@ -55,8 +89,8 @@ same_stream(const struct sim_capture *c, CUstream stream)
 	return stream != CU_STREAM_PER_THREAD || pthread_equal(c->thread, pthread_self());
 }
 
-/* Lock held: the capture in progress on a stream, or NULL. The stream is
- * as the caller's ABI means it (sim_stream_per_thread). */
+/* Lock held: the capture the stream takes part in, or NULL. The stream
+ * is as the caller's ABI means it (sim_stream_per_thread). */
 struct sim_capture *
 sim_capture_of(CUstream stream)
 {
@@ -69,42 +103,103 @@ sim_capture_of(CUstream stream)
 CUgraph
 sim_capture_graph(const struct sim_capture *c)
 {
-	return c->graph;
+	return c->seq->graph;
 }
 
+/* Invalidation is the sequence's: every stream of it sees it. */
 void
 sim_capture_invalidate(struct sim_capture *c)
 {
-	c->invalidated = true;
+	c->seq->invalidated = true;
 }
 
-/* Lock held: a node made by a captured call joins the capture's graph;
- * with NULL, whether the capture can take one. An invalidated capture
- * takes nothing more. */
+/* Room for n dependencies; there is always room for one, so that a new
+ * node can always become the whole set. */
+static bool
+deps_reserve(struct sim_capture *c, size_t n)
+{
+	CUgraphNode *deps;
+	size_t cap = c->capdeps ? c->capdeps : 4;
+
+	while (cap < n)
+		cap *= 2;
+	if (cap == c->capdeps)
+		return true;
+	deps = realloc(c->deps, cap * sizeof(*deps));
+	if (!deps)
+		return false;
+	c->deps = deps;
+	c->capdeps = cap;
+	return true;
+}
+
+static bool
+deps_set(struct sim_capture *c, const CUgraphNode *deps, size_t n)
+{
+	if (!deps_reserve(c, n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		c->deps[i] = deps[i];
+	c->ndeps = n;
+	return true;
+}
+
+static bool
+deps_has(const struct sim_capture *c, CUgraphNode node)
+{
+	for (size_t i = 0; i < c->ndeps; i++)
+		if (c->deps[i] == node)
+			return true;
+	return false;
+}
+
+/* The union of the stream's set and deps. */
+static bool
+deps_add(struct sim_capture *c, const CUgraphNode *deps, size_t n)
+{
+	if (!deps_reserve(c, c->ndeps + n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!deps_has(c, deps[i]))
+			c->deps[c->ndeps++] = deps[i];
+	return true;
+}
+
+/* Lock held: what the stream's next captured node depends on. */
+const CUgraphNode *
+sim_capture_deps(const struct sim_capture *c, size_t *ndeps)
+{
+	*ndeps = c->ndeps;
+	return c->deps;
+}
+
+/* Lock held: a node made by a captured call (made with sim_capture_deps)
+ * is what the stream's next node depends on; with NULL, whether the
+ * capture can take one. An invalidated capture takes nothing more. */
 CUresult
 sim_capture_add_node(struct sim_capture *c, CUgraphNode node)
 {
-	if (c->invalidated)
+	if (c->seq->invalidated)
 		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
 	if (node)
-		c->last = node;
+		deps_set(c, &node, 1);
 	return CUDA_SUCCESS;
 }
 
-/* Whether capture c forbids the calling thread's unsafe calls. */
+/* Whether capture seq forbids the calling thread's unsafe calls. */
 static bool
-prohibits(const struct sim_capture *c)
+prohibits(const struct sim_capture_seq *seq)
 {
-	bool mine = pthread_equal(c->thread, pthread_self());
+	bool mine = pthread_equal(seq->thread, pthread_self());
 
-	if (c->invalidated)
+	if (seq->invalidated)
 		return false;
 	switch (sim_thread_mode) {
 	case CU_STREAM_CAPTURE_MODE_GLOBAL:
-		return mine ? c->mode != CU_STREAM_CAPTURE_MODE_RELAXED :
-			      c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+		return mine ? seq->mode != CU_STREAM_CAPTURE_MODE_RELAXED :
+			      seq->mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
 	case CU_STREAM_CAPTURE_MODE_THREAD_LOCAL:
-		return mine && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED;
+		return mine && seq->mode != CU_STREAM_CAPTURE_MODE_RELAXED;
 	default:
 		return false;
 	}
@@ -118,41 +213,179 @@ sim_capture_unsafe_call(void)
 	CUresult rc = CUDA_SUCCESS;
 
 	for (struct sim_capture *c = sim_captures; c; c = c->next)
-		if (prohibits(c)) {
-			c->invalidated = true;
+		if (prohibits(c->seq)) {
+			c->seq->invalidated = true;
 			rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 		}
 	return rc;
 }
 
+/* Lock held: the stream takes part in seq from now on, its work after
+ * deps. NULL without memory. */
+static struct sim_capture *
+member_new(struct sim_capture_seq *seq, CUstream stream, const CUgraphNode *deps, size_t ndeps)
+{
+	struct sim_capture *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	*c = (struct sim_capture){ .stream = stream, .thread = pthread_self(), .seq = seq };
+	if (!deps_set(c, deps, ndeps)) {
+		free(c);
+		return NULL;
+	}
+	c->next = sim_captures;
+	sim_captures = c;
+	return c;
+}
+
 static void
-capture_remove(struct sim_capture *c)
+member_remove(struct sim_capture *c)
 {
 	struct sim_capture **at;
 
 	for (at = &sim_captures; *at != c; at = &(*at)->next)
 		;
 	*at = c->next;
-	c->graph->capturing = false;
+	free(c->deps);
 	free(c);
 }
 
-/* Lock held: the stream is being destroyed, with its context or alone;
- * a capture on it ends with nothing to show. */
+/* The capture ends on all its streams. Its graph is handed over when
+ * keep, else destroyed unless it was the program's own. */
+static void
+seq_end(struct sim_capture_seq *seq, bool keep)
+{
+	struct sim_capture **at = &sim_captures;
+
+	while (*at) {
+		struct sim_capture *c = *at;
+		if (c->seq != seq) {
+			at = &c->next;
+			continue;
+		}
+		*at = c->next;
+		free(c->deps);
+		free(c);
+	}
+	seq->graph->capturing = false;
+	if (!keep && seq->own_graph)
+		sim_graph_delete(seq->graph);
+	free(seq);
+}
+
+/* Lock held: the stream is being destroyed, with its context or alone.
+ * Destroying the origin ends the capture with nothing to show; a joined
+ * stream leaves it, and the capture, which has lost work, is invalidated. */
 void
 sim_captures_release_stream(CUstream stream)
 {
 	struct sim_capture *c = sim_capture_of(stream);
-	CUgraph graph;
-	bool own;
 
 	if (!c)
 		return;
-	graph = c->graph;
-	own = c->own_graph;
-	capture_remove(c);
-	if (own)
-		sim_graph_delete(graph);
+	if (c == c->seq->origin) {
+		seq_end(c->seq, false);
+	} else {
+		c->seq->invalidated = true;
+		member_remove(c);
+	}
+}
+
+/* Lock held: the capture in progress with this id, or NULL. */
+static struct sim_capture_seq *
+seq_by_id(cuuint64_t id)
+{
+	for (struct sim_capture *c = sim_captures; c; c = c->next)
+		if (c->seq->id == id)
+			return c->seq;
+	return NULL;
+}
+
+/* The capture in progress an event was recorded in, or NULL (never
+ * recorded, recorded outside captures, or its capture has ended). */
+static struct sim_capture_seq *
+event_seq(CUevent ev)
+{
+	return ev->state == SIM_EVENT_CAPTURED ? seq_by_id(ev->capture) : NULL;
+}
+
+/* Lock held: cuEventRecord on a stream being captured. The event stands
+ * for the stream's dependency set; with CU_EVENT_RECORD_EXTERNAL it is
+ * an event-record node instead, which records it when the graph runs. */
+CUresult
+sim_capture_record(struct sim_capture *c, CUevent ev, bool external)
+{
+	if (c->seq->invalidated)
+		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	if (external)
+		return sim_capture_event_node(c, CU_GRAPH_NODE_TYPE_EVENT_RECORD, ev);
+	return sim_event_capture(ev, c->seq->id, c->deps, c->ndeps);
+}
+
+/* A stream being captured waits on an event. */
+static CUresult
+wait_capturing(struct sim_capture *c, CUevent ev, bool external)
+{
+	struct sim_capture_seq *from = event_seq(ev);
+
+	if (c->seq->invalidated)
+		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	if (external)
+		return sim_capture_event_node(c, CU_GRAPH_NODE_TYPE_WAIT_EVENT, ev);
+	if (from == c->seq)
+		return deps_add(c, ev->deps, ev->ndeps) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	if (from) {
+		from->invalidated = c->seq->invalidated = true;
+		return CUDA_ERROR_STREAM_CAPTURE_MERGE;
+	}
+	if (ev->state == SIM_EVENT_DONE) {
+		c->seq->invalidated = true;
+		return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* A stream not being captured waits on an event: it joins the event's
+ * capture, if one is in progress; anything else is complete already. */
+static CUresult
+wait_outside(CUstream stream, CUevent ev, bool external)
+{
+	struct sim_capture_seq *from = event_seq(ev);
+
+	if (external)
+		return CUDA_ERROR_INVALID_VALUE; /* only valid during a capture */
+	if (!from)
+		return CUDA_SUCCESS;
+	if (from->invalidated)
+		return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	if (stream == NULL || stream == CU_STREAM_LEGACY) {
+		from->invalidated = true;
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
+	return member_new(from, stream, ev->deps, ev->ndeps) ? CUDA_SUCCESS :
+							       CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* Lock held: cuStreamWaitEvent; c is the stream's capture or NULL. */
+CUresult
+sim_capture_wait(CUstream stream, struct sim_capture *c, CUevent ev, bool external)
+{
+	return c ? wait_capturing(c, ev, external) : wait_outside(stream, ev, external);
+}
+
+/* Lock held: an event is queried, synchronised or timed. One that stands
+ * for work of a capture in progress is no work at all: the call fails and
+ * the capture is invalidated. */
+CUresult
+sim_capture_event_use(CUevent ev)
+{
+	struct sim_capture_seq *from = event_seq(ev);
+
+	if (!from)
+		return CUDA_SUCCESS;
+	from->invalidated = true;
+	return CUDA_ERROR_CAPTURED_EVENT;
 }
 
 static bool
@@ -163,11 +396,41 @@ mode_ok(CUstreamCaptureMode mode)
 	       mode == CU_STREAM_CAPTURE_MODE_RELAXED;
 }
 
-/* Lock held. graph: the one to capture into, or NULL for a new one. */
+/* Lock held: a new sequence with its origin. */
 static CUresult
-begin(CUstream stream, CUgraph graph, CUstreamCaptureMode mode)
+seq_new(CUstream stream, CUgraph graph, const CUgraphNode *deps, size_t ndeps,
+	CUstreamCaptureMode mode)
 {
-	struct sim_capture *c;
+	struct sim_capture_seq *seq = calloc(1, sizeof(*seq));
+
+	if (!seq)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*seq = (struct sim_capture_seq){ .thread = pthread_self(),
+					 .mode = mode,
+					 .id = sim_next_capture_id++,
+					 .graph = graph,
+					 .own_graph = graph == NULL };
+	if (!graph && !(seq->graph = sim_graph_new())) {
+		free(seq);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	seq->origin = member_new(seq, stream, deps, ndeps);
+	if (!seq->origin) {
+		if (seq->own_graph)
+			sim_graph_delete(seq->graph);
+		free(seq);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	seq->graph->capturing = true;
+	return CUDA_SUCCESS;
+}
+
+/* Lock held. graph: the one to capture into, or NULL for a new one;
+ * deps: the nodes of it that the first captured node depends on. */
+static CUresult
+begin(CUstream stream, CUgraph graph, const CUgraphNode *deps, size_t ndeps,
+      CUstreamCaptureMode mode)
+{
 	CUcontext ctx;
 	CUresult rc = sim_ctx_enter(&ctx);
 
@@ -181,23 +444,7 @@ begin(CUstream stream, CUgraph graph, CUstreamCaptureMode mode)
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	if (sim_capture_of(stream))
 		return CUDA_ERROR_ILLEGAL_STATE;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	*c = (struct sim_capture){ .stream = stream,
-				   .thread = pthread_self(),
-				   .mode = mode,
-				   .id = sim_next_capture_id++,
-				   .graph = graph,
-				   .own_graph = graph == NULL };
-	if (!graph && !(c->graph = sim_graph_new())) {
-		free(c);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	c->graph->capturing = true;
-	c->next = sim_captures;
-	sim_captures = c;
-	return CUDA_SUCCESS;
+	return seq_new(stream, graph, deps, ndeps, mode);
 }
 
 static CUresult
@@ -206,7 +453,7 @@ begin_locked(CUstream stream, CUgraph graph, CUstreamCaptureMode mode)
 	CUresult rc;
 
 	sim_lock();
-	rc = begin(stream, graph, mode);
+	rc = begin(stream, graph, NULL, 0, mode);
 	sim_unlock();
 	return rc;
 }
@@ -223,8 +470,7 @@ cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
 	return begin_locked(sim_stream_per_thread(hStream), NULL, mode);
 }
 
-/* The dependencies must be nodes of the graph; the simulator runs nodes
- * in the order they were added, so it keeps nothing else of them. */
+/* The dependencies must be nodes of the graph. */
 static CUresult
 begin_to_graph(CUstream stream, CUgraph graph, const CUgraphNode *deps, size_t ndeps,
 	       CUstreamCaptureMode mode)
@@ -234,7 +480,7 @@ begin_to_graph(CUstream stream, CUgraph graph, const CUgraphNode *deps, size_t n
 	for (size_t i = 0; i < ndeps; i++)
 		if (!deps[i] || deps[i]->graph != graph)
 			return CUDA_ERROR_INVALID_VALUE;
-	return begin(stream, graph, mode);
+	return begin(stream, graph, deps, ndeps, mode);
 }
 
 CUresult CUDAAPI
@@ -262,13 +508,32 @@ cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraph
 					   dependencyData, numDependencies, mode);
 }
 
+/* Lock held: whether the last work of every other stream of seq was
+ * joined back into the origin: the origin's dependency set depends on
+ * it. */
+static CUresult
+joined(const struct sim_capture_seq *seq)
+{
+	const struct sim_capture *o = seq->origin;
+	bool *reached = sim_graph_ancestors(seq->graph, o->deps, o->ndeps);
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!reached)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (const struct sim_capture *c = sim_captures; c && rc == CUDA_SUCCESS; c = c->next)
+		for (size_t i = 0; c->seq == seq && i < c->ndeps; i++)
+			if (!reached[c->deps[i]->index])
+				rc = CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+	free(reached);
+	return rc;
+}
+
 /* Lock held. */
 static CUresult
 end(CUstream stream, CUgraph *out)
 {
+	struct sim_capture_seq *seq;
 	struct sim_capture *c;
-	CUgraph graph;
-	bool invalidated, own;
 	CUcontext ctx;
 	CUresult rc = sim_ctx_enter(&ctx);
 
@@ -281,16 +546,17 @@ end(CUstream stream, CUgraph *out)
 	c = sim_capture_of(stream);
 	if (!c)
 		return CUDA_ERROR_ILLEGAL_STATE;
-	if (c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && !pthread_equal(c->thread, pthread_self()))
+	seq = c->seq;
+	if (seq->mode != CU_STREAM_CAPTURE_MODE_RELAXED && !pthread_equal(seq->thread, pthread_self()))
 		return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
-	graph = c->graph;
-	invalidated = c->invalidated;
-	own = c->own_graph;
-	capture_remove(c);
-	if (invalidated && own)
-		sim_graph_delete(graph);
-	*out = invalidated ? NULL : graph;
-	return invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS;
+	if (c != seq->origin) {
+		seq->invalidated = true;
+		return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+	}
+	rc = seq->invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : joined(seq);
+	*out = rc == CUDA_SUCCESS ? seq->graph : NULL;
+	seq_end(seq, rc == CUDA_SUCCESS);
+	return rc;
 }
 
 CUresult CUDAAPI
@@ -326,19 +592,19 @@ capture_info(CUstream stream, CUstreamCaptureStatus *status, cuuint64_t *id, CUg
 	if (!status)
 		return CUDA_ERROR_INVALID_VALUE;
 	c = sim_capture_of(stream);
-	*status = !c		 ? CU_STREAM_CAPTURE_STATUS_NONE :
-		  c->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED :
-				   CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	*status = !c		      ? CU_STREAM_CAPTURE_STATUS_NONE :
+		  c->seq->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED :
+					CU_STREAM_CAPTURE_STATUS_ACTIVE;
 	if (*status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
 		return CUDA_SUCCESS;
 	if (id)
-		*id = c->id;
+		*id = c->seq->id;
 	if (graph)
-		*graph = c->graph;
+		*graph = c->seq->graph;
 	if (deps)
-		*deps = c->last ? &c->last : NULL;
+		*deps = c->ndeps ? c->deps : NULL;
 	if (ndeps)
-		*ndeps = c->last ? 1 : 0;
+		*ndeps = c->ndeps;
 	return CUDA_SUCCESS;
 }
 

@@ -57,9 +57,11 @@ streams_release_owner(uint32_t owner)
 /* Destroying a context frees everything made in it, as on a real device:
  * this is what cudaDeviceReset does to a process's allocations (pool
  * blocks, pools, arrays, imported IPC memory, executable graphs and live
- * graph allocations included; physical memory from cuMemCreate is the
- * process's and stays, and so do graphs). A primary context stays current
- * where it was (inactive until retained again), as on the real driver. */
+ * graph allocations included, and its streams, events, modules and
+ * functions; physical memory from cuMemCreate is the process's and
+ * stays, and so do graphs and libraries). A primary context stays
+ * current where it was (inactive until retained again), as on the real
+ * driver. */
 static void
 ctx_teardown(CUcontext ctx)
 {
@@ -71,6 +73,8 @@ ctx_teardown(CUcontext ctx)
 	sim_arena_release_owner(&sim_drv.dev[ctx->device].arena, ctx->id);
 	sim_pinned_release_owner(ctx->id);
 	streams_release_owner(ctx->id);
+	sim_events_release_owner(ctx->id);
+	sim_modules_release_owner(ctx->id);
 	sim_blockmap_remove(&sim_drv.contexts, (uintptr_t)ctx, NULL);
 }
 
@@ -387,4 +391,31 @@ CUresult CUDAAPI
 cuStreamSynchronize_ptsz(CUstream hStream)
 {
 	return cuStreamSynchronize(sim_stream_per_thread(hStream));
+}
+
+/* Everything issued is complete. Querying a stream that is being
+ * captured invalidates the capture, as synchronising it does. */
+CUresult CUDAAPI
+cuStreamQuery(CUstream hStream)
+{
+	struct sim_capture *c;
+	CUcontext ctx;
+	CUresult rc;
+
+	sim_lock();
+	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS)
+		rc = sim_stream_check(hStream, ctx);
+	if (rc == CUDA_SUCCESS && (c = sim_capture_of(hStream))) {
+		sim_capture_invalidate(c);
+		rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
+	sim_unlock();
+	return rc;
+}
+
+CUresult CUDAAPI
+cuStreamQuery_ptsz(CUstream hStream)
+{
+	return cuStreamQuery(sim_stream_per_thread(hStream));
 }

@@ -1,13 +1,15 @@
 /* Simulated driver: graphs, their nodes, executable graphs and launches.
  *
  * A graph is a list of nodes in the order they were added, which is an
- * order they may run in (a node's dependencies exist before it). The
+ * order they may run in (a node's dependencies exist before it); each
+ * node keeps its dependencies, which only a capture's end looks at. The
  * simulator runs what matters to memory: memory-alloc nodes
  * (cuGraphAddMemAllocNode, or cuMemAllocAsync captured on a stream) and
  * memory-free nodes (cuGraphAddMemFreeNode, or a captured cuMemFreeAsync).
- * Empty, memset and memcpy nodes are kept and do nothing. What a launch
- * does to memory, and the physical memory behind graph allocations:
- * sim-driver-graphmem.c.
+ * Event-record nodes record their event when the graph runs. Empty,
+ * kernel, memset, memcpy and event-wait nodes are kept and do nothing.
+ * What a launch does to memory, and the physical memory behind graph
+ * allocations: sim-driver-graphmem.c.
  *
  * Rules kept from cuda.h:
  *  - a graph with memory nodes cannot be cloned (CUDA_ERROR_NOT_SUPPORTED)
@@ -70,9 +72,18 @@ sim_graph_new(void)
 	return g;
 }
 
-/* Lock held: a new node at the end of the graph. */
+static void
+node_free(CUgraphNode n)
+{
+	free(n->deps);
+	free(n);
+}
+
+/* Lock held: a new node at the end of the graph, depending on deps (nodes
+ * of the graph, checked by the caller). */
 CUresult
-sim_graph_node_new(CUgraph graph, CUgraphNodeType type, CUgraphNode *out)
+sim_graph_node_new(CUgraph graph, CUgraphNodeType type, const CUgraphNode *deps, size_t ndeps,
+		   CUgraphNode *out)
 {
 	CUgraphNode n;
 
@@ -85,13 +96,37 @@ sim_graph_node_new(CUgraph graph, CUgraphNodeType type, CUgraphNode *out)
 		graph->capnodes = cap;
 	}
 	n = calloc(1, sizeof(*n));
-	if (!n)
+	if (!n || (ndeps && !(n->deps = malloc(ndeps * sizeof(*n->deps))))) {
+		free(n);
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	for (size_t i = 0; i < ndeps; i++)
+		n->deps[i] = deps[i];
+	n->ndeps = ndeps;
 	n->graph = graph;
 	n->type = type;
+	n->index = graph->nnodes;
 	graph->nodes[graph->nnodes++] = n;
 	*out = n;
 	return CUDA_SUCCESS;
+}
+
+/* Lock held: by node index, whether each node of graph is one of the tips
+ * or something they depend on, or NULL without memory. A node's
+ * dependencies come before it, so one pass from the end finds them all. */
+bool *
+sim_graph_ancestors(CUgraph graph, const CUgraphNode *tips, size_t ntips)
+{
+	bool *in = calloc(graph->nnodes ? graph->nnodes : 1, sizeof(*in));
+
+	if (!in)
+		return NULL;
+	for (size_t i = 0; i < ntips; i++)
+		in[tips[i]->index] = true;
+	for (size_t i = graph->nnodes; i-- > 0;)
+		for (size_t j = 0; in[i] && j < graph->nodes[i]->ndeps; j++)
+			in[graph->nodes[i]->deps[j]->index] = true;
+	return in;
 }
 
 static bool
@@ -116,7 +151,7 @@ sim_graph_delete(CUgraph graph)
 			n->alloc->freed_by = NULL;
 		if (n->alloc)
 			sim_graph_alloc_put(n->alloc);
-		free(n);
+		node_free(n);
 	}
 	for (CUgraphExec e = sim_graph_execs; e; e = e->next)
 		if (e->graph == graph)
@@ -143,15 +178,28 @@ cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 	return *phGraph ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-/* Lock held: the nodes of a graph without memory nodes, copied. */
+/* Lock held: the nodes of a graph without memory nodes, copied with
+ * their dependencies (the copies have the same indices). */
+static CUresult
+clone_node(CUgraph to, CUgraphNode from)
+{
+	CUgraphNode n;
+	CUresult rc = sim_graph_node_new(to, from->type, from->deps, from->ndeps, &n);
+
+	for (size_t j = 0; rc == CUDA_SUCCESS && j < n->ndeps; j++)
+		n->deps[j] = to->nodes[from->deps[j]->index];
+	if (rc == CUDA_SUCCESS)
+		n->event = from->event;
+	return rc;
+}
+
 static CUresult
 clone_nodes(CUgraph from, CUgraph to)
 {
 	CUresult rc = CUDA_SUCCESS;
-	CUgraphNode n;
 
 	for (size_t i = 0; i < from->nnodes && rc == CUDA_SUCCESS; i++)
-		rc = sim_graph_node_new(to, from->nodes[i]->type, &n);
+		rc = clone_node(to, from->nodes[i]);
 	return rc;
 }
 
@@ -225,7 +273,8 @@ cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode 
 	sim_lock();
 	rc = add_check(phGraphNode, hGraph, dependencies, numDependencies);
 	if (rc == CUDA_SUCCESS)
-		rc = sim_graph_node_new(hGraph, CU_GRAPH_NODE_TYPE_EMPTY, phGraphNode);
+		rc = sim_graph_node_new(hGraph, CU_GRAPH_NODE_TYPE_EMPTY, dependencies,
+					numDependencies, phGraphNode);
 	sim_unlock();
 	return rc;
 }
@@ -234,13 +283,14 @@ cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode 
  * params->dptr. The node keeps the parameters, without the access
  * descriptors (the caller's memory). */
 static CUresult
-add_alloc_node(CUgraph graph, CUDA_MEM_ALLOC_NODE_PARAMS *params, CUgraphNode *out)
+add_alloc_node(CUgraph graph, const CUgraphNode *deps, size_t ndeps,
+	       CUDA_MEM_ALLOC_NODE_PARAMS *params, CUgraphNode *out)
 {
 	struct sim_graph_alloc *a = NULL;
 	CUresult rc = sim_graph_alloc_new(params, &a);
 
 	if (rc == CUDA_SUCCESS)
-		rc = sim_graph_node_new(graph, CU_GRAPH_NODE_TYPE_MEM_ALLOC, out);
+		rc = sim_graph_node_new(graph, CU_GRAPH_NODE_TYPE_MEM_ALLOC, deps, ndeps, out);
 	if (rc != CUDA_SUCCESS) {
 		if (a)
 			sim_graph_alloc_put(a);
@@ -256,14 +306,15 @@ add_alloc_node(CUgraph graph, CUDA_MEM_ALLOC_NODE_PARAMS *params, CUgraphNode *o
 
 /* Lock held: a free node for the allocation that starts at dptr. */
 static CUresult
-add_free_node(CUgraph graph, CUdeviceptr dptr, CUgraphNode *out)
+add_free_node(CUgraph graph, const CUgraphNode *deps, size_t ndeps, CUdeviceptr dptr,
+	      CUgraphNode *out)
 {
 	struct sim_graph_alloc *a = sim_graph_alloc_at((uintptr_t)dptr);
 	CUresult rc;
 
 	if (!a || a->va != (uintptr_t)dptr || a->freed_by)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = sim_graph_node_new(graph, CU_GRAPH_NODE_TYPE_MEM_FREE, out);
+	rc = sim_graph_node_new(graph, CU_GRAPH_NODE_TYPE_MEM_FREE, deps, ndeps, out);
 	if (rc != CUDA_SUCCESS)
 		return rc;
 	a->refs++;
@@ -285,7 +336,7 @@ cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNo
 	if (rc == CUDA_SUCCESS && !nodeParams)
 		rc = CUDA_ERROR_INVALID_VALUE;
 	if (rc == CUDA_SUCCESS)
-		rc = add_alloc_node(hGraph, nodeParams, phGraphNode);
+		rc = add_alloc_node(hGraph, dependencies, numDependencies, nodeParams, phGraphNode);
 	sim_unlock();
 	return rc;
 }
@@ -301,7 +352,7 @@ cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNod
 	sim_lock();
 	rc = add_check(phGraphNode, hGraph, dependencies, numDependencies);
 	if (rc == CUDA_SUCCESS)
-		rc = add_free_node(hGraph, dptr, phGraphNode);
+		rc = add_free_node(hGraph, dependencies, numDependencies, dptr, phGraphNode);
 	sim_unlock();
 	return rc;
 }
@@ -318,10 +369,12 @@ sim_capture_alloc(struct sim_capture *c, CUmemoryPool pool, size_t bytes, CUdevi
 		.bytesize = bytes,
 	};
 	CUgraphNode node;
+	size_t ndeps;
+	const CUgraphNode *deps = sim_capture_deps(c, &ndeps);
 	CUresult rc = sim_capture_add_node(c, NULL);
 
 	if (rc == CUDA_SUCCESS)
-		rc = add_alloc_node(sim_capture_graph(c), &params, &node);
+		rc = add_alloc_node(sim_capture_graph(c), deps, ndeps, &params, &node);
 	if (rc == CUDA_SUCCESS) {
 		sim_capture_add_node(c, node);
 		*dptr = params.dptr;
@@ -337,10 +390,12 @@ CUresult
 sim_capture_free(struct sim_capture *c, CUdeviceptr dptr)
 {
 	CUgraphNode node;
+	size_t ndeps;
+	const CUgraphNode *deps = sim_capture_deps(c, &ndeps);
 	CUresult rc = sim_capture_add_node(c, NULL);
 
 	if (rc == CUDA_SUCCESS)
-		rc = add_free_node(sim_capture_graph(c), dptr, &node);
+		rc = add_free_node(sim_capture_graph(c), deps, ndeps, dptr, &node);
 	if (rc == CUDA_SUCCESS)
 		sim_capture_add_node(c, node);
 	else
@@ -353,12 +408,35 @@ CUresult
 sim_capture_noop(struct sim_capture *c, CUgraphNodeType type)
 {
 	CUgraphNode node;
+	size_t ndeps;
+	const CUgraphNode *deps = sim_capture_deps(c, &ndeps);
 	CUresult rc = sim_capture_add_node(c, NULL);
 
 	if (rc == CUDA_SUCCESS)
-		rc = sim_graph_node_new(sim_capture_graph(c), type, &node);
+		rc = sim_graph_node_new(sim_capture_graph(c), type, deps, ndeps, &node);
 	if (rc == CUDA_SUCCESS)
 		sim_capture_add_node(c, node);
+	return rc;
+}
+
+
+/* Lock held: an event recorded or waited on with the EXTERNAL flag
+ * during a capture: an event-record node (a launch records the event) or
+ * an event-wait node (it does nothing). */
+CUresult
+sim_capture_event_node(struct sim_capture *c, CUgraphNodeType type, CUevent ev)
+{
+	CUgraphNode node;
+	size_t ndeps;
+	const CUgraphNode *deps = sim_capture_deps(c, &ndeps);
+	CUresult rc = sim_capture_add_node(c, NULL);
+
+	if (rc == CUDA_SUCCESS)
+		rc = sim_graph_node_new(sim_capture_graph(c), type, deps, ndeps, &node);
+	if (rc == CUDA_SUCCESS) {
+		node->event = ev;
+		sim_capture_add_node(c, node);
+	}
 	return rc;
 }
 
@@ -468,7 +546,8 @@ instantiate(CUgraphExec *out, CUgraph graph, cuuint64_t flags, CUcontext ctx)
 	}
 	for (size_t i = 0; i < graph->nnodes; i++) {
 		e->steps[i] = (struct sim_graph_step){ .type = graph->nodes[i]->type,
-						       .alloc = graph->nodes[i]->alloc };
+						       .alloc = graph->nodes[i]->alloc,
+						       .event = graph->nodes[i]->event };
 		if (e->steps[i].alloc)
 			e->steps[i].alloc->refs++;
 	}
@@ -602,6 +681,16 @@ sim_graph_execs_release_owner(uint32_t owner)
 	}
 }
 
+/* Lock held: what a launch does besides memory: its event-record nodes
+ * record their events. Kernel, copy, set and wait nodes do nothing. */
+static void
+run_events(CUgraphExec exec)
+{
+	for (size_t i = 0; i < exec->nsteps; i++)
+		if (exec->steps[i].type == CU_GRAPH_NODE_TYPE_EVENT_RECORD)
+			sim_event_ran(exec->steps[i].event);
+}
+
 /* One path for launches and uploads. */
 static CUresult
 run(CUgraphExec exec, CUstream stream, bool launch)
@@ -622,6 +711,8 @@ run(CUgraphExec exec, CUstream stream, bool launch)
 	}
 	if (rc == CUDA_SUCCESS)
 		rc = sim_graph_mem_run(exec, launch, ctx);
+	if (rc == CUDA_SUCCESS && launch)
+		run_events(exec);
 	sim_unlock();
 	return rc;
 }

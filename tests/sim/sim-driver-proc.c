@@ -16,7 +16,8 @@
 #include <string.h>
 
 /* cuda.h renames cuGetProcAddress to the _v2 ABI; the 4-argument ABI of
- * CUDA 11.3 is still exported under the plain name. */
+ * CUDA 11.3 is still exported under the plain name. (The older ABIs of
+ * cuEventDestroy and cuEventElapsedTime are declared in sim-driver.h.) */
 #undef cuGetProcAddress
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 				  cuuint64_t flags);
@@ -69,6 +70,22 @@ static const struct sim_proc sim_procs[] = {
 	PROC(cuStreamDestroy, 4000, cuStreamDestroy_v2),
 	PROC_LEGACY(cuStreamSynchronize, 2000, cuStreamSynchronize),
 	PROC_PER_THREAD(cuStreamSynchronize, 7000, cuStreamSynchronize_ptsz),
+	PROC_LEGACY(cuStreamQuery, 2000, cuStreamQuery),
+	PROC_PER_THREAD(cuStreamQuery, 7000, cuStreamQuery_ptsz),
+	PROC_LEGACY(cuStreamWaitEvent, 3020, cuStreamWaitEvent),
+	PROC_PER_THREAD(cuStreamWaitEvent, 7000, cuStreamWaitEvent_ptsz),
+
+	PROC(cuEventCreate, 2000, cuEventCreate),
+	PROC(cuEventDestroy, 2000, cuEventDestroy),
+	PROC(cuEventDestroy, 4000, cuEventDestroy_v2),
+	PROC_LEGACY(cuEventRecord, 2000, cuEventRecord),
+	PROC_PER_THREAD(cuEventRecord, 7000, cuEventRecord_ptsz),
+	PROC_LEGACY(cuEventRecordWithFlags, 11010, cuEventRecordWithFlags),
+	PROC_PER_THREAD(cuEventRecordWithFlags, 11010, cuEventRecordWithFlags_ptsz),
+	PROC(cuEventQuery, 2000, cuEventQuery),
+	PROC(cuEventSynchronize, 2000, cuEventSynchronize),
+	PROC(cuEventElapsedTime, 2000, cuEventElapsedTime),
+	PROC(cuEventElapsedTime, 12080, cuEventElapsedTime_v2),
 
 	PROC(cuMemGetInfo, 3020, cuMemGetInfo_v2),
 	PROC(cuMemGetAddressRange, 3020, cuMemGetAddressRange_v2),
@@ -131,6 +148,16 @@ static const struct sim_proc sim_procs[] = {
 	PROC_PER_THREAD(cuMemsetD8, 7000, cuMemsetD8_v2_ptds),
 	PROC_LEGACY(cuMemsetD8Async, 3020, cuMemsetD8Async),
 	PROC_PER_THREAD(cuMemsetD8Async, 7000, cuMemsetD8Async_ptsz),
+
+	PROC(cuModuleLoadData, 2000, cuModuleLoadData),
+	PROC(cuModuleUnload, 2000, cuModuleUnload),
+	PROC(cuModuleGetFunction, 2000, cuModuleGetFunction),
+	PROC(cuLibraryLoadData, 12000, cuLibraryLoadData),
+	PROC(cuLibraryUnload, 12000, cuLibraryUnload),
+	PROC(cuLibraryGetKernel, 12000, cuLibraryGetKernel),
+	PROC(cuKernelGetFunction, 12000, cuKernelGetFunction),
+	PROC_LEGACY(cuLaunchKernel, 4000, cuLaunchKernel),
+	PROC_PER_THREAD(cuLaunchKernel, 7000, cuLaunchKernel_ptsz),
 
 	PROC_LEGACY(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2),
 	PROC_PER_THREAD(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2_ptsz),

@@ -18,6 +18,17 @@
  * as on current NVIDIA GPUs. */
 #define SIM_GRANULARITY ((size_t)2 << 20)
 
+/* Launch limits of the simulated device, those of a Hopper GPU:
+ * cuDeviceGetAttribute reports them and cuLaunchKernel enforces them. */
+#define SIM_MAX_THREADS_PER_BLOCK 1024
+#define SIM_MAX_BLOCK_DIM_X 1024
+#define SIM_MAX_BLOCK_DIM_Y 1024
+#define SIM_MAX_BLOCK_DIM_Z 64
+#define SIM_MAX_GRID_DIM_X 2147483647u
+#define SIM_MAX_GRID_DIM_Y 65535
+#define SIM_MAX_GRID_DIM_Z 65535
+#define SIM_MAX_SHARED_PER_BLOCK 49152     /* without opting in to more */
+
 /* What a block in a blockmap is, for the maps that mix kinds. */
 enum sim_kind {
 	SIM_KIND_DEVICE = 1,
@@ -34,6 +45,7 @@ enum sim_kind {
 	SIM_KIND_IMPORTED,     /* cuIpcOpenMemHandle */
 	SIM_KIND_GRAPH_CHUNK,  /* device memory the graph memory pool holds */
 	SIM_KIND_GRAPH_VA,     /* the address range of a graph allocation */
+	SIM_KIND_EVENT,
 };
 
 struct CUctx_st {
@@ -47,6 +59,25 @@ struct CUstream_st {
 	uint32_t owner;     /* id of the context it was created in */
 	CUdevice device;
 	unsigned flags;
+};
+
+/* What an event stands for (sim-driver-event.c). Work completes when it
+ * is issued, so a record outside a capture is complete at once. */
+enum sim_event_state {
+	SIM_EVENT_EMPTY,    /* never recorded: an empty set of work */
+	SIM_EVENT_DONE,     /* recorded outside any capture */
+	SIM_EVENT_CAPTURED, /* recorded in a capture: nodes of its graph */
+};
+
+struct CUevent_st {
+	uint32_t owner;     /* id of the context it was created in */
+	CUdevice device;
+	unsigned flags;     /* CU_EVENT_* */
+	enum sim_event_state state;
+	unsigned long long tick;  /* DONE: the simulated clock at the record */
+	cuuint64_t capture;       /* CAPTURED: the capture's id */
+	CUgraphNode *deps;        /* CAPTURED: the recording stream's dependency set */
+	size_t ndeps;
 };
 
 /* A chunk of device memory that a pool holds, and the pool's blocks in it. */
@@ -92,11 +123,17 @@ struct sim_graph_alloc {
 };
 
 /* Graphs (sim-driver-graph.c). Only what the simulator runs has a
- * meaning: memory-alloc and memory-free nodes; empty, memset and memcpy
- * nodes are kept and do nothing. */
+ * meaning: memory-alloc and memory-free nodes, and event-record nodes;
+ * empty, kernel, memset, memcpy and event-wait nodes are kept and do
+ * nothing. Dependencies are kept because a capture across streams must
+ * tell joined work from unjoined work. */
 struct CUgraphNode_st {
 	CUgraph graph;
 	CUgraphNodeType type;
+	size_t index;                      /* its place in graph->nodes */
+	CUgraphNode *deps;                 /* the nodes it depends on, all earlier in the graph */
+	size_t ndeps;
+	CUevent event;                     /* EVENT_RECORD, WAIT_EVENT: the event */
 	struct sim_graph_alloc *alloc;     /* MEM_ALLOC: its allocation; MEM_FREE: what it frees */
 	CUDA_MEM_ALLOC_NODE_PARAMS params; /* MEM_ALLOC: as given, with dptr */
 };
@@ -113,6 +150,7 @@ struct CUgraph_st {
 struct sim_graph_step {
 	CUgraphNodeType type;
 	struct sim_graph_alloc *alloc;
+	CUevent event;           /* EVENT_RECORD: recorded when the step runs */
 };
 
 struct CUgraphExec_st {
@@ -145,6 +183,7 @@ struct sim_driver {
 	struct sim_blockmap streams;   /* keyed by CUstream, owner = context id */
 	struct sim_blockmap pinned;    /* pinned host memory, keyed by pointer */
 	struct sim_blockmap registered; /* cuMemHostRegister'ed ranges, keyed by pointer */
+	struct sim_blockmap events;    /* keyed by CUevent, owner = context id */
 	uint32_t next_id;              /* context ids; 0 is no context */
 };
 
@@ -186,15 +225,28 @@ void sim_arrays_release_owner(uint32_t owner);
 struct sim_capture;
 struct sim_capture *sim_capture_of(CUstream stream);
 CUresult sim_capture_add_node(struct sim_capture *c, CUgraphNode node);
+const CUgraphNode *sim_capture_deps(const struct sim_capture *c, size_t *ndeps);
 CUgraph sim_capture_graph(const struct sim_capture *c);
 void sim_capture_invalidate(struct sim_capture *c);
 CUresult sim_capture_unsafe_call(void);
 void sim_captures_release_stream(CUstream stream);
+CUresult sim_capture_record(struct sim_capture *c, CUevent ev, bool external);
+CUresult sim_capture_wait(CUstream stream, struct sim_capture *c, CUevent ev, bool external);
+CUresult sim_capture_event_use(CUevent ev);
+
+/* sim-driver-event.c: call with the lock held */
+bool sim_event_alive(CUevent ev);
+CUresult sim_event_capture(CUevent ev, cuuint64_t capture, const CUgraphNode *deps,
+			   size_t ndeps);
+void sim_event_ran(CUevent ev);
+void sim_events_release_owner(uint32_t owner);
 
 /* sim-driver-graph.c: call with the lock held */
 extern CUgraphExec sim_graph_execs;
 CUgraph sim_graph_new(void);
-CUresult sim_graph_node_new(CUgraph graph, CUgraphNodeType type, CUgraphNode *out);
+CUresult sim_graph_node_new(CUgraph graph, CUgraphNodeType type, const CUgraphNode *deps,
+			    size_t ndeps, CUgraphNode *out);
+bool *sim_graph_ancestors(CUgraph graph, const CUgraphNode *tips, size_t ntips);
 void sim_graph_delete(CUgraph graph);
 bool sim_graph_alive(CUgraph graph);
 void sim_graph_execs_release_owner(uint32_t owner);
@@ -202,6 +254,7 @@ CUresult sim_capture_alloc(struct sim_capture *c, CUmemoryPool pool, size_t byte
 			   CUdeviceptr *dptr);
 CUresult sim_capture_free(struct sim_capture *c, CUdeviceptr dptr);
 CUresult sim_capture_noop(struct sim_capture *c, CUgraphNodeType type);
+CUresult sim_capture_event_node(struct sim_capture *c, CUgraphNodeType type, CUevent ev);
 
 /* sim-driver-graphmem.c: call with the lock held */
 CUresult sim_graph_alloc_new(const CUDA_MEM_ALLOC_NODE_PARAMS *params,
@@ -214,6 +267,9 @@ bool sim_graph_mem_range(uintptr_t addr, uintptr_t *base, size_t *size);
 CUresult sim_graph_mem_run(CUgraphExec exec, bool launch, CUcontext ctx);
 void sim_graph_mem_exec_gone(CUgraphExec exec);
 void sim_graph_mem_release_owner(CUcontext ctx);
+
+/* sim-driver-module.c: call with the lock held */
+void sim_modules_release_owner(uint32_t owner);
 
 /* sim-driver-ipc.c: call with the lock held */
 bool sim_ipc_imported(uintptr_t addr, size_t bytes);
@@ -254,6 +310,16 @@ CUresult CUDAAPI cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUg
 						   CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams);
 CUresult CUDAAPI cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream);
 CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream);
+CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream);
+CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream);
+CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream,
+					     unsigned int flags);
+CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags);
+CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+				     unsigned int gridDimZ, unsigned int blockDimX,
+				     unsigned int blockDimY, unsigned int blockDimZ,
+				     unsigned int sharedMemBytes, CUstream hStream,
+				     void **kernelParams, void **extra);
 
 /* Older ABIs of cuStreamGetCaptureInfo, which cuda.h renames to its _v3:
  * the CUDA 10.1 one and the CUDA 11.3 one, with their per-thread twins. */
@@ -274,10 +340,14 @@ CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream,
 						const CUgraphNode **dependencies_out,
 						size_t *numDependencies_out);
 
-/* The older ABIs of two functions that cuda.h renames to their _v2 (the
+/* The older ABIs of the functions that cuda.h renames to their _v2 (the
  * signatures did not change; the real driver exports both, and so does
  * the simulator). Driver code calls the _v2 names explicitly. */
 #undef cuMemHostRegister
 #undef cuIpcOpenMemHandle
+#undef cuEventDestroy
+#undef cuEventElapsedTime
 CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
 CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags);
+CUresult CUDAAPI cuEventDestroy(CUevent hEvent);
+CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);

@@ -34,7 +34,14 @@ static const struct sim_rt_mapping sim_rt_mappings[] = {
 	{ CUDA_ERROR_ILLEGAL_STATE, cudaErrorIllegalState },
 	{ CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, cudaErrorStreamCaptureUnsupported },
 	{ CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, cudaErrorStreamCaptureInvalidated },
+	{ CUDA_ERROR_STREAM_CAPTURE_MERGE, cudaErrorStreamCaptureMerge },
+	{ CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, cudaErrorStreamCaptureUnmatched },
+	{ CUDA_ERROR_STREAM_CAPTURE_UNJOINED, cudaErrorStreamCaptureUnjoined },
+	{ CUDA_ERROR_STREAM_CAPTURE_ISOLATION, cudaErrorStreamCaptureIsolation },
+	{ CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, cudaErrorStreamCaptureImplicit },
+	{ CUDA_ERROR_CAPTURED_EVENT, cudaErrorCapturedEvent },
 	{ CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, cudaErrorStreamCaptureWrongThread },
+	{ CUDA_ERROR_INVALID_IMAGE, cudaErrorInvalidKernelImage },
 };
 
 cudaError_t
@@ -114,8 +121,22 @@ static const struct sim_rt_error sim_rt_errors[] = {
 	ERR(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing"),
 	ERR(cudaErrorStreamCaptureInvalidated,
 	    "operation failed due to a previous error during capture"),
+	ERR(cudaErrorStreamCaptureMerge,
+	    "operation would result in a merge of separate capture sequences"),
+	ERR(cudaErrorStreamCaptureUnmatched, "capture was not ended in the same stream as it began"),
+	ERR(cudaErrorStreamCaptureUnjoined, "capturing stream has unjoined work"),
+	ERR(cudaErrorStreamCaptureIsolation,
+	    "dependency created on uncaptured work in another stream"),
+	ERR(cudaErrorStreamCaptureImplicit,
+	    "operation would make the legacy stream depend on a capturing blocking stream"),
+	ERR(cudaErrorCapturedEvent,
+	    "operation not permitted on an event last recorded in a capturing stream"),
 	ERR(cudaErrorStreamCaptureWrongThread,
 	    "attempt to terminate a thread-local capture sequence from another thread"),
+	ERR(cudaErrorInvalidConfiguration, "invalid configuration argument"),
+	ERR(cudaErrorMissingConfiguration, "__global__ function call is not configured"),
+	ERR(cudaErrorInvalidDeviceFunction, "invalid device function"),
+	ERR(cudaErrorInvalidKernelImage, "device kernel image is invalid"),
 	ERR(cudaErrorUnknown, "unknown error"),
 };
 

@@ -184,6 +184,17 @@ cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind ki
 }
 
 cudaError_t CUDARTAPI
+cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+		     cudaStream_t stream)
+{
+	SIM_RT_ENTER();
+	if (!valid_kind(kind))
+		return sim_rt_fail(cudaErrorInvalidMemcpyDirection);
+	return sim_rt_check(sim_rt_drv.memcpy_async_ptsz(
+		(CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, count, stream));
+}
+
+cudaError_t CUDARTAPI
 cudaMemset(void *devPtr, int value, size_t count)
 {
 	SIM_RT_ENTER();

@@ -6,14 +6,15 @@
  * allocation twice unless it guards against nesting.
  * Memory entry points: sim-runtime-mem.c; pools: sim-runtime-pool.c;
  * arrays and 3D memory: sim-runtime-array.c; stream capture and graphs:
- * sim-runtime-graph.c. Errors: sim-runtime-error.c. */
+ * sim-runtime-graph.c; events: sim-runtime-event.c; device code and
+ * launches: sim-runtime-kernel.c; device properties:
+ * sim-runtime-device.c. Errors: sim-runtime-error.c. */
 #include "sim-runtime.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <string.h>
 
 #define SIM_RT_MAX_DEVICES 64
 
@@ -94,6 +95,7 @@ init_once(void)
 	else
 		sim_rt_init_error = sim_rt_from_driver(sim_rt_drv.init(0));
 	pthread_atfork(fork_prepare, fork_release, fork_release);
+	sim_rt_kernels_at_fork();
 }
 
 static cudaError_t
@@ -220,51 +222,6 @@ cudaGetDevice(int *device)
 	if (!device)
 		return sim_rt_fail(cudaErrorInvalidValue);
 	*device = sim_rt_device;
-	return cudaSuccess;
-}
-
-static int
-attribute(CUdevice_attribute attrib, int device)
-{
-	int value = 0;
-
-	sim_rt_drv.device_get_attribute(&value, attrib, device);
-	return value;
-}
-
-static void
-fill_properties(struct cudaDeviceProp *prop, int device)
-{
-	memset(prop, 0, sizeof(*prop));
-	sim_rt_drv.device_get_name(prop->name, sizeof(prop->name), device);
-	sim_rt_drv.device_total_mem(&prop->totalGlobalMem, device);
-	prop->warpSize = attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, device);
-	prop->maxThreadsPerBlock = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, device);
-	prop->major = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
-	prop->minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
-	prop->multiProcessorCount = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
-	prop->texturePitchAlignment =
-		(size_t)attribute(CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT, device);
-	prop->pciBusID = attribute(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, device);
-	prop->unifiedAddressing = attribute(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, device);
-	prop->memoryBusWidth = attribute(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, device);
-	prop->l2CacheSize = attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device);
-	prop->managedMemory = attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, device);
-	prop->concurrentManagedAccess =
-		attribute(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, device);
-	prop->memoryPoolsSupported = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, device);
-}
-
-cudaError_t CUDARTAPI
-cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
-{
-	cudaError_t err = sim_rt_check_device(device);
-
-	if (err != cudaSuccess)
-		return err;
-	if (!prop)
-		return sim_rt_fail(cudaErrorInvalidValue);
-	fill_properties(prop, device);
 	return cudaSuccess;
 }
 

@@ -65,7 +65,35 @@
 	X(mem_host_unregister,  "cuMemHostUnregister",       SIM_RT_LEGACY, PFN_cuMemHostUnregister_v4000) \
 	X(memset_d8_async,      "cuMemsetD8Async",           SIM_RT_LEGACY, PFN_cuMemsetD8Async_v3020) \
 	X(memset_d8_async_ptsz, "cuMemsetD8Async",           SIM_RT_PER_THREAD, PFN_cuMemsetD8Async_v7000_ptsz) \
-	SIM_RT_GRAPH_FUNCTIONS(X)
+	X(memcpy_async_ptsz,    "cuMemcpyAsync",             SIM_RT_PER_THREAD, PFN_cuMemcpyAsync_v7000_ptsz) \
+	SIM_RT_GRAPH_FUNCTIONS(X) \
+	SIM_RT_EVENT_FUNCTIONS(X) \
+	SIM_RT_KERNEL_FUNCTIONS(X)
+
+/* The same for events and the stream calls that go with them. */
+#define SIM_RT_EVENT_FUNCTIONS(X) \
+	X(event_create,         "cuEventCreate",             SIM_RT_LEGACY, PFN_cuEventCreate_v2000) \
+	X(event_destroy,        "cuEventDestroy",            SIM_RT_LEGACY, PFN_cuEventDestroy_v4000) \
+	X(event_record,         "cuEventRecord",             SIM_RT_LEGACY, PFN_cuEventRecord_v2000) \
+	X(event_record_ptsz,    "cuEventRecord",             SIM_RT_PER_THREAD, PFN_cuEventRecord_v7000_ptsz) \
+	X(event_record_with_flags, "cuEventRecordWithFlags", SIM_RT_LEGACY, PFN_cuEventRecordWithFlags_v11010) \
+	X(event_record_with_flags_ptsz, "cuEventRecordWithFlags", SIM_RT_PER_THREAD, PFN_cuEventRecordWithFlags_v11010_ptsz) \
+	X(event_query,          "cuEventQuery",              SIM_RT_LEGACY, PFN_cuEventQuery_v2000) \
+	X(event_synchronize,    "cuEventSynchronize",        SIM_RT_LEGACY, PFN_cuEventSynchronize_v2000) \
+	X(event_elapsed_time,   "cuEventElapsedTime",        SIM_RT_LEGACY, PFN_cuEventElapsedTime_v12080) \
+	X(stream_wait_event,    "cuStreamWaitEvent",         SIM_RT_LEGACY, PFN_cuStreamWaitEvent_v3020) \
+	X(stream_wait_event_ptsz, "cuStreamWaitEvent",       SIM_RT_PER_THREAD, PFN_cuStreamWaitEvent_v7000_ptsz) \
+	X(stream_query,         "cuStreamQuery",             SIM_RT_LEGACY, PFN_cuStreamQuery_v2000) \
+	X(stream_query_ptsz,    "cuStreamQuery",             SIM_RT_PER_THREAD, PFN_cuStreamQuery_v7000_ptsz)
+
+/* The same for device code: the CUDA 12+ runtime loads each fatbinary as
+ * a library and launches its kernels with cuLaunchKernel. */
+#define SIM_RT_KERNEL_FUNCTIONS(X) \
+	X(library_load_data,    "cuLibraryLoadData",         SIM_RT_LEGACY, PFN_cuLibraryLoadData_v12000) \
+	X(library_unload,       "cuLibraryUnload",           SIM_RT_LEGACY, PFN_cuLibraryUnload_v12000) \
+	X(library_get_kernel,   "cuLibraryGetKernel",        SIM_RT_LEGACY, PFN_cuLibraryGetKernel_v12000) \
+	X(launch_kernel,        "cuLaunchKernel",            SIM_RT_LEGACY, PFN_cuLaunchKernel_v4000) \
+	X(launch_kernel_ptsz,   "cuLaunchKernel",            SIM_RT_PER_THREAD, PFN_cuLaunchKernel_v7000_ptsz)
 
 /* The same for stream capture, graphs and graph memory. */
 #define SIM_RT_GRAPH_FUNCTIONS(X) \
@@ -125,6 +153,9 @@ cudaError_t sim_rt_check_device(int device);
 			return sim_rt_fail(enter_err_);   \
 	} while (0)
 
+/* sim-runtime-kernel.c */
+void sim_rt_kernels_at_fork(void);
+
 /* sim-runtime-error.c */
 cudaError_t sim_rt_from_driver(CUresult rc);
 cudaError_t sim_rt_fail(cudaError_t err);
@@ -159,3 +190,13 @@ cudaError_t CUDARTAPI cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *pGrap
 	cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams);
 cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream);
 cudaError_t CUDARTAPI cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
+					   enum cudaMemcpyKind kind, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaStreamQuery_ptsz(cudaStream_t stream);
+cudaError_t CUDARTAPI cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event,
+					       unsigned int flags);
+cudaError_t CUDARTAPI cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream,
+						    unsigned int flags);
+cudaError_t CUDARTAPI cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
+					    void **args, size_t sharedMem, cudaStream_t stream);

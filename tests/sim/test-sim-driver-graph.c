@@ -39,6 +39,18 @@ capture_status(CUstream s)
 	return status;
 }
 
+/* The dependency set of a stream being captured: its size, the array. */
+static size_t
+capture_deps(CUstream s, const CUgraphNode **deps)
+{
+	CUstreamCaptureStatus status;
+	size_t n = 99;
+
+	*deps = NULL;
+	EXPECT_RC(cuStreamGetCaptureInfo(s, &status, NULL, NULL, deps, NULL, &n), CUDA_SUCCESS);
+	return n;
+}
+
 /* An alloc node of bytes in graph, its address returned. */
 static CUdeviceptr
 alloc_node(CUgraph graph, size_t bytes, CUgraphNode *node)
@@ -425,6 +437,7 @@ test_capture_rules(CUstream s)
 	CUgraph g = NULL, target;
 	CUgraphExec e;
 	CUgraphNode first;
+	const CUgraphNode *deps = NULL;
 	CUdeviceptr p, q;
 	size_t n = 0;
 
@@ -449,9 +462,11 @@ test_capture_rules(CUstream s)
 	EXPECT_RC(cuGraphAddEmptyNode(&first, g, NULL, 0), CUDA_SUCCESS);
 	EXPECT_RC(cuStreamBeginCaptureToGraph(s, g, &first, NULL, 1, CU_STREAM_CAPTURE_MODE_GLOBAL),
 		  CUDA_SUCCESS);
+	EXPECT(capture_deps(s, &deps) == 1 && deps[0] == first);
 	EXPECT_RC(cuGraphInstantiate(&e, g, 0), CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RC(cuGraphDestroy(g), CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RC(cuMemAllocAsync(&q, MiB, s), CUDA_SUCCESS);
+	EXPECT(capture_deps(s, &deps) == 1 && deps[0] != first);
 	EXPECT_RC(cuStreamEndCapture(s, &target), CUDA_SUCCESS);
 	EXPECT(target == g);
 	EXPECT_RC(cuGraphGetNodes(g, NULL, &n), CUDA_SUCCESS);

@@ -64,6 +64,15 @@ test_before_init(void)
 	EXPECT_RC(cuInit(1), CUDA_ERROR_INVALID_VALUE);
 }
 
+static int
+attribute(CUdevice_attribute attrib, CUdevice dev)
+{
+	int value = -7;
+
+	EXPECT_RC(cuDeviceGetAttribute(&value, attrib, dev), CUDA_SUCCESS);
+	return value;
+}
+
 static void
 test_devices(void)
 {
@@ -84,6 +93,17 @@ test_devices(void)
 	EXPECT_RC(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 0),
 		  CUDA_SUCCESS);
 	EXPECT(value == 1);
+	EXPECT(attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 1) == 9);
+	EXPECT(attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0) == 132);
+	EXPECT(attribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, 0) == 64);
+	EXPECT(attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, 0) == 2147483647);
+	EXPECT(attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 0) == 49152);
+	EXPECT(attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 0) == 1);
+	EXPECT(attribute(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 1) == 2);
+	EXPECT(attribute(CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED, 0) == 0);
+	EXPECT_RC(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_MAX, 0), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RC(cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 2),
+		  CUDA_ERROR_INVALID_DEVICE);
 }
 
 /* No current context: memory calls fail until one is made current. */
@@ -431,6 +451,8 @@ main(int argc, char **argv)
 	test_host_register();
 	test_ipc();
 	test_graphs(primary);
+	test_events(primary);
+	test_kernels(primary);
 	test_fork();
 	test_context_teardown(primary);
 	test_second_device(primary);

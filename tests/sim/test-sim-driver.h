@@ -1,8 +1,10 @@
 /* Shared by the files of the driver self-test: test-sim-driver.c
  * (devices, contexts, the allocator, copies), test-sim-driver-routes.c
  * (pools, virtual memory, arrays, IPC, host registration, fork, and the
- * ABIs cuGetProcAddress hands out) and test-sim-driver-graph.c (stream
- * capture, graphs, graph memory). The device shape, set in main before
+ * ABIs cuGetProcAddress hands out), test-sim-driver-graph.c (stream
+ * capture, graphs, graph memory), test-sim-driver-events.c (events,
+ * captures across streams) and test-sim-driver-kernels.c (device code,
+ * launches). The device shape, set in main before
  * cuInit: 2 devices of 64 MiB, 1 MiB of each reserved. */
 #pragma once
 
@@ -49,3 +51,9 @@ void test_proc_routes(void);
 
 /* test-sim-driver-graph.c */
 void test_graphs(CUcontext primary);
+
+/* test-sim-driver-events.c */
+void test_events(CUcontext primary);
+
+/* test-sim-driver-kernels.c */
+void test_kernels(CUcontext primary);

@@ -1,7 +1,8 @@
 /* Self-test of the simulated runtime, built like a test program (real
  * headers, linked against the toolkit's libcudart) and run with sim_env:
  * one 1 GiB device. Covers what the programs do not: error semantics,
- * entry points, reset, capture and graphs. */
+ * entry points, reset, capture and graphs; events, launches and device
+ * properties are in test-sim-runtime-streams.c. */
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
@@ -13,46 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define GiB ((size_t)1 << 30)
-#define MiB ((size_t)1 << 20)
+#include "test-sim-runtime.h"
 
-/* Exported by the real library too, declared only for per-thread builds. */
-cudaError_t CUDARTAPI cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream);
-cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream);
-cudaError_t CUDARTAPI cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
-						   cudaStream_t stream);
-cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t stream,
-						  enum cudaStreamCaptureMode mode);
-cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph);
-cudaError_t CUDARTAPI cudaStreamIsCapturing_ptsz(cudaStream_t stream,
-						 enum cudaStreamCaptureStatus *pCaptureStatus);
-cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream);
-cudaError_t CUDARTAPI cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
-					   cudaStream_t stream);
+int failures;
 
-static int failures;
-
-#define EXPECT(cond)                                                         \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "%s:%d: expected %s\n", __FILE__,    \
-				__LINE__, #cond);                            \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
-
-#define EXPECT_ERR(call, want)                                               \
-	do {                                                                 \
-		cudaError_t got_ = (call);                                   \
-		if (got_ != (want)) {                                        \
-			fprintf(stderr, "%s:%d: %s returned %s, expected %s\n", \
-				__FILE__, __LINE__, #call,                   \
-				cudaGetErrorName(got_), #want);              \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
-
-static size_t
+size_t
 used_bytes(void)
 {
 	size_t free_bytes = 0, total = 0;
@@ -518,6 +484,8 @@ main(void)
 	test_arrays();
 	test_host_register_and_ipc();
 	test_graphs();
+	test_streams();
+	test_device_attributes();
 	test_fork();
 	test_reset();
 	if (failures)

@@ -1,0 +1,562 @@
+/* Simulated driver: device code and kernel launches. The simulated device
+ * runs no code: a launch checks what the real driver checks cheaply (the
+ * function, the stream, the configuration) and does nothing, or, on a
+ * stream being captured, becomes a kernel node that does nothing when the
+ * graph runs.
+ *
+ * Device code comes as an image: a fatbinary (what nvcc embeds and the
+ * runtime loads), an ELF cubin or PTX text. The driver keeps a copy, as
+ * the caller may free its own, and looks kernel names up in it as whole
+ * words (the ELF string tables and PTX entries hold them). An image with
+ * neither ELF nor PTX in sight (a compressed fatbinary) cannot be read
+ * here: any name is taken.
+ *
+ * Two routes, as in the real driver: libraries (cuLibraryLoadData,
+ * context-independent, as the CUDA 12+ runtime loads device code), their
+ * kernels (cuLibraryGetKernel) and each kernel's function in a context
+ * (cuKernelGetFunction); and modules of one context (cuModuleLoadData,
+ * cuModuleGetFunction). cuLaunchKernel takes a function, or a kernel cast
+ * to one (then the context is the current one). */
+#include "sim-driver.h"
+
+#include <elf.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SIM_FATBIN_MAGIC 0xBA55ED50u
+
+struct sim_image {
+	unsigned char *bytes;
+	size_t size;
+};
+
+struct CUlib_st {
+	struct sim_image image;
+	struct CUlib_st *next;       /* every library */
+};
+
+struct CUmod_st {
+	struct sim_image image;
+	uint32_t owner;              /* the context it was loaded in */
+	struct CUmod_st *next;       /* every module */
+};
+
+struct CUkern_st {
+	CUlibrary library;
+	char *name;
+	struct CUkern_st *next;      /* every kernel */
+};
+
+struct CUfunc_st {
+	char *name;
+	CUkernel kernel;             /* from cuKernelGetFunction, or NULL */
+	CUmodule module;             /* from cuModuleGetFunction, or NULL */
+	uint32_t owner;              /* its context */
+	struct CUfunc_st *next;      /* every function */
+};
+
+/* Under the driver lock. */
+static CUlibrary sim_libraries;
+static CUmodule sim_modules;
+static CUkernel sim_kernels;
+static CUfunction sim_functions;
+
+/* ---- images ---- */
+
+/* A fatbinary's header: magic, version, header size, then the size of
+ * what follows it. */
+static size_t
+fatbin_size(const unsigned char *p)
+{
+	uint16_t header;
+	uint64_t rest;
+
+	memcpy(&header, p + 6, sizeof(header));
+	memcpy(&rest, p + 8, sizeof(rest));
+	if (header < 16 || rest > ((uint64_t)1 << 32))
+		return 0;
+	return header + (size_t)rest;
+}
+
+/* An ELF file ends with its section or its program header table. */
+static size_t
+elf_size(const unsigned char *p)
+{
+	Elf64_Ehdr h;
+	size_t sections, segments, end = sizeof(h);
+
+	if (p[EI_CLASS] != ELFCLASS64)
+		return 0;
+	memcpy(&h, p, sizeof(h));
+	sections = h.e_shoff + (size_t)h.e_shnum * h.e_shentsize;
+	segments = h.e_phoff + (size_t)h.e_phnum * h.e_phentsize;
+	if (sections > end)
+		end = sections;
+	if (segments > end)
+		end = segments;
+	return end;
+}
+
+/* How many bytes the image at code has, 0 for anything that is not
+ * device code. PTX is NUL-terminated text with a .version directive. */
+static size_t
+image_size(const void *code)
+{
+	const unsigned char *p = code;
+	uint32_t magic = 0;
+	size_t n;
+
+	/* Text shorter than a magic number is read no further than its end. */
+	if (strnlen(code, sizeof(magic)) == sizeof(magic))
+		memcpy(&magic, p, sizeof(magic));
+	if (magic == SIM_FATBIN_MAGIC)
+		return fatbin_size(p);
+	if (magic && memcmp(p, ELFMAG, SELFMAG) == 0)
+		return elf_size(p);
+	n = strlen(code);
+	return memmem(code, n, ".version", 8) ? n + 1 : 0;
+}
+
+static CUresult
+image_load(struct sim_image *im, const void *code)
+{
+	size_t size;
+
+	if (!code)
+		return CUDA_ERROR_INVALID_VALUE;
+	size = image_size(code);
+	if (size == 0)
+		return CUDA_ERROR_INVALID_IMAGE;
+	im->bytes = malloc(size);
+	if (!im->bytes)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memcpy(im->bytes, code, size);
+	im->size = size;
+	return CUDA_SUCCESS;
+}
+
+static bool
+ident_char(unsigned char c)
+{
+	return c == '_' || c == '$' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+	       (c >= 'A' && c <= 'Z');
+}
+
+/* Whether name occurs in the image as a whole word. */
+static bool
+has_word(const struct sim_image *im, const char *name)
+{
+	size_t n = strlen(name);
+	const unsigned char *end = im->bytes + im->size;
+	const unsigned char *p = im->bytes;
+
+	while (n && (p = memmem(p, (size_t)(end - p), name, n))) {
+		bool starts = p == im->bytes || !ident_char(p[-1]);
+		bool ends = p + n == end || !ident_char(p[n]);
+		if (starts && ends)
+			return true;
+		p++;
+	}
+	return false;
+}
+
+/* Whether the image may hold a kernel of that name. */
+static bool
+image_has(const struct sim_image *im, const char *name)
+{
+	bool readable = memmem(im->bytes, im->size, ELFMAG, SELFMAG) ||
+			memmem(im->bytes, im->size, ".entry", 6);
+
+	return name && (has_word(im, name) || (!readable && *name));
+}
+
+/* ---- lookups ---- */
+
+static bool
+library_alive(CUlibrary lib)
+{
+	for (CUlibrary l = sim_libraries; l; l = l->next)
+		if (l == lib)
+			return lib != NULL;
+	return false;
+}
+
+static bool
+module_alive(CUmodule mod)
+{
+	for (CUmodule m = sim_modules; m; m = m->next)
+		if (m == mod)
+			return mod != NULL;
+	return false;
+}
+
+static bool
+kernel_alive(CUkernel kernel)
+{
+	for (CUkernel k = sim_kernels; k; k = k->next)
+		if (k == kernel)
+			return kernel != NULL;
+	return false;
+}
+
+static bool
+function_alive(CUfunction func)
+{
+	for (CUfunction f = sim_functions; f; f = f->next)
+		if (f == func)
+			return func != NULL;
+	return false;
+}
+
+/* The function of that name from that kernel or module in that context,
+ * made on first use: the same name gives the same handle. */
+static CUfunction
+function_get(CUkernel kernel, CUmodule module, const char *name, uint32_t owner)
+{
+	CUfunction f;
+
+	for (f = sim_functions; f; f = f->next)
+		if (f->kernel == kernel && f->module == module && f->owner == owner &&
+		    strcmp(f->name, name) == 0)
+			return f;
+	f = calloc(1, sizeof(*f));
+	if (!f || !(f->name = strdup(name))) {
+		free(f);
+		return NULL;
+	}
+	f->kernel = kernel;
+	f->module = module;
+	f->owner = owner;
+	f->next = sim_functions;
+	sim_functions = f;
+	return f;
+}
+
+/* The functions of a kernel or module that goes, or of a context. */
+static void
+functions_drop(CUkernel kernel, CUmodule module, uint32_t owner)
+{
+	CUfunction *at = &sim_functions;
+
+	while (*at) {
+		CUfunction f = *at;
+		bool drop = (kernel && f->kernel == kernel) || (module && f->module == module) ||
+			    (owner && f->owner == owner);
+		if (!drop) {
+			at = &f->next;
+			continue;
+		}
+		*at = f->next;
+		free(f->name);
+		free(f);
+	}
+}
+
+static CUkernel
+kernel_get(CUlibrary lib, const char *name)
+{
+	CUkernel k;
+
+	for (k = sim_kernels; k; k = k->next)
+		if (k->library == lib && strcmp(k->name, name) == 0)
+			return k;
+	k = calloc(1, sizeof(*k));
+	if (!k || !(k->name = strdup(name))) {
+		free(k);
+		return NULL;
+	}
+	k->library = lib;
+	k->next = sim_kernels;
+	sim_kernels = k;
+	return k;
+}
+
+static void
+kernels_drop(CUlibrary lib)
+{
+	CUkernel *at = &sim_kernels;
+
+	while (*at) {
+		CUkernel k = *at;
+		if (k->library != lib) {
+			at = &k->next;
+			continue;
+		}
+		*at = k->next;
+		functions_drop(k, NULL, 0);
+		free(k->name);
+		free(k);
+	}
+}
+
+static void
+module_delete(CUmodule mod)
+{
+	CUmodule *at;
+
+	functions_drop(NULL, mod, 0);
+	for (at = &sim_modules; *at != mod; at = &(*at)->next)
+		;
+	*at = mod->next;
+	free(mod->image.bytes);
+	free(mod);
+}
+
+/* Lock held: a context is being destroyed: its modules and the functions
+ * of kernels in it go; libraries and kernels are no context's. */
+void
+sim_modules_release_owner(uint32_t owner)
+{
+	CUmodule m, next;
+
+	for (m = sim_modules; m; m = next) {
+		next = m->next;
+		if (m->owner == owner)
+			module_delete(m);
+	}
+	functions_drop(NULL, NULL, owner);
+}
+
+/* ---- libraries and kernels ---- */
+
+/* JIT and library options are accepted and ignored: nothing is compiled. */
+CUresult CUDAAPI
+cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+		  void **jitOptionsValues, unsigned int numJitOptions,
+		  CUlibraryOption *libraryOptions, void **libraryOptionValues,
+		  unsigned int numLibraryOptions)
+{
+	CUresult rc = sim_ready();
+	CUlibrary lib;
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!library || (numJitOptions && (!jitOptions || !jitOptionsValues)) ||
+	    (numLibraryOptions && (!libraryOptions || !libraryOptionValues)))
+		return CUDA_ERROR_INVALID_VALUE;
+	lib = calloc(1, sizeof(*lib));
+	if (!lib)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = image_load(&lib->image, code);
+	if (rc != CUDA_SUCCESS) {
+		free(lib);
+		return rc;
+	}
+	sim_lock();
+	lib->next = sim_libraries;
+	sim_libraries = lib;
+	sim_unlock();
+	*library = lib;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI
+cuLibraryUnload(CUlibrary library)
+{
+	CUresult rc = sim_ready();
+	CUlibrary *at;
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	sim_lock();
+	if (!library_alive(library)) {
+		rc = CUDA_ERROR_INVALID_HANDLE;
+	} else {
+		kernels_drop(library);
+		for (at = &sim_libraries; *at != library; at = &(*at)->next)
+			;
+		*at = library->next;
+		free(library->image.bytes);
+		free(library);
+	}
+	sim_unlock();
+	return rc;
+}
+
+CUresult CUDAAPI
+cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!pKernel || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_lock();
+	if (!library_alive(library))
+		rc = CUDA_ERROR_INVALID_HANDLE;
+	else if (!image_has(&library->image, name))
+		rc = CUDA_ERROR_NOT_FOUND;
+	else if (!(*pKernel = kernel_get(library, name)))
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	sim_unlock();
+	return rc;
+}
+
+/* The kernel's function in the current context. */
+CUresult CUDAAPI
+cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{
+	CUcontext ctx;
+	CUresult rc;
+
+	sim_lock();
+	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS && !pFunc)
+		rc = CUDA_ERROR_INVALID_VALUE;
+	if (rc == CUDA_SUCCESS && !kernel_alive(kernel))
+		rc = CUDA_ERROR_INVALID_HANDLE;
+	if (rc == CUDA_SUCCESS && !(*pFunc = function_get(kernel, NULL, kernel->name, ctx->id)))
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	sim_unlock();
+	return rc;
+}
+
+/* ---- modules ---- */
+
+CUresult CUDAAPI
+cuModuleLoadData(CUmodule *module, const void *image)
+{
+	CUmodule mod = NULL;
+	CUcontext ctx;
+	CUresult rc;
+
+	sim_lock();
+	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS && !module)
+		rc = CUDA_ERROR_INVALID_VALUE;
+	if (rc == CUDA_SUCCESS && !(mod = calloc(1, sizeof(*mod))))
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	if (rc == CUDA_SUCCESS)
+		rc = image_load(&mod->image, image);
+	if (rc == CUDA_SUCCESS) {
+		mod->owner = ctx->id;
+		mod->next = sim_modules;
+		sim_modules = mod;
+		*module = mod;
+	} else {
+		free(mod);
+	}
+	sim_unlock();
+	return rc;
+}
+
+CUresult CUDAAPI
+cuModuleUnload(CUmodule hmod)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	sim_lock();
+	if (module_alive(hmod))
+		module_delete(hmod);
+	else
+		rc = CUDA_ERROR_INVALID_HANDLE;
+	sim_unlock();
+	return rc;
+}
+
+CUresult CUDAAPI
+cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!hfunc || !name)
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_lock();
+	if (!module_alive(hmod))
+		rc = CUDA_ERROR_INVALID_HANDLE;
+	else if (!image_has(&hmod->image, name))
+		rc = CUDA_ERROR_NOT_FOUND;
+	else if (!(*hfunc = function_get(NULL, hmod, name, hmod->owner)))
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	sim_unlock();
+	return rc;
+}
+
+/* ---- launches ---- */
+
+/* A function of the launching context, or a kernel passed as one. */
+static bool
+launchable(CUfunction f, CUcontext ctx)
+{
+	if (kernel_alive((CUkernel)f))
+		return true;
+	return function_alive(f) && f->owner == ctx->id;
+}
+
+/* The limits a Hopper GPU has (the device attributes say the same). */
+static bool
+config_ok(const unsigned int *grid, const unsigned int *block, unsigned int shared)
+{
+	static const unsigned int grid_max[3] = { SIM_MAX_GRID_DIM_X, SIM_MAX_GRID_DIM_Y,
+						  SIM_MAX_GRID_DIM_Z };
+	static const unsigned int block_max[3] = { SIM_MAX_BLOCK_DIM_X, SIM_MAX_BLOCK_DIM_Y,
+						   SIM_MAX_BLOCK_DIM_Z };
+	unsigned long long threads = 1;
+
+	for (int i = 0; i < 3; i++) {
+		if (grid[i] == 0 || grid[i] > grid_max[i] || block[i] == 0 ||
+		    block[i] > block_max[i])
+			return false;
+		threads *= block[i];
+	}
+	return threads <= SIM_MAX_THREADS_PER_BLOCK && shared <= SIM_MAX_SHARED_PER_BLOCK;
+}
+
+/* Lock held. */
+static CUresult
+launch(CUfunction f, const unsigned int *grid, const unsigned int *block, unsigned int shared,
+       CUstream stream, void **params, void **extra)
+{
+	struct sim_capture *c;
+	CUcontext ctx;
+	CUresult rc = sim_ctx_enter(&ctx);
+
+	if (rc == CUDA_SUCCESS)
+		rc = sim_stream_check(stream, ctx);
+	if (rc == CUDA_SUCCESS && !launchable(f, ctx))
+		rc = CUDA_ERROR_INVALID_HANDLE;
+	if (rc == CUDA_SUCCESS && (!config_ok(grid, block, shared) || (params && extra)))
+		rc = CUDA_ERROR_INVALID_VALUE;
+	if (rc == CUDA_SUCCESS && (c = sim_capture_of(stream)))
+		rc = sim_capture_noop(c, CU_GRAPH_NODE_TYPE_KERNEL);
+	return rc;
+}
+
+static CUresult
+launch_locked(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+	      unsigned int by, unsigned int bz, unsigned int shared, CUstream stream,
+	      void **params, void **extra)
+{
+	const unsigned int grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
+	CUresult rc;
+
+	sim_lock();
+	rc = launch(f, grid, block, shared, stream, params, extra);
+	sim_unlock();
+	return rc;
+}
+
+CUresult CUDAAPI
+cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+	       unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+	       unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
+{
+	return launch_locked(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+			     sharedMemBytes, hStream, kernelParams, extra);
+}
+
+CUresult CUDAAPI
+cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+		    unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+		    unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+		    void **kernelParams, void **extra)
+{
+	return launch_locked(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+			     sharedMemBytes, sim_stream_per_thread(hStream), kernelParams, extra);
+}
