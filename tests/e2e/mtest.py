@@ -22,6 +22,19 @@ def program(name):
     return os.path.join(BUILD, "tests", "programs", name)
 
 
+def source_lines(name, text):
+    """The line numbers of the lines of tests/programs/NAME holding text."""
+    with open(os.path.join(SOURCE, "tests", "programs", name)) as f:
+        return [n for n, line in enumerate(f, 1) if text in line]
+
+
+def needs_program(name):
+    """Skip a test whose program was not built (the nvcc programs, where
+    meson found no nvcc)."""
+    if not os.path.exists(program(name)):
+        raise unittest.SkipTest(f"{name} was not built (no nvcc)")
+
+
 def sim_env(extra=None, device_memory="1G"):
     env = dict(os.environ)
     for k in list(env):

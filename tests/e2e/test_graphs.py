@@ -110,6 +110,68 @@ class Graphs(mtest.TraceTest):
         self.assertIn("3 executable graphs never destroyed pin 34.0 MiB", text)
         self.assertIn("Together they pin 34.0 MiB", text)
 
+    def test_fork_join_capture(self):
+        """fork-join.cu (nvcc, kernels): one graph captured from three
+        streams; the joined stream's allocation and the frees made on the
+        joined streams are the graph's, so nothing leaks and nothing is
+        plain device memory."""
+        mtest.needs_program("fork-join")
+        run = self.run_both("fork-join")
+        self.assertEqual(run.rc, 0, run.stderr)
+        x, y, launches = 4 * MiB, 3 * MiB // 2, 5
+        with self.db(run.trace) as db:
+            c = calls(db)
+            joins = db.execute("SELECT count(*) FROM events WHERE kind = 25").fetchone()[0]
+        self.assertEqual(c[("cudaMallocAsync", 1)], (2, x + y))  # both captured: graph memory
+        self.assertEqual(c[("cudaFreeAsync", 24)][0], 2)  # both free nodes
+        self.assertNotIn(("cudaFreeAsync", 2), c)  # no plain free
+        self.assertEqual(joins, 2)  # b and c joined a's capture
+        rep = self.report(run.trace)
+        g = rep["graphs"]
+        self.assertEqual((g["captured_allocations"], g["captured_frees"], g["unattached_nodes"]),
+                         (2, 2, 0))
+        self.assertEqual((g["created"], g["destroyed"], g["execs_created"], g["execs_destroyed"]),
+                         (1, 1, 1, 1))
+        self.assertEqual((g["launches"], g["failed_launches"], g["mem_trims"]), (launches, 0, 1))
+        self.assertEqual((g["orphaned"], g["graph_memory_never_freed"]), ([], []))
+        # both are freed in their graph: transient, never live after a launch;
+        # each launch needs both at once from the pool; the trim gives it back
+        self.assertEqual((g["pool_peak_bytes"], g["pool_bytes_at_end"]), (x + y, 0))
+        t = rep["totals"]
+        self.assertEqual((t["allocations"], t["live_bytes_at_end"], t["peak_bytes"]), (0, 0, 0))
+        self.assertEqual(rep["leaks"], [])
+        self.assertEqual([m["label"] for m in rep["marks"]], ["capture", "launch", "teardown"])
+        self.assertEqual([d["total_bytes"] for d in rep["devices"]], [1 << 30])
+
+    def test_graph_footprint(self):
+        """graph-footprint.cu (nvcc, kernels): three graphs over one pool,
+        one captured across three streams; the state of g2 is the only
+        graph memory that lives past a launch."""
+        mtest.needs_program("graph-footprint")
+        run = self.run_both("graph-footprint")
+        self.assertEqual(run.rc, 0, run.stderr)
+        g1, state = 8 * MiB, 3 * MiB
+        rep = self.report(run.trace)
+        g = rep["graphs"]
+        self.assertEqual((g["alloc_nodes"], g["captured_allocations"]), (1, 4))
+        self.assertEqual((g["free_nodes"], g["captured_frees"], g["unattached_nodes"]), (1, 3, 0))
+        self.assertEqual((g["launches"], g["uploads"], g["failed_launches"]), (5, 1, 0))
+        self.assertEqual((g["created"], g["destroyed"], g["execs_created"], g["execs_destroyed"]),
+                         (3, 3, 3, 3))
+        self.assertEqual((g["orphaned"], g["graph_memory_never_freed"]), ([], []))
+        # g2's state, once per launch of g2; the first freed by the second
+        # launch (auto-free), the second by cudaFree
+        t = rep["totals"]
+        self.assertEqual((t["allocations"], t["frees"], t["bytes_allocated"]),
+                         (2, 2, 2 * state))
+        self.assertEqual((t["live_bytes_at_end"], t["peak_bytes"]), (0, state))
+        # the pool: the live state plus g1's mapping, the largest (the model
+        # does not round to 2 MiB as the device does)
+        self.assertEqual((g["pool_peak_bytes"], g["pool_bytes_at_end"]), (state + g1, 0))
+        site, = rep["sites"]
+        self.assertEqual(innermost(site), "build_stateful(float**)")
+        self.assertEqual(rep["leaks"], [])
+
     def test_graph_memory_leaked_and_relaunch(self):
         run = self.run_both("graph-leak")
         self.assertEqual(run.rc, 0)

@@ -291,5 +291,50 @@ class TypedTemplates(mtest.TraceTest):
             self.assertFalse(site["frames"][0]["file"].endswith("cuda_runtime.h"))
 
 
+class NvccPrograms(mtest.TraceTest):
+    """CUDA C++ built by nvcc -cudart shared, with kernels, on the
+    simulated device: their output unchanged under memtrace, their
+    numbers exact (see each program's header)."""
+
+    def test_stream_ordered(self):
+        mtest.needs_program("stream-ordered")
+        run = self.run_both("stream-ordered")
+        self.assertEqual(run.rc, 0, run.stderr)
+        rep = self.report(run.trace)
+        t = rep["totals"]
+        self.assertEqual((t["allocations"], t["frees"], t["bytes_allocated"]),
+                         (24, 24, 24 * MiB))
+        self.assertEqual((t["peak_bytes"], t["live_bytes_at_end"], t["ooms"]), (3 * MiB, 0, 0))
+        self.assertEqual((rep["host"]["allocations"], rep["host"]["frees"],
+                          rep["host"]["bytes_allocated"]), (3, 3, 3 * MiB))
+        # a, b and c: three sites, at the program's own lines in iterate
+        lines = mtest.source_lines("stream-ordered.cu", "must(cudaMallocAsync(&")
+        self.assertEqual(len(lines), 3)
+        got = sorted((s["site"]["function"], s["site"]["line"], s["count"], s["total_bytes"])
+                     for s in rep["sites"])
+        self.assertEqual(got, [("iterate(host_vectors const&)", n, 8, 8 * MiB) for n in lines])
+        self.assertEqual([m["label"] for m in rep["marks"] if m["by"] == "user"],
+                         ["basic", "post-sync"])
+        self.assertEqual(rep["graphs"]["created"], 0)
+
+    def test_static_alloc_shared_runtime(self):
+        """tests/gpu/static-alloc.cu, the real-GPU check's program, built
+        with the shared runtime: 64 MiB kept, 1 MiB freed, 3,000,000
+        kept, 8 MiB async freed, then one OOM of twice the device."""
+        mtest.needs_program("static-alloc-shared")
+        run = self.run_both("static-alloc-shared")
+        self.assertEqual(run.rc, 0, run.stderr)
+        rep = self.report(run.trace)
+        t = rep["totals"]
+        kept = 64 * MiB + 3000000
+        self.assertEqual((t["allocations"], t["frees"]), (4, 2))
+        self.assertEqual(t["bytes_allocated"], kept + 1 * MiB + 8 * MiB)
+        self.assertEqual((t["live_bytes_at_end"], t["ooms"]), (kept, 1))
+        oom, = rep["ooms"]
+        self.assertEqual((oom["api"], oom["requested_bytes"]), ("cudaMalloc", 2 * GiB))
+        self.assertEqual(innermost(oom), "main")
+        self.assertEqual(sorted(l["bytes"] for l in rep["leaks"]), [3000000, 64 * MiB])
+
+
 if __name__ == "__main__":
     mtest.main()
