@@ -1,6 +1,6 @@
 /* Reading a trace (docs/trace-format.md, schema versions 1 and 2). Everything but
  * the events is loaded into memory; the events are streamed in seq order.
- * Keep in step with interpose/trace-schema.h and docs/trace-format.md. */
+ * Keep in step with trace/trace-schema.h and docs/trace-format.md. */
 #pragma once
 
 #include <stdbool.h>

@@ -38,7 +38,7 @@ fi
 flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 # shellcheck disable=SC2046,SC2086 # $flags and pkg-config's words are meant to split
-"$cc" $flags -I"$src/report" -I"$src/interpose" -I"$build" -I"$build/report" \
+"$cc" $flags -I"$src/report" -I"$src/trace" -I"$build" -I"$build/report" \
 	-Dmain=memtrace_report_main \
 	-o "$output" "$here/fuzz-report.c" "$src"/report/*.c \
 	$(pkg-config --cflags --libs sqlite3 libdw) -lm
