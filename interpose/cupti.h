@@ -55,7 +55,3 @@ size_t mt_cupti_drain(uint8_t *buffer, size_t valid, mt_cupti_next_fn next,
  * the callbacks memtrace does not keep. */
 bool mt_cupti_graph_event(CUpti_CallbackId cbid, const CUpti_GraphData *g, uint32_t id,
 			  uint64_t now_ns, struct mt_event *ev);
-
-/* The label of the mark that says CUPTI was on from that time. */
-#define MT_CUPTI_ON_MARK "memtrace: CUPTI on"
-#define MT_CUPTI_OFF_MARK "memtrace: CUPTI off"

@@ -142,11 +142,11 @@ bool model_site_native_is_user(const char *module_path, const char *function)
 
 int model_mark_kind(const char *label)
 {
-	if (!label || !starts_with(label, "memtrace: "))
+	if (!label || !starts_with(label, MT_MARK_PREFIX))
 		return MT_MARK_USER;
-	if (strcmp(label, "memtrace: CUPTI on") == 0)
+	if (strcmp(label, MT_CUPTI_ON_MARK) == 0)
 		return MT_MARK_CUPTI_ON;
-	if (strcmp(label, "memtrace: CUPTI off") == 0)
+	if (strcmp(label, MT_CUPTI_OFF_MARK) == 0)
 		return MT_MARK_CUPTI_OFF;
 	return MT_MARK_INTERNAL;
 }

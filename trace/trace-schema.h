@@ -60,6 +60,13 @@ enum mt_frame_kind {
 	MT_FRAME_PYTHON = 1,
 };
 
+/* Mark labels memtrace writes itself (ops.name of a mark): they start with
+ * MT_MARK_PREFIX, which the reporter keeps apart from the program's own.
+ * CUPTI watched from the "on" mark to the "off" mark (docs/cupti.md). */
+#define MT_MARK_PREFIX "memtrace: "
+#define MT_CUPTI_ON_MARK MT_MARK_PREFIX "CUPTI on"
+#define MT_CUPTI_OFF_MARK MT_MARK_PREFIX "CUPTI off"
+
 /* The tables every version has. */
 #define MT_SCHEMA_COMMON_SQL                                                       \
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"                      \
