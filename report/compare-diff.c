@@ -37,7 +37,7 @@ static char *stack_key(const struct trace *t, int64_t stack)
 	FILE *f = open_memstream(&buf, &len);
 
 	if (!f)
-		return mt_xstrdup("");
+		return xstrdup("");
 	for (uint32_t i = 0; s && i < s->depth; i++) {
 		_autofree_ char *l = render_frame_label(t, trace_stack_frame(t, s, i), false);
 
@@ -46,7 +46,7 @@ static char *stack_key(const struct trace *t, int64_t stack)
 	if (!s)
 		fprintf(f, "(stack %" PRId64 ")\n", stack);
 	fclose(f);
-	return buf ? buf : mt_xstrdup("");
+	return buf ? buf : xstrdup("");
 }
 
 static void add_sites(struct rows *rows, const struct trace *t, const struct model *m, int side)
@@ -55,7 +55,7 @@ static void add_sites(struct rows *rows, const struct trace *t, const struct mod
 		const struct model_site *site = &m->sites[i];
 		struct row *r;
 
-		mt_grow(&rows->r, &rows->cap, rows->n + 1, sizeof(*rows->r));
+		grow_array(&rows->r, &rows->cap, rows->n + 1, sizeof(*rows->r));
 		r = &rows->r[rows->n++];
 		*r = (struct row){ .key = stack_key(t, site->stack),
 				   .label = render_model_site_label(t, site, true) };

@@ -15,7 +15,7 @@ static char *meta_dup(const struct trace *t, const char *key)
 {
 	const char *v = trace_meta_get(t, key);
 
-	return v && *v ? mt_xstrdup(v) : NULL;
+	return v && *v ? xstrdup(v) : NULL;
 }
 
 void compare_rank_from(struct compare_rank *r, const struct trace *t, const struct model *m)
@@ -24,7 +24,7 @@ void compare_rank_from(struct compare_rank *r, const struct trace *t, const stru
 	int64_t start;
 
 	*r = (struct compare_rank){
-		.path = mt_xstrdup(t->path), .rank = meta_dup(t, "rank"), .host = meta_dup(t, "host"),
+		.path = xstrdup(t->path), .rank = meta_dup(t, "rank"), .host = meta_dup(t, "host"),
 		.pid = meta_dup(t, "pid"), .end = meta_dup(t, "end"),
 		.allocations = m->device.allocations, .bytes_allocated = m->device.bytes_allocated,
 		.peak_bytes = m->device.peak_bytes, .peak_time_ns = m->device.peak_time_ns,
@@ -44,7 +44,7 @@ void compare_rank_from(struct compare_rank *r, const struct trace *t, const stru
 	r->has_device = o->has_device_free && o->has_device_total;
 	r->device_free = o->device_free < 0 ? 0 : (uint64_t)o->device_free;
 	r->device_total = o->device_total < 0 ? 0 : (uint64_t)o->device_total;
-	r->oom_api = trace_api_name(t, o->api) ? mt_xstrdup(trace_api_name(t, o->api)) : NULL;
+	r->oom_api = trace_api_name(t, o->api) ? xstrdup(trace_api_name(t, o->api)) : NULL;
 	r->oom_site = render_stack_label(t, o->stack, true);
 }
 

@@ -43,7 +43,7 @@ static struct size_str secs(int64_t ns)
 static void add(struct diagnoses *d, enum diag_kind kind, const char *title, char *evidence,
 		char *remedy)
 {
-	d->items = mt_xrealloc(d->items, d->n + 1, sizeof(*d->items));
+	d->items = xrealloc(d->items, d->n + 1, sizeof(*d->items));
 	d->items[d->n++] = (struct diagnosis){
 		.kind = kind, .title = title, .evidence = evidence, .remedy = remedy,
 	};
@@ -70,13 +70,13 @@ static void rule_preallocation(const struct trace *t, const struct model *m, str
 			continue;
 		where = render_stack_label(t, n->stack, true);
 		add(d, DIAG_PREALLOCATION, "A framework preallocated the device",
-		    mt_xasprintf("one allocation of %s (%.0f%% of device %d) at %s by %s, among the "
-				 "first: memtrace sees that pool, not the tensors in it",
-				 sz(n->bytes).s, render_note_fraction(n) * 100, n->device,
-				 secs(n->time_ns).s, where),
-		    mt_xasprintf("rerun with `memtrace run --per-tensor` to see each tensor; "
-				 "TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true (allow growth); JAX: "
-				 "XLA_PYTHON_CLIENT_PREALLOCATE=false"));
+		    xasprintf("one allocation of %s (%.0f%% of device %d) at %s by %s, among the "
+			      "first: memtrace sees that pool, not the tensors in it",
+			      sz(n->bytes).s, render_note_fraction(n) * 100, n->device,
+			      secs(n->time_ns).s, where),
+		    xasprintf("rerun with `memtrace run --per-tensor` to see each tensor; "
+			      "TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true (allow growth); JAX: "
+			      "XLA_PYTHON_CLIENT_PREALLOCATE=false"));
 		return; /* one is enough: the remedy is the same */
 	}
 }
@@ -86,12 +86,12 @@ static void rule_fragmentation(const struct model_oom *o, struct diagnoses *d)
 	if (!o->has_device_free || o->device_free <= 0 || (uint64_t)o->device_free <= o->requested)
 		return;
 	add(d, DIAG_FRAGMENTATION, "Fragmentation",
-	    mt_xasprintf("the device had %s free at the failure, more than the %s asked for: "
-			 "the free memory is in pieces, none large enough",
-			 sz((uint64_t)o->device_free).s, sz(o->requested).s),
-	    mt_xasprintf("PyTorch: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or the "
-			 "asynchronous allocator (backend:cudaMallocAsync); elsewhere, allocate the "
-			 "large buffers first and keep them"));
+	    xasprintf("the device had %s free at the failure, more than the %s asked for: "
+		      "the free memory is in pieces, none large enough",
+		      sz((uint64_t)o->device_free).s, sz(o->requested).s),
+	    xasprintf("PyTorch: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or the "
+		      "asynchronous allocator (backend:cudaMallocAsync); elsewhere, allocate the "
+		      "large buffers first and keep them"));
 }
 
 static void rule_unexplained(const struct model *m, const struct model_oom *o,
@@ -105,14 +105,14 @@ static void rule_unexplained(const struct model *m, const struct model_oom *o,
 	    (double)o->unexplained_bytes < UNEXPLAINED_SHARE * (double)total)
 		return;
 	add(d, DIAG_UNEXPLAINED, "Memory the process did not allocate",
-	    mt_xasprintf("the device had %s in use at the failure, of which %s is not this "
-			 "process's allocations (%s live)",
-			 sz(render_oom_device_used(o)).s, sz(o->unexplained_bytes).s,
-			 sz(o->live_bytes).s),
-	    mt_xasprintf("look for other processes on the device (nvidia-smi) and one rank per "
-			 "device (CUDA_VISIBLE_DEVICES); the rest is CUDA contexts (a few hundred "
-			 "MiB each), libraries' workspaces (cuBLAS, cuDNN, NCCL) or a framework's "
-			 "cache memtrace cannot see (rerun with --per-tensor)"));
+	    xasprintf("the device had %s in use at the failure, of which %s is not this "
+		      "process's allocations (%s live)",
+		      sz(render_oom_device_used(o)).s, sz(o->unexplained_bytes).s,
+		      sz(o->live_bytes).s),
+	    xasprintf("look for other processes on the device (nvidia-smi) and one rank per "
+		      "device (CUDA_VISIBLE_DEVICES); the rest is CUDA contexts (a few hundred "
+		      "MiB each), libraries' workspaces (cuBLAS, cuDNN, NCCL) or a framework's "
+		      "cache memtrace cannot see (rerun with --per-tensor)"));
 }
 
 /* Bytes stack held in a snapshot (0 when not among its stacks). */
@@ -188,17 +188,17 @@ static bool rule_growth(const struct trace *t, const struct model *m, const stru
 		stack = grew_most(snap_from(tl, start + span / 4), o->holders, o->n_holders, &grew);
 	else
 		stack = grew_most(snap_from(tl, start + span / 4), m->leaks, m->n_leaks, &grew);
-	where = stack ? render_stack_label(t, stack, true) : mt_xstrdup("(no single site)");
+	where = stack ? render_stack_label(t, stack, true) : xstrdup("(no single site)");
 	add(d, DIAG_GROWTH, "Memory kept across iterations",
-	    mt_xasprintf("device memory never went below %s in the first quarter of the run and "
-			 "%s in the last%s; %s grew the most (+%s)",
-			 sz(floor[0]).s, sz(floor[3]).s, o ? " before the failure" : "", where,
-			 sz(grew).s),
-	    mt_xasprintf("find what keeps the memory of %s alive (a list or cache of tensors, a "
-			 "loss kept with its graph: use loss.item()); when it builds models or "
-			 "graphs: tf.keras.backend.clear_session(), torch._dynamo.reset(), destroy "
-			 "CUDA graph execs no longer used",
-			 where));
+	    xasprintf("device memory never went below %s in the first quarter of the run and "
+		      "%s in the last%s; %s grew the most (+%s)",
+		      sz(floor[0]).s, sz(floor[3]).s, o ? " before the failure" : "", where,
+		      sz(grew).s),
+	    xasprintf("find what keeps the memory of %s alive (a list or cache of tensors, a "
+		      "loss kept with its graph: use loss.item()); when it builds models or "
+		      "graphs: tf.keras.backend.clear_session(), torch._dynamo.reset(), destroy "
+		      "CUDA graph execs no longer used",
+		      where));
 	return true;
 }
 
@@ -237,18 +237,18 @@ static char *builds_evidence(const struct trace *t, const struct model *m)
 		const struct model_growth_site *gs = &g->sites[0];
 		_autofree_ char *site = render_model_site_label(t, &m->sites[gs->site], true);
 
-		grow = mt_xasprintf("%s grows by %s per point over %zu %s (%s to %s)", site,
-				    sz((uint64_t)gs->per_point).s, g->n_points,
-				    render_growth_basis(g->basis), sz(gs->live[0]).s,
-				    sz(gs->live[g->n_points - 1]).s);
+		grow = xasprintf("%s grows by %s per point over %zu %s (%s to %s)", site,
+				 sz((uint64_t)gs->per_point).s, g->n_points,
+				 render_growth_basis(g->basis), sz(gs->live[0]).s,
+				 sz(gs->live[g->n_points - 1]).s);
 	}
 	if (execs)
-		left = mt_xasprintf("%" PRIu64 " executable graph%s never destroyed, pinning %s", execs,
-				    execs == 1 ? "" : "s", sz(pinned).s);
+		left = xasprintf("%" PRIu64 " executable graph%s never destroyed, pinning %s", execs,
+				 execs == 1 ? "" : "s", sz(pinned).s);
 	if (never)
-		unfreed = mt_xasprintf("%s of graph memory never freed", sz(never).s);
-	return mt_xasprintf("%s%s%s%s%s", grow ? grow : "", grow && (left || unfreed) ? "; " : "",
-			    left ? left : "", left && unfreed ? "; " : "", unfreed ? unfreed : "");
+		unfreed = xasprintf("%s of graph memory never freed", sz(never).s);
+	return xasprintf("%s%s%s%s%s", grow ? grow : "", grow && (left || unfreed) ? "; " : "",
+			 left ? left : "", left && unfreed ? "; " : "", unfreed ? unfreed : "");
 }
 
 static bool rule_builds(const struct trace *t, const struct model *m, struct diagnoses *d)
@@ -261,11 +261,11 @@ static bool rule_builds(const struct trace *t, const struct model *m, struct dia
 	add(d, DIAG_BUILDS,
 	    diagnose_growth_story(m) ? "Memory growing build after build" : "CUDA graphs left behind",
 	    builds_evidence(t, m),
-	    mt_xasprintf("free what %s keeps from one build to the next: "
-			 "tf.keras.backend.clear_session() (Keras), torch._dynamo.reset() "
-			 "(torch.compile), and destroy graph execs no longer used "
-			 "(cudaGraphExecDestroy, cudaGraphDestroy)",
-			 what));
+	    xasprintf("free what %s keeps from one build to the next: "
+		      "tf.keras.backend.clear_session() (Keras), torch._dynamo.reset() "
+		      "(torch.compile), and destroy graph execs no longer used "
+		      "(cudaGraphExecDestroy, cudaGraphDestroy)",
+		      what));
 	return true;
 }
 
@@ -279,17 +279,17 @@ static void rule_working_set(const struct trace *t, const struct model *m,
 		return;
 	if (o->has_holders && o->n_holders) {
 		top = render_stack_label(t, o->holders[0].stack, true);
-		where = mt_xasprintf("%s holds the most (%s)", top, sz(o->holders[0].bytes).s);
+		where = xasprintf("%s holds the most (%s)", top, sz(o->holders[0].bytes).s);
 	} else {
-		where = mt_xstrdup("");
+		where = xstrdup("");
 	}
 	add(d, DIAG_WORKING_SET, "The working set does not fit",
-	    mt_xasprintf("%s live in %" PRIu64 " allocations at the failure, %.0f%% of the "
-			 "device, with no growth over the run%s%s",
-			 sz(o->live_bytes).s, o->live_count,
-			 100.0 * (double)o->live_bytes / (double)total, *where ? "; " : "", where),
-	    mt_xasprintf("a smaller batch, gradient (activation) checkpointing, mixed precision "
-			 "(bf16 or fp16), or sharding the model over more devices"));
+	    xasprintf("%s live in %" PRIu64 " allocations at the failure, %.0f%% of the "
+		      "device, with no growth over the run%s%s",
+		      sz(o->live_bytes).s, o->live_count,
+		      100.0 * (double)o->live_bytes / (double)total, *where ? "; " : "", where),
+	    xasprintf("a smaller batch, gradient (activation) checkpointing, mixed precision "
+		      "(bf16 or fp16), or sharding the model over more devices"));
 }
 
 void diagnose(const struct trace *t, const struct model *m, struct diagnoses *d)

@@ -296,7 +296,7 @@ static void warn_incomplete(const struct trace *t)
  * saying why. */
 static struct loaded *load_one(const char *path, const struct options *opt)
 {
-	struct loaded *l = mt_xcalloc(1, sizeof(*l));
+	struct loaded *l = xcalloc(1, sizeof(*l));
 
 	model_init(&l->m);
 	if (load(l, path, opt->progress, &opt->report) < 0) {
@@ -398,7 +398,7 @@ static int report_diff(const struct options *opt)
 /* The traces are read one at a time; only their summaries stay. */
 static int report_ranks(const struct options *opt)
 {
-	struct compare_rank *ranks = mt_xcalloc(opt->n_traces, sizeof(*ranks));
+	struct compare_rank *ranks = xcalloc(opt->n_traces, sizeof(*ranks));
 	struct output out;
 	size_t n = 0;
 	int rc = 1;

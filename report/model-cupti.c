@@ -96,7 +96,7 @@ struct model_cupti_priv {
 
 void model_cupti_init(struct model *m)
 {
-	struct model_cupti_priv *p = mt_xcalloc(1, sizeof(*p));
+	struct model_cupti_priv *p = xcalloc(1, sizeof(*p));
 
 	map_init(&p->hist, sizeof(struct hist));
 	map_init(&p->alone, sizeof(struct alone));
@@ -160,8 +160,8 @@ static struct model_cupti_module *by_module(struct model *m, int64_t module)
 	uint32_t *idx = map_put(&p->module_index, (uint64_t)(module + 1), &inserted);
 
 	if (inserted) {
-		mt_grow(&m->cupti.by_module, &m->cupti.cap_by_module, m->cupti.n_by_module + 1,
-			sizeof(*m->cupti.by_module));
+		grow_array(&m->cupti.by_module, &m->cupti.cap_by_module, m->cupti.n_by_module + 1,
+			   sizeof(*m->cupti.by_module));
 		m->cupti.by_module[m->cupti.n_by_module] = (struct model_cupti_module){ .module = module };
 		*idx = (uint32_t)m->cupti.n_by_module++;
 	}
@@ -283,7 +283,7 @@ bool model_cupti_hooked(struct model *m, const struct mt_event *ev)
 	claimed = claim(m, ev, h->last_end);
 	if (h->n == h->cap) { /* most addresses have one or two lives waiting */
 		h->cap = h->cap ? 2 * h->cap : 2;
-		h->l = mt_xrealloc(h->l, h->cap, sizeof(*h->l));
+		h->l = xrealloc(h->l, h->cap, sizeof(*h->l));
 	}
 	h->l[h->n++] = (struct life){
 		.time = ev->time_ns, .after = h->last_end, .until = NEVER, .bytes = ev->bytes,
@@ -309,7 +309,7 @@ void model_cupti_hooked_free(struct model *m, uint64_t address, int64_t time_ns,
 	h->l[h->n - 1].until = time_ns;
 	h->end_before = h->last_end;
 	h->last_end = time_ns;
-	mt_grow(&p->ended, &p->cap_ended, p->n_ended + 1, sizeof(*p->ended));
+	grow_array(&p->ended, &p->cap_ended, p->n_ended + 1, sizeof(*p->ended));
 	p->ended[p->n_ended++] = (struct ended){ address, time_ns };
 }
 
@@ -425,7 +425,7 @@ static void graph_life(struct model_cupti_priv *p, const struct mt_event *ev)
 		return;
 	}
 	end = map_get(&p->graph_end[c][exec], ev->handle);
-	mt_grow(&gl->l, &gl->cap, gl->n + 1, sizeof(*gl->l));
+	grow_array(&gl->l, &gl->cap, gl->n + 1, sizeof(*gl->l));
 	gl->l[gl->n] = (struct glife){
 		.handle = ev->handle, .graph = ev->address, .time = ev->time_ns,
 		.after = end ? *end : INT64_MIN, .until = NEVER, .exec = exec,
@@ -478,7 +478,7 @@ static void settle_graphs(struct model *m)
 {
 	struct model_cupti_priv *p = m->cupti.priv;
 	struct glives *cg = &p->cupti_graphs;
-	_autofree_ struct glife **order = mt_xcalloc(cg->n + 1, sizeof(*order));
+	_autofree_ struct glife **order = xcalloc(cg->n + 1, sizeof(*order));
 
 	for (size_t i = 0; i < cg->n; i++)
 		order[i] = &cg->l[i];

@@ -35,7 +35,7 @@ struct model_device *model_device_for(struct model *m, int id)
 		return &m->devices[m->device_memo[id] - 1];
 	idx = map_put(&m->device_index, (uint64_t)id, &inserted);
 	if (inserted) {
-		mt_grow(&m->devices, &m->cap_devices, m->n_devices + 1, sizeof(*m->devices));
+		grow_array(&m->devices, &m->cap_devices, m->n_devices + 1, sizeof(*m->devices));
 		m->devices[m->n_devices] = (struct model_device){ .id = id };
 		*idx = (uint32_t)m->n_devices++;
 	}
@@ -99,7 +99,7 @@ void model_device_oom(struct model *m, const struct mt_event *ev)
 
 static uint32_t pool_new(struct model *m, uint64_t handle)
 {
-	mt_grow(&m->pools, &m->cap_pools, m->n_pools + 1, sizeof(*m->pools));
+	grow_array(&m->pools, &m->cap_pools, m->n_pools + 1, sizeof(*m->pools));
 	m->pools[m->n_pools] = (struct model_pool){ .handle = handle };
 	*(uint32_t *)map_put(&m->pool_index, handle, NULL) = (uint32_t)m->n_pools;
 	return (uint32_t)m->n_pools++;
@@ -187,7 +187,7 @@ void model_device_finish(struct model *m)
 	memset(m->device_memo, 0, sizeof(m->device_memo));
 	if (m->n_devices)
 		qsort(m->devices, m->n_devices, sizeof(*m->devices), cmp_device);
-	m->notes = mt_xcalloc(m->n_devices + 1, sizeof(*m->notes));
+	m->notes = xcalloc(m->n_devices + 1, sizeof(*m->notes));
 	for (size_t i = 0; i < m->n_devices; i++)
 		note_preallocation(m, &m->devices[i]);
 	qsort(m->notes, m->n_notes, sizeof(*m->notes), cmp_note);

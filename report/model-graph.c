@@ -112,7 +112,7 @@ struct model_graph_priv {
 
 void model_graph_init(struct model *m)
 {
-	struct model_graph_priv *p = mt_xcalloc(1, sizeof(*p));
+	struct model_graph_priv *p = xcalloc(1, sizeof(*p));
 
 	map_init(&p->graph_index, sizeof(uint32_t));
 	map_init(&p->exec_index, sizeof(uint32_t));
@@ -149,7 +149,7 @@ void model_graph_fini(struct model *m)
 static uint32_t graph_new(struct model_graph_priv *p, uint64_t handle, int how,
 			  const struct mt_event *ev)
 {
-	mt_grow(&p->graphs, &p->cap_graphs, p->n_graphs + 1, sizeof(*p->graphs));
+	grow_array(&p->graphs, &p->cap_graphs, p->n_graphs + 1, sizeof(*p->graphs));
 	p->graphs[p->n_graphs] = (struct graph){
 		.handle = handle, .how = how, .stack = how ? ev->stack : 0,
 		.time_ns = ev->time_ns,
@@ -185,7 +185,7 @@ static void attach_mem(struct model_graph_priv *p, uint32_t graph, uint32_t mem)
 {
 	struct graph *g = &p->graphs[graph];
 
-	mt_grow(&g->mem, &g->cap_mem, g->n_mem + 1, sizeof(*g->mem));
+	grow_array(&g->mem, &g->cap_mem, g->n_mem + 1, sizeof(*g->mem));
 	g->mem[g->n_mem++] = mem;
 	p->mem[mem].graph = graph;
 	if (!p->mem[mem].live)
@@ -209,7 +209,7 @@ static void attach_free(struct model_graph_priv *p, uint32_t graph, uint64_t add
 	struct graph *g = &p->graphs[graph];
 	struct gmem *gm = mem_find(p, address);
 
-	mt_grow(&g->frees, &g->cap_frees, g->n_frees + 1, sizeof(*g->frees));
+	grow_array(&g->frees, &g->cap_frees, g->n_frees + 1, sizeof(*g->frees));
 	g->frees[g->n_frees++] = address;
 	if (gm && gm->graph == graph)
 		gm->transient = true;
@@ -230,7 +230,7 @@ static void on_join(struct model_graph_priv *p, const struct mt_event *ev)
 {
 	if (!ev->stream || !ev->has_address || !ev->address)
 		return;
-	mt_grow(&p->joins, &p->cap_joins, p->n_joins + 1, sizeof(*p->joins));
+	grow_array(&p->joins, &p->cap_joins, p->n_joins + 1, sizeof(*p->joins));
 	p->joins[p->n_joins++] = (struct join){ ev->stream, capture_of(p, ev->address) };
 }
 
@@ -251,7 +251,7 @@ void model_graph_alloc(struct model *m, const struct mt_event *ev)
 	struct model_graph_priv *p = m->graphs.priv;
 	uint32_t idx = (uint32_t)p->n_mem;
 
-	mt_grow(&p->mem, &p->cap_mem, p->n_mem + 1, sizeof(*p->mem));
+	grow_array(&p->mem, &p->cap_mem, p->n_mem + 1, sizeof(*p->mem));
 	p->mem[idx] = (struct gmem){
 		.address = ev->address, .bytes = ev->bytes, .stack = ev->stack, .api = ev->api,
 		.device = ev->device, .graph = MODEL_NONE, .stream = capture_of(p, ev->stream),
@@ -276,7 +276,7 @@ static struct gpool *pool_of(struct model_graph_priv *p, int device)
 		if (p->pools[i].device == device)
 			return &p->pools[i];
 	}
-	mt_grow(&p->pools, &p->cap_pools, p->n_pools + 1, sizeof(*p->pools));
+	grow_array(&p->pools, &p->cap_pools, p->n_pools + 1, sizeof(*p->pools));
 	p->pools[p->n_pools] = (struct gpool){ .device = device };
 	return &p->pools[p->n_pools++];
 }
@@ -453,7 +453,7 @@ static void on_exec_create(struct model *m, const struct mt_event *ev)
 	struct model_graph_priv *p = m->graphs.priv;
 	uint32_t graph = graph_for(p, ev->address, ev);
 
-	mt_grow(&p->execs, &p->cap_execs, p->n_execs + 1, sizeof(*p->execs));
+	grow_array(&p->execs, &p->cap_execs, p->n_execs + 1, sizeof(*p->execs));
 	p->execs[p->n_execs] = (struct exec){
 		.handle = ev->handle, .graph = graph, .auto_free = ev->bytes & 1,
 		.stack = ev->stack, .time_ns = ev->time_ns,
@@ -545,7 +545,7 @@ static void on_free_node(struct model *m, const struct mt_event *ev)
 		return;
 	}
 	m->graphs.captured_frees++;
-	mt_grow(&p->pfree, &p->cap_pfree, p->n_pfree + 1, sizeof(*p->pfree));
+	grow_array(&p->pfree, &p->cap_pfree, p->n_pfree + 1, sizeof(*p->pfree));
 	p->pfree[p->n_pfree++] = (struct pending_free){ capture_of(p, ev->stream), ev->address };
 }
 
@@ -617,7 +617,7 @@ void model_graph_alone(struct model *m, bool exec, uint64_t handle, uint64_t gra
 		m->graphs.destroyed += destroyed;
 	} else {
 		g = graph_for(p, graph, &ev);
-		mt_grow(&p->execs, &p->cap_execs, p->n_execs + 1, sizeof(*p->execs));
+		grow_array(&p->execs, &p->cap_execs, p->n_execs + 1, sizeof(*p->execs));
 		p->execs[p->n_execs++] = (struct exec){
 			.handle = handle, .graph = g, .destroyed = destroyed, .time_ns = time,
 		};
@@ -629,7 +629,7 @@ void model_graph_alone(struct model *m, bool exec, uint64_t handle, uint64_t gra
 	    (!destroyed || until > m->graphs.at_time_ns)) {
 		struct model_graphs *gs = &m->graphs;
 
-		gs->orphans = mt_xrealloc(gs->orphans, gs->n_orphans + 1, sizeof(*gs->orphans));
+		gs->orphans = xrealloc(gs->orphans, gs->n_orphans + 1, sizeof(*gs->orphans));
 		gs->orphans[gs->n_orphans++] = (struct model_orphan){
 			.kind = exec ? MODEL_ORPHAN_EXEC : MODEL_ORPHAN_GRAPH, .handle = handle,
 			.graph = exec ? graph : 0, .time_ns = time,
@@ -720,11 +720,11 @@ static int cmp_orphan(const void *a, const void *b)
 static void find_orphans(struct model *m)
 {
 	struct model_graph_priv *p = m->graphs.priv;
-	struct model_orphan *o = mt_xcalloc(p->n_graphs + p->n_execs + 1, sizeof(*o));
-	_autofree_ uint64_t *mapped_e = mt_xcalloc(p->n_pools + 1, sizeof(uint64_t));
-	_autofree_ uint64_t *mapped_a = mt_xcalloc(p->n_pools + 1, sizeof(uint64_t));
-	_autofree_ bool *counted_e = mt_xcalloc(p->n_graphs + 1, sizeof(bool));
-	_autofree_ bool *counted_a = mt_xcalloc(p->n_graphs + 1, sizeof(bool));
+	struct model_orphan *o = xcalloc(p->n_graphs + p->n_execs + 1, sizeof(*o));
+	_autofree_ uint64_t *mapped_e = xcalloc(p->n_pools + 1, sizeof(uint64_t));
+	_autofree_ uint64_t *mapped_a = xcalloc(p->n_pools + 1, sizeof(uint64_t));
+	_autofree_ bool *counted_e = xcalloc(p->n_graphs + 1, sizeof(bool));
+	_autofree_ bool *counted_a = xcalloc(p->n_graphs + 1, sizeof(bool));
 	struct reach_sum execs = { .mapped = mapped_e, .counted = counted_e };
 	struct reach_sum all = { .mapped = mapped_a, .counted = counted_a };
 	size_t n = 0;
@@ -798,7 +798,7 @@ static int cmp_leak_key(const void *a, const void *b)
 static void find_never_freed(struct model *m)
 {
 	struct model_graph_priv *p = m->graphs.priv;
-	struct model_graph_leak *l = mt_xcalloc(p->n_mem + 1, sizeof(*l));
+	struct model_graph_leak *l = xcalloc(p->n_mem + 1, sizeof(*l));
 	size_t n = 0, out = 0;
 
 	for (size_t i = 0; i < p->n_mem; i++) {

@@ -41,7 +41,7 @@ void model_points_touch(struct model *m, struct model_site *s)
 	if (s->points_saved >= m->n_points)
 		return;
 	if (held != s->live) {
-		mt_grow(&s->runs, &s->cap_runs, s->n_runs + 1, sizeof(*s->runs));
+		grow_array(&s->runs, &s->cap_runs, s->n_runs + 1, sizeof(*s->runs));
 		s->runs[s->n_runs++] = (struct model_run){ .first = s->points_saved, .value = s->live };
 	}
 	s->points_saved = m->n_points;
@@ -69,7 +69,7 @@ static void add_point(struct model *m, struct model_point p)
 {
 	p.live_bytes = m->device.live_bytes;
 	p.live_count = m->device.live_count;
-	mt_grow(&m->points, &m->cap_points, m->n_points + 1, sizeof(*m->points));
+	grow_array(&m->points, &m->cap_points, m->n_points + 1, sizeof(*m->points));
 	m->points[m->n_points++] = p;
 }
 
@@ -134,7 +134,7 @@ static int cmp_site_bytes(const void *a, const void *b)
 static void build_mark(struct model *m, struct model_mark *mk, size_t point)
 {
 	mk->point = point;
-	mk->sites = mt_xcalloc(m->n_sites + 1, sizeof(*mk->sites));
+	mk->sites = xcalloc(m->n_sites + 1, sizeof(*mk->sites));
 	for (size_t i = 0; i < m->n_sites; i++) {
 		uint64_t bytes = model_site_at_point(&m->sites[i], point);
 
@@ -152,7 +152,7 @@ static void build_marks(struct model *m)
 
 	for (size_t k = 0; k < m->n_points; k++)
 		n += m->points[k].kind == MODEL_POINT_MARK;
-	m->marks = mt_xcalloc(n + 1, sizeof(*m->marks));
+	m->marks = xcalloc(n + 1, sizeof(*m->marks));
 	for (size_t k = 0; k < m->n_points; k++) {
 		struct model_mark *mk = &m->marks[m->n_marks];
 
@@ -261,19 +261,19 @@ static void build_growth(struct model *m)
 	g->basis = growth_basis(m);
 	if (!g->basis)
 		return;
-	g->points = mt_xcalloc(m->n_points, sizeof(*g->points));
+	g->points = xcalloc(m->n_points, sizeof(*g->points));
 	for (size_t k = 0; k < m->n_points; k++) {
 		if (counts_for(&m->points[k], g->basis))
 			g->points[g->n_points++] = k;
 	}
 	thin(g);
-	g->sites = mt_xcalloc(m->n_sites + 1, sizeof(*g->sites));
+	g->sites = xcalloc(m->n_sites + 1, sizeof(*g->sites));
 	for (size_t i = 0; i < m->n_sites; i++) {
 		struct model_growth_site *gs = &g->sites[g->n_sites];
 		uint64_t any = 0;
 
 		gs->site = (uint32_t)i;
-		gs->live = mt_xcalloc(g->n_points, sizeof(*gs->live));
+		gs->live = xcalloc(g->n_points, sizeof(*gs->live));
 		bool moving = false;
 
 		for (size_t k = 0; k < g->n_points; k++) {

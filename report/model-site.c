@@ -338,7 +338,7 @@ static void stack_site(struct trace *t, const struct trace_stack *s, struct trac
 void model_site_prepare(struct trace *t)
 {
 	free(t->stack_sites);
-	t->stack_sites = mt_xcalloc(t->n_stacks + 1, sizeof(*t->stack_sites));
+	t->stack_sites = xcalloc(t->n_stacks + 1, sizeof(*t->stack_sites));
 	for (size_t i = 0; i < t->n_stacks; i++)
 		stack_site(t, &t->stacks[i], &t->stack_sites[i]);
 }

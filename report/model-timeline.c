@@ -171,7 +171,7 @@ static void snapshot(struct model_timeline *tl, const struct model *m, int64_t t
 	*s = (struct timeline_snapshot){
 		.time_ns = t, .live_bytes = m->device.live_bytes, .live_count = m->device.live_count,
 	};
-	s->stacks = mt_xcalloc(m->n_stacks ? m->n_stacks : 1, sizeof(*s->stacks));
+	s->stacks = xcalloc(m->n_stacks ? m->n_stacks : 1, sizeof(*s->stacks));
 	for (size_t i = 0; i < m->n_stacks; i++) {
 		if (m->stacks[i].count)
 			s->stacks[n++] = m->stacks[i];
@@ -183,7 +183,7 @@ static void snapshot(struct model_timeline *tl, const struct model *m, int64_t t
 		s->other_count += s->stacks[i].count;
 	}
 	s->n_stacks = n < TIMELINE_SNAPSHOT_STACKS ? n : TIMELINE_SNAPSHOT_STACKS;
-	s->stacks = mt_xrealloc(s->stacks, s->n_stacks ? s->n_stacks : 1, sizeof(*s->stacks));
+	s->stacks = xrealloc(s->stacks, s->n_stacks ? s->n_stacks : 1, sizeof(*s->stacks));
 }
 
 static bool wants_marker(int kind)
@@ -210,7 +210,7 @@ static void add_marker(struct model_timeline *tl, const struct mt_event *ev, int
 		tl->markers_dropped++;
 		return;
 	}
-	mt_grow(&tl->markers, &tl->cap_markers, tl->n_markers + 1, sizeof(*tl->markers));
+	grow_array(&tl->markers, &tl->cap_markers, tl->n_markers + 1, sizeof(*tl->markers));
 	tl->markers[tl->n_markers++] = (struct timeline_marker){
 		.time_ns = t, .seq = ev->seq, .kind = ev->kind, .bytes = ev->bytes,
 	};

@@ -50,7 +50,7 @@ void model_vmm_init(struct model *m)
 {
 	map_init(&m->vmm, sizeof(struct model_vmm));
 	map_init(&m->maps, sizeof(struct model_mapping));
-	m->recent_unmaps = mt_xcalloc(MODEL_RECENT_FREES, sizeof(*m->recent_unmaps));
+	m->recent_unmaps = xcalloc(MODEL_RECENT_FREES, sizeof(*m->recent_unmaps));
 }
 
 void model_vmm_fini(struct model *m)
@@ -127,7 +127,7 @@ static void attach(struct model *m, uint64_t handle, uint64_t va, int64_t seq)
 
 	if (!v)
 		return;
-	mt_grow(&v->maps, &v->cap_maps, v->n_maps + 1, sizeof(*v->maps));
+	grow_array(&v->maps, &v->cap_maps, v->n_maps + 1, sizeof(*v->maps));
 	/* in seq order: an unmap_error puts an older mapping back */
 	for (i = v->n_maps; i > 0 && v->maps[i - 1].seq > seq; i--)
 		v->maps[i] = v->maps[i - 1];

@@ -73,7 +73,7 @@ void model_init(struct model *m)
 	map_init(&m->stack_index, sizeof(uint32_t));
 	map_init(&m->op_index, sizeof(uint32_t));
 	map_init(&m->live, sizeof(struct model_live));
-	m->recent = mt_xcalloc(MODEL_RECENT_FREES, sizeof(*m->recent));
+	m->recent = xcalloc(MODEL_RECENT_FREES, sizeof(*m->recent));
 	model_vmm_init(m);
 	model_device_init(m);
 	model_points_init(m);
@@ -124,7 +124,7 @@ uint32_t model_site_for(struct model *m, const struct mt_site *site, int64_t sta
 	uint32_t *idx = map_put(&m->site_index[k->kind], (uint64_t)k->id, &inserted);
 
 	if (inserted) {
-		mt_grow(&m->sites, &m->cap_sites, m->n_sites + 1, sizeof(*m->sites));
+		grow_array(&m->sites, &m->cap_sites, m->n_sites + 1, sizeof(*m->sites));
 		/* born at the current epoch: it held nothing at earlier peaks or points */
 		m->sites[m->n_sites] = (struct model_site){
 			.key = m->n_sites + 1, .kind = k->kind, .id = k->id, .depth = k->depth, .stack = stack,
@@ -154,7 +154,7 @@ uint32_t model_op_for(struct model *m, int64_t op)
 	uint32_t *idx = map_put(&m->op_index, (uint64_t)op, &inserted);
 
 	if (inserted) {
-		mt_grow(&m->ops, &m->cap_ops, m->n_ops + 1, sizeof(*m->ops));
+		grow_array(&m->ops, &m->cap_ops, m->n_ops + 1, sizeof(*m->ops));
 		m->ops[m->n_ops] = (struct model_op){ .id = op, .epoch = m->peak_epoch };
 		*idx = (uint32_t)m->n_ops++;
 	}
@@ -167,8 +167,8 @@ uint32_t model_stack_for(struct model *m, int64_t stack)
 	uint32_t *idx = map_put(&m->stack_index, (uint64_t)stack, &inserted);
 
 	if (inserted) {
-		mt_grow(&m->stacks, &m->cap_stacks, m->n_stacks + 1, sizeof(*m->stacks));
-		mt_grow(&m->stack_memo, &m->cap_stack_memo, m->n_stacks + 1, sizeof(*m->stack_memo));
+		grow_array(&m->stacks, &m->cap_stacks, m->n_stacks + 1, sizeof(*m->stacks));
+		grow_array(&m->stack_memo, &m->cap_stack_memo, m->n_stacks + 1, sizeof(*m->stack_memo));
 		m->stacks[m->n_stacks] = (struct model_stack_live){ .stack = stack };
 		m->stack_memo[m->n_stacks] = (struct model_stack_memo){ .site = MODEL_NONE };
 		*idx = (uint32_t)m->n_stacks++;
@@ -564,7 +564,7 @@ static void snapshot_holders(struct model *m, struct model_oom *o)
 {
 	size_t n = 0;
 
-	o->holders = mt_xcalloc(m->n_stacks, sizeof(*o->holders));
+	o->holders = xcalloc(m->n_stacks, sizeof(*o->holders));
 	for (size_t i = 0; i < m->n_stacks; i++) {
 		const struct model_stack_live *st = &m->stacks[i];
 
@@ -622,7 +622,7 @@ static void on_oom(struct model *m, const struct mt_event *ev)
 {
 	struct model_oom *o;
 
-	mt_grow(&m->ooms, &m->cap_ooms, m->n_ooms + 1, sizeof(*m->ooms));
+	grow_array(&m->ooms, &m->cap_ooms, m->n_ooms + 1, sizeof(*m->ooms));
 	o = &m->ooms[m->n_ooms];
 	*o = (struct model_oom){
 		.seq = ev->seq, .time_ns = ev->time_ns, .api = ev->api, .device = ev->device,
@@ -708,7 +708,7 @@ static int cmp_live_by_stack(const void *a, const void *b)
 /* Group what is still live by (memory kind, stack): sort, then merge runs. */
 static void build_leaks(struct model *m)
 {
-	struct model_group *g = mt_xcalloc(m->live.len + model_cupti_alone_live(m) + 1, sizeof(*g));
+	struct model_group *g = xcalloc(m->live.len + model_cupti_alone_live(m) + 1, sizeof(*g));
 	struct model_live *rec;
 	size_t n = 0, out = 0;
 

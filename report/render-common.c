@@ -83,7 +83,7 @@ char *render_device_kinds(const struct model *m)
 	bool first = true;
 
 	if (!f)
-		return mt_xstrdup("device");
+		return xstrdup("device");
 	for (int mem = 1; mem < MODEL_MEM_KINDS; mem++) {
 		if (!model_mem_is_device(mem) || !render_mem_seen(m, mem))
 			continue;
@@ -91,7 +91,7 @@ char *render_device_kinds(const struct model *m)
 		first = false;
 	}
 	fclose(f);
-	return buf ? buf : mt_xstrdup("device");
+	return buf ? buf : xstrdup("device");
 }
 
 double render_note_fraction(const struct model_note *n)
@@ -185,17 +185,17 @@ char *render_frame_label(const struct trace *t, const struct trace_frame *f, boo
 	const char *file;
 
 	if (!f)
-		return mt_xasprintf("??");
+		return xasprintf("??");
 	file = short_file ? path_basename(f->file) : f->file;
 	if (f->function && file && f->line > 0)
-		return mt_xasprintf("%s (%s:%" PRId64 ")", f->function, file, f->line);
+		return xasprintf("%s (%s:%" PRId64 ")", f->function, file, f->line);
 	if (f->function && file)
-		return mt_xasprintf("%s (%s)", f->function, file);
+		return xasprintf("%s (%s)", f->function, file);
 	if (f->function)
-		return mt_xasprintf("%s", f->function);
+		return xasprintf("%s", f->function);
 	if (mod && f->has_offset)
-		return mt_xasprintf("%s+0x%" PRIx64, path_basename(mod->path), (uint64_t)f->offset);
-	return mt_xasprintf("??");
+		return xasprintf("%s+0x%" PRIx64, path_basename(mod->path), (uint64_t)f->offset);
+	return xasprintf("??");
 }
 
 char *render_stack_label(const struct trace *t, int64_t stack, bool short_file)
@@ -204,9 +204,9 @@ char *render_stack_label(const struct trace *t, int64_t stack, bool short_file)
 	uint32_t depth;
 
 	if (stack == 0)
-		return mt_xasprintf("(no stack recorded)");
+		return xasprintf("(no stack recorded)");
 	if (!s)
-		return mt_xasprintf("(stack %" PRId64 " is not in the trace)", stack);
+		return xasprintf("(stack %" PRId64 " is not in the trace)", stack);
 	return render_frame_label(t, render_site_frame(t, s, &depth), short_file);
 }
 
@@ -251,10 +251,10 @@ char *render_op_label(const struct trace *t, int64_t op)
 	const struct trace_op *o = trace_find_op(t, op);
 
 	if (!o)
-		return mt_xasprintf("?");
+		return xasprintf("?");
 	if (o->domain)
-		return mt_xasprintf("%s (%s)", o->name, o->domain);
-	return mt_xstrdup(o->name);
+		return xasprintf("%s (%s)", o->name, o->domain);
+	return xstrdup(o->name);
 }
 
 const char *render_module_name(const struct trace *t, int64_t module)
@@ -274,9 +274,9 @@ char *render_model_site_label(const struct trace *t, const struct model_site *s,
 		return render_frame_label(t, render_model_site_frame(t, s), short_file);
 	case MT_SITE_OP:
 		op = render_op_label(t, s->id);
-		return mt_xasprintf("[op] %s", op);
+		return xasprintf("[op] %s", op);
 	case MT_SITE_CUPTI:
-		return mt_xasprintf("(seen by CUPTI only: %s)", render_module_name(t, s->id));
+		return xasprintf("(seen by CUPTI only: %s)", render_module_name(t, s->id));
 	}
 	if (!trace_find_stack(t, s->stack))
 		return render_stack_label(t, s->stack, short_file);
@@ -296,8 +296,8 @@ const char *render_growth_basis(int basis)
 char *render_point_label(const struct trace *t, const struct model_point *p)
 {
 	if (p->kind == MODEL_POINT_INSTANTIATION)
-		return mt_xasprintf("exec 0x%" PRIx64 " of graph 0x%" PRIx64, p->exec, p->graph);
-	return p->has_op ? render_op_label(t, p->op) : mt_xstrdup("?");
+		return xasprintf("exec 0x%" PRIx64 " of graph 0x%" PRIx64, p->exec, p->graph);
+	return p->has_op ? render_op_label(t, p->op) : xstrdup("?");
 }
 
 uint64_t render_sat_add(uint64_t a, uint64_t b)

@@ -144,7 +144,7 @@ static uint32_t frame_ref(struct html *h, uint64_t key)
 	uint32_t *idx = map_put(&h->frame_index, key, &inserted);
 
 	if (inserted) {
-		mt_grow(&h->frames, &h->cap_frames, h->n_frames + 1, sizeof(*h->frames));
+		grow_array(&h->frames, &h->cap_frames, h->n_frames + 1, sizeof(*h->frames));
 		h->frames[h->n_frames] = key;
 		*idx = (uint32_t)h->n_frames++;
 	}
@@ -158,7 +158,7 @@ static uint32_t stack_ref(struct html *h, int64_t stack)
 	uint32_t *idx = map_put(&h->stack_index, (uint64_t)stack, &inserted);
 
 	if (inserted) {
-		mt_grow(&h->stacks, &h->cap_stacks, h->n_stacks + 1, sizeof(*h->stacks));
+		grow_array(&h->stacks, &h->cap_stacks, h->n_stacks + 1, sizeof(*h->stacks));
 		h->stacks[h->n_stacks] = stack;
 		*idx = (uint32_t)h->n_stacks++;
 	}
@@ -251,7 +251,7 @@ static struct moment *moment_add(struct moments *ms, int64_t t, const char *kind
 {
 	struct moment *mo;
 
-	mt_grow(&ms->v, &ms->cap, ms->n + 1, sizeof(*ms->v));
+	grow_array(&ms->v, &ms->cap, ms->n + 1, sizeof(*ms->v));
 	mo = &ms->v[ms->n++];
 	*mo = (struct moment){ .time_ns = t < 0 ? 0 : t, .kind = kind };
 	return mo;
@@ -266,7 +266,7 @@ static void moment_group(struct moment *mo, int64_t stack, uint64_t bytes, uint6
 		mo->other_count += count;
 		return;
 	}
-	mo->groups = mt_xrealloc(mo->groups, mo->n_groups + 1, sizeof(*mo->groups));
+	mo->groups = xrealloc(mo->groups, mo->n_groups + 1, sizeof(*mo->groups));
 	mo->groups[mo->n_groups++] = (struct group){ stack, bytes, count };
 }
 
@@ -534,7 +534,7 @@ static void keep_top(struct site_row *rows, size_t n, int (*cmp)(const void *, c
 static void data_sites(struct html *h)
 {
 	const struct model *m = h->m;
-	struct site_row *rows = mt_xcalloc(m->n_sites ? m->n_sites : 1, sizeof(*rows));
+	struct site_row *rows = xcalloc(m->n_sites ? m->n_sites : 1, sizeof(*rows));
 	uint64_t other[5] = { 0 };
 	size_t n_other = 0;
 	bool first = true;
@@ -1113,7 +1113,7 @@ static void print_graphs(const struct html *h, bool story)
 static char *point_name(const struct html *h, size_t k)
 {
 	const struct model_point *p = &h->m->points[h->m->growth.points[k]];
-	char *label = p->kind == MODEL_POINT_INSTANTIATION ? mt_xstrdup(secs(p->time_ns).s)
+	char *label = p->kind == MODEL_POINT_INSTANTIATION ? xstrdup(secs(p->time_ns).s)
 							 : render_point_label(h->t, p);
 
 	cut_label(label, LABEL_CHARS);

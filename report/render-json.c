@@ -814,7 +814,7 @@ static void write_peak_by_thread(struct jw *w, const struct trace *t, const stru
 void render_json(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o)
 {
-	struct jw *w = mt_xcalloc(1, sizeof(*w));
+	struct jw *w = xcalloc(1, sizeof(*w));
 	/* JSON is for programs: everything, unless --top was asked for */
 	struct render_opts all = { .top = o->top_given ? o->top : 0, .top_given = o->top_given };
 

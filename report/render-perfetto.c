@@ -69,7 +69,7 @@ static void oom_event(struct pf *p, const struct model_oom *o, size_t i)
 	char req[32];
 
 	fmt_size(req, sizeof(req), o->requested);
-	name = mt_xasprintf("OOM: %s of %s", api ? api : "allocation", req);
+	name = xasprintf("OOM: %s of %s", api ? api : "allocation", req);
 	begin(p, "i", o->time_ns, 1, name);
 	fprintf(p->f, ",\"s\":\"g\",\"cat\":\"oom\",\"args\":{\"index\":%zu,\"requested_bytes\":%" PRIu64
 		      ",\"live_bytes\":%" PRIu64,
@@ -116,7 +116,7 @@ void render_perfetto(FILE *f, const struct trace *t, const struct model *m)
 {
 	struct pf p = { .f = f, .t = t, .m = m, .pid = 1, .first = true };
 	const char *cmd = trace_meta_get(t, "cmdline");
-	_autofree_ char *pname = mt_xasprintf("memtrace: %s", cmd && *cmd ? cmd : t->path);
+	_autofree_ char *pname = xasprintf("memtrace: %s", cmd && *cmd ? cmd : t->path);
 	char peak[32];
 
 	render_meta_int(t, "pid", &p.pid);
@@ -133,7 +133,7 @@ void render_perfetto(FILE *f, const struct trace *t, const struct model *m)
 	counters(&p);
 	if (m->device.allocations) {
 		fmt_size(peak, sizeof(peak), m->device.peak_bytes);
-		_autofree_ char *name = mt_xasprintf("peak: %s", peak);
+		_autofree_ char *name = xasprintf("peak: %s", peak);
 
 		begin(&p, "i", m->device.peak_time_ns, 1, name);
 		fprintf(f, ",\"s\":\"g\",\"cat\":\"peak\",\"args\":{\"bytes\":%" PRIu64 "}}",

@@ -133,14 +133,14 @@ static char *caller_chain(const struct trace *t, const struct trace_stack *s, ui
 	FILE *f = open_memstream(&buf, &len);
 
 	if (!f)
-		return mt_xstrdup("");
+		return xstrdup("");
 	for (uint32_t i = depth + 1; s && i < s->depth && i <= depth + CALLERS; i++) {
 		_autofree_ char *label = render_frame_label(t, trace_stack_frame(t, s, i), true);
 
 		fprintf(f, "%s<- %s", i > depth + 1 ? " " : "", label);
 	}
 	fclose(f);
-	return buf ? buf : mt_xstrdup("");
+	return buf ? buf : xstrdup("");
 }
 
 /* A table row ending in the frame stack is known by (the user's, as for
@@ -221,9 +221,9 @@ static void print_oom_headline(const struct text *tx, const struct model_oom *o)
 	_autofree_ char *dev = NULL;
 
 	if (o->has_device_free && o->has_device_total)
-		dev = mt_xasprintf("; device had %s free of %s",
-				   size((uint64_t)(o->device_free < 0 ? 0 : o->device_free)).s,
-				   size((uint64_t)(o->device_total < 0 ? 0 : o->device_total)).s);
+		dev = xasprintf("; device had %s free of %s",
+				size((uint64_t)(o->device_free < 0 ? 0 : o->device_free)).s,
+				size((uint64_t)(o->device_total < 0 ? 0 : o->device_total)).s);
 	say(tx, 2, "OUT OF MEMORY: %s of %s failed at %s in %s%s; %s live in %" PRIu64 " %s",
 	     api ? api : "allocation", size(o->requested).s, secs(o->time_ns).s, where,
 	     dev ? dev : "", size(o->live_bytes).s, o->live_count,
@@ -253,19 +253,19 @@ static void print_preallocation(const struct text *tx)
 	for (size_t i = 0; i < m->n_notes; i++) {
 		const struct model_note *n = &m->notes[i];
 		_autofree_ char *where = render_stack_label(tx->t, n->stack, true);
-		_autofree_ char *dev = m->n_devices > 1 ? mt_xasprintf("device %d", n->device)
-							: mt_xstrdup("the device");
+		_autofree_ char *dev = m->n_devices > 1 ? xasprintf("device %d", n->device)
+							: xstrdup("the device");
 
 		_autofree_ char *text = NULL;
 
 		if (n->kind != MODEL_NOTE_PREALLOCATION)
 			continue;
-		text = mt_xasprintf("Note: one allocation of %s (%.0f%% of %s) at %s by %s looks like a "
-				    "framework preallocating its memory pool: memtrace sees the pool, "
-				    "not the tensors in it. Rerun with `memtrace run --per-tensor` (see "
-				    "docs/usage.md).",
-				    size(n->bytes).s, render_note_fraction(n) * 100, dev,
-				    secs(n->time_ns).s, where);
+		text = xasprintf("Note: one allocation of %s (%.0f%% of %s) at %s by %s looks like a "
+				 "framework preallocating its memory pool: memtrace sees the pool, "
+				 "not the tensors in it. Rerun with `memtrace run --per-tensor` (see "
+				 "docs/usage.md).",
+				 size(n->bytes).s, render_note_fraction(n) * 100, dev,
+				 secs(n->time_ns).s, where);
 		paragraph(tx, 6, text);
 	}
 	if (m->n_notes)
@@ -286,7 +286,7 @@ static void print_holders(const struct text *tx, const struct model_oom *o)
 	line(tx, 0, "       bytes   allocs  allocated at");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_group *g = &o->holders[i];
-		_autofree_ char *cells = mt_xasprintf("  %10s  %7" PRIu64 "  ", size(g->bytes).s, g->count);
+		_autofree_ char *cells = xasprintf("  %10s  %7" PRIu64 "  ", size(g->bytes).s, g->count);
 
 		stack_row(tx, cells, g->stack);
 	}
@@ -315,8 +315,8 @@ static void print_device(const struct text *tx)
 	for (size_t i = 0; i < m->n_devices; i++) {
 		const struct model_device *dev = &m->devices[i];
 		_autofree_ char *free_at = dev->has_free
-			? mt_xasprintf("; %s free right after the first allocation",
-				       size(dev->free_at_first_use).s)
+			? xasprintf("; %s free right after the first allocation",
+				    size(dev->free_at_first_use).s)
 			: NULL;
 
 		if (dev->has_info)
@@ -363,7 +363,7 @@ static void print_kinds(const struct text *tx)
 
 		if (!render_mem_seen(m, mem) || !render_mem_meaning(mem))
 			continue;
-		text = mt_xasprintf("  %s: %s.", render_mem_name(mem), render_mem_meaning(mem));
+		text = xasprintf("  %s: %s.", render_mem_name(mem), render_mem_meaning(mem));
 		paragraph(tx, 4, text);
 	}
 }
@@ -406,9 +406,9 @@ static void print_sites(const struct text *tx)
 	line(tx, 0, "     at peak       total   allocs      at end  site");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_site *s = &m->sites[i];
-		_autofree_ char *cells = mt_xasprintf("  %10s  %10s  %7" PRIu64 "  %10s  ",
-						      size(s->at_peak).s, size(s->total_bytes).s,
-						      s->count, size(s->live).s);
+		_autofree_ char *cells = xasprintf("  %10s  %10s  %7" PRIu64 "  %10s  ",
+						   size(s->at_peak).s, size(s->total_bytes).s,
+						   s->count, size(s->live).s);
 
 		site_row(tx, cells, s);
 	}
@@ -432,8 +432,8 @@ static void print_leaks(const struct text *tx)
 	line(tx, 0, "       bytes   allocs  memory           allocated at");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_group *g = &m->leaks[i];
-		_autofree_ char *cells = mt_xasprintf("  %10s  %7" PRIu64 "  %-15s  ", size(g->bytes).s,
-						      g->count, render_mem_name(g->mem));
+		_autofree_ char *cells = xasprintf("  %10s  %7" PRIu64 "  %-15s  ", size(g->bytes).s,
+						   g->count, render_mem_name(g->mem));
 
 		stack_row(tx, cells, g->stack);
 	}
@@ -534,8 +534,8 @@ static void print_marks(const struct text *tx)
 			_autofree_ char *site =
 				render_model_site_label(tx->t, &m->sites[mk->sites[0].site], true);
 
-			top = mt_xasprintf(": %s %s%s", size(mk->sites[0].bytes).s, site,
-					   mk->n_sites > 1 ? ", ..." : "");
+			top = xasprintf(": %s %s%s", size(mk->sites[0].bytes).s, site,
+					mk->n_sites > 1 ? ", ..." : "");
 		}
 		line(tx, WIDTH, "  %10s  %10s  %s%s", secs(p->time_ns).s, size(p->live_bytes).s,
 		     label, top ? top : "");
@@ -559,25 +559,25 @@ static void print_orphans(const struct text *tx)
 	if (g->n_orphans == 0)
 		return;
 	if (g->at_mark)
-		at = mt_xasprintf("at mark \"%s\" (%s)", tx->t->opts.at_mark, secs(g->at_time_ns).s);
+		at = xasprintf("at mark \"%s\" (%s)", tx->t->opts.at_mark, secs(g->at_time_ns).s);
 	section_title(tx, at ? "  Never destroyed" : "  Never destroyed by the end of the trace",
 		      shown, g->n_orphans, g->n_orphans == 1 ? "graph or exec" : "graphs and execs");
 	if (at)
 		line(tx, WIDTH, "  (%s)", at);
-	together = mt_xasprintf("  Together they pin %s (each graph once; graphs that do not run at "
-				"once share their memory in the pool).",
-				size(g->orphans_pinned).s);
+	together = xasprintf("  Together they pin %s (each graph once; graphs that do not run at "
+			     "once share their memory in the pool).",
+			     size(g->orphans_pinned).s);
 	paragraph(tx, 4, together);
 	line(tx, 0, "        pins  launches  what, created at");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_orphan *o = &g->orphans[i];
-		_autofree_ char *what = mt_xasprintf("%s 0x%" PRIx64 " ",
-						     o->kind == MODEL_ORPHAN_EXEC ? "exec" : "graph",
-						     o->handle);
-		_autofree_ char *cells = mt_xasprintf("  %10s  %8" PRIu64 "  %s",
-						      o->pinned_by_exec ? "its exec"
-									: size(o->pinned_bytes).s,
-						      o->launches, what);
+		_autofree_ char *what = xasprintf("%s 0x%" PRIx64 " ",
+						  o->kind == MODEL_ORPHAN_EXEC ? "exec" : "graph",
+						  o->handle);
+		_autofree_ char *cells = xasprintf("  %10s  %8" PRIu64 "  %s",
+						   o->pinned_by_exec ? "its exec"
+								     : size(o->pinned_bytes).s,
+						   o->launches, what);
 
 		stack_row(tx, cells, o->stack);
 	}
@@ -595,8 +595,8 @@ static void print_never_freed(const struct text *tx)
 	line(tx, 0, "      bytes   allocs  graph, allocated at");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_graph_leak *l = &g->never_freed[i];
-		_autofree_ char *cells = mt_xasprintf("  %9s  %7" PRIu64 "  graph 0x%" PRIx64 ", ",
-						      size(l->bytes).s, l->count, l->graph);
+		_autofree_ char *cells = xasprintf("  %9s  %7" PRIu64 "  graph 0x%" PRIx64 ", ",
+						   size(l->bytes).s, l->count, l->graph);
 
 		stack_row(tx, cells, l->stack);
 	}
@@ -614,32 +614,32 @@ static void print_graphs(const struct text *tx, bool story)
 		fputc('\n', tx->f);
 	if (story) {
 		uint64_t never = render_graph_never_freed_bytes(g);
-		_autofree_ char *left = execs ? mt_xasprintf("%" PRIu64 " executable %s never destroyed "
-							     "%s %s",
-							     execs, plural(execs, "graph", "graphs"),
-							     plural(execs, "pins", "pin"), size(pinned).s)
+		_autofree_ char *left = execs ? xasprintf("%" PRIu64 " executable %s never destroyed "
+							  "%s %s",
+							  execs, plural(execs, "graph", "graphs"),
+							  plural(execs, "pins", "pin"), size(pinned).s)
 					      : NULL;
-		_autofree_ char *unfreed = never ? mt_xasprintf("%s of graph memory never freed",
-								size(never).s)
+		_autofree_ char *unfreed = never ? xasprintf("%s of graph memory never freed",
+							     size(never).s)
 						 : NULL;
 
-		head = mt_xasprintf("CUDA GRAPHS LEFT BEHIND: %s%s%s.", left ? left : "",
-				    left && unfreed ? "; " : "", unfreed ? unfreed : "");
+		head = xasprintf("CUDA GRAPHS LEFT BEHIND: %s%s%s.", left ? left : "",
+				 left && unfreed ? "; " : "", unfreed ? unfreed : "");
 		paragraph(tx, 2, head);
 	}
-	counts = mt_xasprintf("CUDA graphs: %" PRIu64 " created (%" PRIu64 " destroyed), %" PRIu64
-			      " execs (%" PRIu64 " destroyed), %" PRIu64 " %s (%" PRIu64
-			      " failed), %" PRIu64 " %s.",
-			      g->created, g->destroyed, g->execs_created, g->execs_destroyed,
-			      g->launches, plural(g->launches, "launch", "launches"),
-			      g->failed_launches, g->uploads, plural(g->uploads, "upload", "uploads"));
+	counts = xasprintf("CUDA graphs: %" PRIu64 " created (%" PRIu64 " destroyed), %" PRIu64
+			   " execs (%" PRIu64 " destroyed), %" PRIu64 " %s (%" PRIu64
+			   " failed), %" PRIu64 " %s.",
+			   g->created, g->destroyed, g->execs_created, g->execs_destroyed,
+			   g->launches, plural(g->launches, "launch", "launches"),
+			   g->failed_launches, g->uploads, plural(g->uploads, "upload", "uploads"));
 	paragraph(tx, 2, counts);
-	memory = mt_xasprintf("  Graph memory: %" PRIu64 " allocation %s, %" PRIu64 " captured %s. "
-			      "The graph pools hold %s (at most %s), %s of it in no live allocation.",
-			      g->alloc_nodes, plural(g->alloc_nodes, "node", "nodes"),
-			      g->captured_allocs,
-			      plural(g->captured_allocs, "allocation", "allocations"),
-			      size(g->pool_bytes).s, size(g->pool_peak).s, size(g->pool_reserved).s);
+	memory = xasprintf("  Graph memory: %" PRIu64 " allocation %s, %" PRIu64 " captured %s. "
+			   "The graph pools hold %s (at most %s), %s of it in no live allocation.",
+			   g->alloc_nodes, plural(g->alloc_nodes, "node", "nodes"),
+			   g->captured_allocs,
+			   plural(g->captured_allocs, "allocation", "allocations"),
+			   size(g->pool_bytes).s, size(g->pool_peak).s, size(g->pool_reserved).s);
 	paragraph(tx, 4, memory);
 	print_orphans(tx);
 	print_never_freed(tx);
@@ -651,12 +651,12 @@ static void growth_row(const struct text *tx, const struct model_growth_site *gs
 {
 	const struct model_growth *g = &tx->m->growth;
 	const struct model_site *s = &tx->m->sites[gs->site];
-	_autofree_ char *per = mt_xasprintf("%s%s", gs->per_point < 0 ? "-" : "+",
-					    size(gs->per_point < 0 ? (uint64_t)-(gs->per_point + 1) + 1
-								   : (uint64_t)gs->per_point).s);
-	_autofree_ char *cells = mt_xasprintf("  %11s  %10s  %10s  %s", per, size(gs->live[0]).s,
-					      size(gs->live[g->n_points - 1]).s,
-					      gs->growing ? "GROWS  " : "       ");
+	_autofree_ char *per = xasprintf("%s%s", gs->per_point < 0 ? "-" : "+",
+					 size(gs->per_point < 0 ? (uint64_t)-(gs->per_point + 1) + 1
+								: (uint64_t)gs->per_point).s);
+	_autofree_ char *cells = xasprintf("  %11s  %10s  %10s  %s", per, size(gs->live[0]).s,
+					   size(gs->live[g->n_points - 1]).s,
+					   gs->growing ? "GROWS  " : "       ");
 
 	site_row(tx, cells, s);
 }
@@ -665,7 +665,7 @@ static void growth_row(const struct text *tx, const struct model_growth_site *gs
 static char *growth_point(const struct text *tx, const struct model_point *p)
 {
 	if (p->kind == MODEL_POINT_INSTANTIATION)
-		return mt_xstrdup(secs(p->time_ns).s);
+		return xstrdup(secs(p->time_ns).s);
 	return render_point_label(tx->t, p);
 }
 
@@ -686,9 +686,9 @@ static void print_growth(const struct text *tx, bool story)
 	last = growth_point(tx, &m->points[g->points[g->n_points - 1]]);
 	if (!story)
 		fputc('\n', tx->f);
-	points = g->thinned_from ? mt_xasprintf("%zu of %zu %s", g->n_points, g->thinned_from,
-						render_growth_basis(g->basis))
-				 : mt_xasprintf("%zu %s", g->n_points, render_growth_basis(g->basis));
+	points = g->thinned_from ? xasprintf("%zu of %zu %s", g->n_points, g->thinned_from,
+					     render_growth_basis(g->basis))
+				 : xasprintf("%zu %s", g->n_points, render_growth_basis(g->basis));
 	line(tx, WIDTH, "%s (%s: %s ... %s): %zu %s",
 	     story ? "GROWING BUILD AFTER BUILD" : "Live device memory across builds", points, first,
 	     last, n_growing, n_growing == 1 ? "site grows" : "sites grow");
@@ -708,8 +708,8 @@ static void print_cupti(const struct text *tx)
 		return;
 	fputc('\n', tx->f);
 	if (c->n_by_module)
-		by = mt_xasprintf(", most made by %s",
-				  render_module_name(tx->t, c->by_module[0].module));
+		by = xasprintf(", most made by %s",
+			       render_module_name(tx->t, c->by_module[0].module));
 	say(tx, 2, "CUPTI: %" PRIu64 " of its %" PRIu64 " allocations matched the hooks'; %" PRIu64
 		    " (%s) seen by CUPTI alone%s, %s of them live at the end",
 	     c->matched, c->allocs, c->alone_count, size(c->alone_bytes).s, by ? by : "",
@@ -726,8 +726,8 @@ static void print_diagnosis(const struct text *tx)
 
 	diagnose(tx->t, tx->m, &d);
 	for (size_t i = 0; i < d.n; i++) {
-		_autofree_ char *s = mt_xasprintf("  Try (%s): %s. Evidence: %s.", d.items[i].title,
-						  d.items[i].remedy, d.items[i].evidence);
+		_autofree_ char *s = xasprintf("  Try (%s): %s. Evidence: %s.", d.items[i].title,
+					       d.items[i].remedy, d.items[i].evidence);
 		paragraph(tx, 4, s);
 	}
 	if (d.n)

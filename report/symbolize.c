@@ -42,7 +42,7 @@ static const Dwfl_Callbacks offline_callbacks = {
 
 struct symbolizer *symbolizer_new(void)
 {
-	return mt_xcalloc(1, sizeof(struct symbolizer));
+	return xcalloc(1, sizeof(struct symbolizer));
 }
 
 void symbolizer_free(struct symbolizer *s)
@@ -111,11 +111,11 @@ static size_t get_module(struct symbolizer *s, const char *path, const char *bui
 		    strcmp(m->build_id ? m->build_id : "", build_id ? build_id : "") == 0)
 			return i;
 	}
-	mt_grow(&s->mods, &s->cap_mods, s->n_mods + 1, sizeof(*s->mods));
+	grow_array(&s->mods, &s->cap_mods, s->n_mods + 1, sizeof(*s->mods));
 	m = &s->mods[s->n_mods];
 	*m = (struct sym_module){
-		.path = mt_xstrdup(path),
-		.build_id = build_id ? mt_xstrdup(build_id) : NULL,
+		.path = xstrdup(path),
+		.build_id = build_id ? xstrdup(build_id) : NULL,
 	};
 	/* a relative path would be looked up in the reporter's directory */
 	if (*path == '/')
@@ -229,7 +229,7 @@ bool symbolize_addr(struct symbolizer *s, const char *path, const char *build_id
 static void replace(char **dst, const char *src)
 {
 	free(*dst);
-	*dst = mt_xstrdup(src);
+	*dst = xstrdup(src);
 }
 
 static void symbolize_frame(struct symbolizer *s, struct trace *t,
@@ -284,7 +284,7 @@ static void demangle_frame(struct trace_frame *f)
 
 void symbolize_trace(struct symbolizer *s, struct trace *t)
 {
-	_autofree_ size_t *by_index = mt_xcalloc(t->n_modules, sizeof(*by_index));
+	_autofree_ size_t *by_index = xcalloc(t->n_modules, sizeof(*by_index));
 
 	for (size_t i = 0; i < t->n_frames; i++) {
 		symbolize_frame(s, t, by_index, &t->frames[i]);

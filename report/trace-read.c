@@ -37,7 +37,7 @@ static char *col_strdup(sqlite3_stmt *s, int col)
 {
 	const unsigned char *v = sqlite3_column_text(s, col);
 
-	return v ? mt_xstrdup((const char *)v) : NULL;
+	return v ? xstrdup((const char *)v) : NULL;
 }
 
 static bool col_null(sqlite3_stmt *s, int col)
@@ -85,7 +85,7 @@ static int step_failed(struct trace *t, const char *table)
 static char *immutable_uri(const char *path)
 {
 	size_t n = strlen(path);
-	char *uri = mt_xmalloc(n * 3 + 32), *p = uri;
+	char *uri = xmalloc(n * 3 + 32), *p = uri;
 
 	p += sprintf(p, "file:");
 	for (const char *c = path; *c; c++) {
@@ -143,7 +143,7 @@ static int read_user_version(struct trace *t, int *rc)
 
 static bool sidecar_has_data(const char *path, const char *suffix)
 {
-	_autofree_ char *side = mt_xasprintf("%s%s", path, suffix);
+	_autofree_ char *side = xasprintf("%s%s", path, suffix);
 	struct stat st;
 
 	return stat(side, &st) == 0 && st.st_size > 0;
@@ -197,8 +197,8 @@ static int count_tables(struct trace *t, int64_t *n)
 static bool has_column(struct trace *t, const char *table, const char *column)
 {
 	_autofinalize_ sqlite3_stmt *s = NULL;
-	_autofree_ char *sql = mt_xasprintf("SELECT 1 FROM pragma_table_info('%s') WHERE name = ?",
-					    table);
+	_autofree_ char *sql = xasprintf("SELECT 1 FROM pragma_table_info('%s') WHERE name = ?",
+					 table);
 
 	if (sqlite3_prepare_v2(t->db, sql, -1, &s, NULL) != SQLITE_OK)
 		return false;
@@ -287,7 +287,7 @@ static int check_file(struct trace *t)
 int trace_open(struct trace *t, const char *path)
 {
 	*t = (struct trace){ 0 };
-	t->path = mt_xstrdup(path);
+	t->path = xstrdup(path);
 	map_init(&t->api_index, sizeof(uint32_t));
 	map_init(&t->module_index, sizeof(uint32_t));
 	map_init(&t->frame_index, sizeof(uint32_t));
@@ -343,7 +343,7 @@ static int load_meta(struct trace *t)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (col_null(s, 0))
 			continue;
-		mt_grow(&t->meta, &cap, t->n_meta + 1, sizeof(*t->meta));
+		grow_array(&t->meta, &cap, t->n_meta + 1, sizeof(*t->meta));
 		t->meta[t->n_meta++] = (struct trace_meta){
 			.key = col_strdup(s, 0), .value = col_strdup(s, 1),
 		};
@@ -362,7 +362,7 @@ static int load_apis(struct trace *t)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (check_count(t, t->n_apis, "apis") < 0)
 			return -1;
-		mt_grow(&t->apis, &cap, t->n_apis + 1, sizeof(*t->apis));
+		grow_array(&t->apis, &cap, t->n_apis + 1, sizeof(*t->apis));
 		t->apis[t->n_apis] = (struct trace_api){
 			.id = sqlite3_column_int64(s, 0), .name = col_strdup(s, 1),
 		};
@@ -385,7 +385,7 @@ static int load_modules(struct trace *t)
 
 		if (check_count(t, t->n_modules, "modules") < 0)
 			return -1;
-		mt_grow(&t->modules, &cap, t->n_modules + 1, sizeof(*t->modules));
+		grow_array(&t->modules, &cap, t->n_modules + 1, sizeof(*t->modules));
 		mod = &t->modules[t->n_modules];
 		*mod = (struct trace_module){
 			.id = sqlite3_column_int64(s, 0),
@@ -394,7 +394,7 @@ static int load_modules(struct trace *t)
 			.build_id = col_strdup(s, 3),
 		};
 		if (!mod->path)
-			mod->path = mt_xstrdup("");
+			mod->path = xstrdup("");
 		index_put(&t->module_index, mod->id, t->n_modules);
 		t->n_modules++;
 	}
@@ -436,7 +436,7 @@ static int load_frames(struct trace *t)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (check_count(t, t->n_frames, "frames") < 0)
 			return -1;
-		mt_grow(&t->frames, &cap, t->n_frames + 1, sizeof(*t->frames));
+		grow_array(&t->frames, &cap, t->n_frames + 1, sizeof(*t->frames));
 		read_frame(t, s, &t->frames[t->n_frames]);
 		index_put(&t->frame_index, t->frames[t->n_frames].id, t->n_frames);
 		t->n_frames++;
@@ -462,7 +462,7 @@ static int load_stacks(struct trace *t)
 		if (check_count(t, t->n_stack_frames, "stack_frames") < 0)
 			return -1;
 		if (t->n_stacks == 0 || t->stacks[t->n_stacks - 1].id != id) {
-			mt_grow(&t->stacks, &cap, t->n_stacks + 1, sizeof(*t->stacks));
+			grow_array(&t->stacks, &cap, t->n_stacks + 1, sizeof(*t->stacks));
 			t->stacks[t->n_stacks] = (struct trace_stack){
 				.id = id, .first = (uint32_t)t->n_stack_frames,
 			};
@@ -471,8 +471,8 @@ static int load_stacks(struct trace *t)
 		}
 		if (frame == TRACE_NONE)
 			t->missing_frames++;
-		mt_grow(&t->stack_frames, &cap_frames, t->n_stack_frames + 1,
-			sizeof(*t->stack_frames));
+		grow_array(&t->stack_frames, &cap_frames, t->n_stack_frames + 1,
+			   sizeof(*t->stack_frames));
 		t->stack_frames[t->n_stack_frames++] = frame;
 		t->stacks[t->n_stacks - 1].depth++;
 	}
@@ -529,7 +529,7 @@ static int load_devices(struct trace *t)
 
 		if (id < 0)
 			continue;
-		mt_grow(&t->devices, &cap, t->n_devices + 1, sizeof(*t->devices));
+		grow_array(&t->devices, &cap, t->n_devices + 1, sizeof(*t->devices));
 		t->devices[t->n_devices++] = (struct trace_device){
 			.id = id,
 			.total_bytes = total > 0 ? (uint64_t)total : 0,
@@ -571,7 +571,7 @@ static void add_op(struct trace *t, sqlite3_stmt *s, struct mt_map *by_name)
 		.domain = col_strdup(s, 2),
 	};
 	if (!op->name)
-		op->name = mt_xstrdup("");
+		op->name = xstrdup("");
 	op->same = op->id;
 	first = map_put(by_name, op_hash(op->name, op->domain), &inserted);
 	if (inserted)
@@ -599,7 +599,7 @@ static int load_ops(struct trace *t)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (check_count(t, t->n_ops, "ops") < 0)
 			goto out;
-		mt_grow(&t->ops, &cap, t->n_ops + 1, sizeof(*t->ops));
+		grow_array(&t->ops, &cap, t->n_ops + 1, sizeof(*t->ops));
 		add_op(t, s, &by_name);
 	}
 	if (rc != SQLITE_DONE) {
@@ -671,7 +671,7 @@ static int load_sites(struct trace *t)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (check_count(t, t->n_sites, "sites") < 0)
 			return -1;
-		mt_grow(&t->sites, &cap, t->n_sites + 1, sizeof(*t->sites));
+		grow_array(&t->sites, &cap, t->n_sites + 1, sizeof(*t->sites));
 		read_site(t, s, &t->sites[t->n_sites]);
 		index_put(&t->site_index, t->sites[t->n_sites].id, t->n_sites);
 		t->n_sites++;
@@ -691,7 +691,7 @@ static int cmp_module_base(const void *a, const void *b)
 
 static void sort_modules(struct trace *t)
 {
-	t->modules_by_base = mt_xcalloc(t->n_modules + 1, sizeof(*t->modules_by_base));
+	t->modules_by_base = xcalloc(t->n_modules + 1, sizeof(*t->modules_by_base));
 	for (size_t i = 0; i < t->n_modules; i++)
 		t->modules_by_base[i] = (uint32_t)i;
 	sort_trace = t;
@@ -720,12 +720,12 @@ enum {
 
 static char *events_sql(const struct trace *t)
 {
-	return mt_xasprintf("SELECT seq, time_ns, kind, api, address, bytes, mem, stack, device, "
-			    "%s, stream, status, %s, %s, thread FROM %s ORDER BY seq",
-			    t->has_handle_column ? "handle" : "NULL",
-			    t->has_op_column ? "op" : "NULL",
-			    t->has_source_column ? "source" : "NULL",
-			    t->schema_version == 1 ? "events" : "other_events");
+	return xasprintf("SELECT seq, time_ns, kind, api, address, bytes, mem, stack, device, "
+			 "%s, stream, status, %s, %s, thread FROM %s ORDER BY seq",
+			 t->has_handle_column ? "handle" : "NULL",
+			 t->has_op_column ? "op" : "NULL",
+			 t->has_source_column ? "source" : "NULL",
+			 t->schema_version == 1 ? "events" : "other_events");
 }
 
 /* What the ops table says about the event's op. */
@@ -1100,7 +1100,7 @@ char *trace_thread_name(const struct trace *t, int64_t id)
 		return NULL;
 	sqlite3_bind_int64(s, 1, id);
 	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) == SQLITE_TEXT)
-		name = mt_xstrdup((const char *)sqlite3_column_text(s, 0));
+		name = xstrdup((const char *)sqlite3_column_text(s, 0));
 	sqlite3_finalize(s);
 	return name;
 }

@@ -34,7 +34,7 @@ static void rehash(struct mt_map *m, size_t cap)
 
 	m->cap = cap;
 	m->len = 0;
-	m->slots = mt_xcalloc(cap, m->slot_size);
+	m->slots = xcalloc(cap, m->slot_size);
 	for (size_t i = 0; i < old.cap; i++) {
 		size_t at;
 

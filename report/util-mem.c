@@ -11,7 +11,7 @@ static void __attribute__((noreturn)) out_of_memory(size_t size)
 	exit(1);
 }
 
-void *mt_xmalloc(size_t size)
+void *xmalloc(size_t size)
 {
 	void *p = malloc(size ? size : 1);
 
@@ -20,7 +20,7 @@ void *mt_xmalloc(size_t size)
 	return p;
 }
 
-void *mt_xcalloc(size_t n, size_t size)
+void *xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
 
@@ -29,7 +29,7 @@ void *mt_xcalloc(size_t n, size_t size)
 	return p;
 }
 
-void *mt_xrealloc(void *p, size_t n, size_t size)
+void *xrealloc(void *p, size_t n, size_t size)
 {
 	void *q;
 
@@ -41,7 +41,7 @@ void *mt_xrealloc(void *p, size_t n, size_t size)
 	return q;
 }
 
-char *mt_xstrdup(const char *s)
+char *xstrdup(const char *s)
 {
 	char *d = strdup(s);
 
@@ -50,7 +50,7 @@ char *mt_xstrdup(const char *s)
 	return d;
 }
 
-void mt_grow(void *pp, size_t *cap, size_t need, size_t elem)
+void grow_array(void *pp, size_t *cap, size_t need, size_t elem)
 {
 	void **p = pp;
 	size_t n = *cap ? *cap : 16;
@@ -59,11 +59,11 @@ void mt_grow(void *pp, size_t *cap, size_t need, size_t elem)
 		return;
 	while (n < need)
 		n *= 2;
-	*p = mt_xrealloc(*p, n, elem);
+	*p = xrealloc(*p, n, elem);
 	*cap = n;
 }
 
-char *mt_xasprintf(const char *fmt, ...)
+char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s = NULL;
