@@ -80,18 +80,18 @@ struct alone {
 };
 
 struct model_cupti_priv {
-	struct mt_map hist;  /* address -> struct hist: hooked lives */
-	struct mt_map alone; /* address -> struct alone: live, seen by CUPTI alone */
+	struct map hist;  /* address -> struct hist: hooked lives */
+	struct map alone; /* address -> struct alone: live, seen by CUPTI alone */
 	bool off;	     /* nothing from CUPTI early on: not waiting */
 	bool started;
 	int64_t start_ns;
 	int64_t on_ns, off_ns; /* CUPTI watched from its first on mark to its last off mark */
 	struct ended *ended; /* from ended_head on: waiting to be settled */
 	size_t n_ended, cap_ended, ended_head;
-	struct mt_map module_index; /* module + 1 -> index in by_module */
+	struct map module_index; /* module + 1 -> index in by_module */
 	struct glives hooked_graphs, cupti_graphs;
-	struct mt_map graph_live[2][2]; /* [cupti][exec]: handle -> index of its live glife */
-	struct mt_map graph_end[2][2];	/* handle -> when its last life ended */
+	struct map graph_live[2][2]; /* [cupti][exec]: handle -> index of its live glife */
+	struct map graph_end[2][2];  /* handle -> when its last life ended */
 };
 
 void model_cupti_init(struct model *m)

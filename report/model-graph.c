@@ -95,13 +95,13 @@ struct gpool {
 struct model_graph_priv {
 	struct graph *graphs;
 	size_t n_graphs, cap_graphs;
-	struct mt_map graph_index; /* handle -> index of its latest graph */
+	struct map graph_index; /* handle -> index of its latest graph */
 	struct exec *execs;
 	size_t n_execs, cap_execs;
-	struct mt_map exec_index;
+	struct map exec_index;
 	struct gmem *mem;
 	size_t n_mem, cap_mem;
-	struct mt_map mem_index; /* address -> index of its latest allocation */
+	struct map mem_index; /* address -> index of its latest allocation */
 	struct pending_free *pfree;
 	size_t n_pfree, cap_pfree;
 	struct join *joins;

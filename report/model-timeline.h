@@ -97,7 +97,7 @@ struct model_timeline {
 	struct timeline_stream at_peak[TIMELINE_STREAMS], at_peak_other;
 	size_t n_at_peak;
 	uint64_t peak_seen; /* the model's device peak when at_peak was taken */
-	struct mt_map stream_live; /* address -> struct timeline_live */
+	struct map stream_live; /* address -> struct timeline_live */
 
 	/* the same by the thread that made the allocation, counting the same
 	 * allocations, copied at the same peaks */

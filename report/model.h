@@ -312,14 +312,14 @@ struct model {
 
 	struct model_site *sites; /* sorted by at_peak after model_finish */
 	size_t n_sites, cap_sites;
-	struct mt_map site_index[MT_SITE_KINDS]; /* site id -> index in sites, per kind */
-	struct mt_map site_stacks; /* site << 32 | stack index, during the pass */
-	struct mt_map site_ops;	   /* site << 32 | op index -> bytes, during the pass */
+	struct map site_index[MT_SITE_KINDS]; /* site id -> index in sites, per kind */
+	struct map site_stacks; /* site << 32 | stack index, during the pass */
+	struct map site_ops;    /* site << 32 | op index -> bytes, during the pass */
 	uint64_t peak_epoch;
 
 	struct model_op *ops; /* sorted like sites after model_finish */
 	size_t n_ops, cap_ops;
-	struct mt_map op_index; /* op id -> index in ops */
+	struct map op_index; /* op id -> index in ops */
 
 	struct model_point *points; /* in seq order */
 	size_t n_points, cap_points;
@@ -328,7 +328,7 @@ struct model {
 	struct model_growth growth; /* after model_finish */
 	bool in_build, builds_revisited; /* the series of per-build ranges */
 	int64_t build, build_op;
-	struct mt_map builds_seen;
+	struct map builds_seen;
 	int64_t last_seq;
 
 	struct model_graphs graphs;
@@ -338,30 +338,30 @@ struct model {
 	 * one walk over stacks rather than over all live allocations */
 	struct model_stack_live *stacks;
 	size_t n_stacks, cap_stacks;
-	struct mt_map stack_index;
+	struct map stack_index;
 	/* parallel to stacks, during the pass: the site its last allocation
 	 * resolved to, so that the next one from the same stack and op costs
 	 * no lookup in site_index or site_stacks */
 	struct model_stack_memo *stack_memo;
 	size_t cap_stack_memo;
 
-	struct mt_map live; /* address -> struct model_live */
+	struct map live; /* address -> struct model_live */
 	struct model_recent_free *recent;
 	size_t recent_next;
 
 	/* VMM (model-vmm.c) */
-	struct mt_map vmm;  /* handle -> struct model_vmm, for vmm_physical */
-	struct mt_map maps; /* virtual address -> struct model_mapping */
+	struct map vmm;  /* handle -> struct model_vmm, for vmm_physical */
+	struct map maps; /* virtual address -> struct model_mapping */
 	struct model_recent_unmap *recent_unmaps;
 	size_t recent_unmap_next;
 
 	/* pools and devices (model-device.c), in the order first seen */
 	struct model_pool *pools;
 	size_t n_pools, cap_pools;
-	struct mt_map pool_index; /* handle -> index of its latest pool */
+	struct map pool_index; /* handle -> index of its latest pool */
 	struct model_device *devices; /* by id after model_finish */
 	size_t n_devices, cap_devices;
-	struct mt_map device_index; /* id -> index in devices */
+	struct map device_index; /* id -> index in devices */
 	/* the same for ids below MODEL_DEVICE_MEMO: index + 1, 0 when not seen */
 #define MODEL_DEVICE_MEMO 64
 	uint32_t device_memo[MODEL_DEVICE_MEMO];

@@ -56,10 +56,10 @@ struct html {
 	const struct trace *t;
 	const struct model *m;
 	const struct render_opts *o;
-	struct mt_map stack_index; /* stack id -> index in stacks */
+	struct map stack_index; /* stack id -> index in stacks */
 	int64_t *stacks;
 	size_t n_stacks, cap_stacks;
-	struct mt_map frame_index; /* frame key -> index in frames */
+	struct map frame_index; /* frame key -> index in frames */
 	uint64_t *frames;
 	size_t n_frames, cap_frames;
 };
@@ -505,7 +505,7 @@ static int by_peak(const void *a, const void *b)
 static void site_rows_oom(const struct model *m, struct site_row *rows)
 {
 	const struct model_oom *o = render_headline_oom(m);
-	struct mt_map idx;
+	struct map idx;
 
 	if (!o || !o->has_holders)
 		return;

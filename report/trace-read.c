@@ -320,12 +320,12 @@ static int check_count(struct trace *t, size_t n, const char *table)
 	return 0;
 }
 
-static void index_put(struct mt_map *m, int64_t id, size_t idx)
+static void index_put(struct map *m, int64_t id, size_t idx)
 {
 	*(uint32_t *)map_put(m, (uint64_t)id, NULL) = (uint32_t)idx;
 }
 
-static uint32_t index_get(const struct mt_map *m, int64_t id)
+static uint32_t index_get(const struct map *m, int64_t id)
 {
 	const uint32_t *v = map_get(m, (uint64_t)id);
 
@@ -560,7 +560,7 @@ static bool same_str(const char *a, const char *b)
 
 /* One more row of the ops table; ops of the same name and domain are one
  * op, known by the first id (by_name: op_hash -> its index). */
-static void add_op(struct trace *t, sqlite3_stmt *s, struct mt_map *by_name)
+static void add_op(struct trace *t, sqlite3_stmt *s, struct map *by_name)
 {
 	struct trace_op *op = &t->ops[t->n_ops];
 	uint32_t *first;
@@ -587,7 +587,7 @@ static void add_op(struct trace *t, sqlite3_stmt *s, struct mt_map *by_name)
 static int load_ops(struct trace *t)
 {
 	_autofinalize_ sqlite3_stmt *s = NULL;
-	struct mt_map by_name;
+	struct map by_name;
 	size_t cap = 0;
 	int rc, ret = -1;
 
@@ -917,7 +917,7 @@ struct v2_reader {
 	 * of the cost of joining allocs again. Only the allocations no free
 	 * names stay (the leaks, those whose address was allocated again
 	 * without a free in between). */
-	struct mt_map allocs; /* seq -> struct alloc_row */
+	struct map allocs; /* seq -> struct alloc_row */
 	sqlite3_stmt *lookup; /* allocs by seq: for what the map lacks */
 };
 

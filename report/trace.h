@@ -96,19 +96,19 @@ struct trace {
 	size_t n_meta;
 	struct trace_api *apis;
 	size_t n_apis;
-	struct mt_map api_index; /* id -> index */
+	struct map api_index; /* id -> index */
 	struct trace_module *modules;
 	size_t n_modules;
-	struct mt_map module_index;
+	struct map module_index;
 	struct trace_frame *frames;
 	size_t n_frames;
-	struct mt_map frame_index;
+	struct map frame_index;
 	struct trace_stack *stacks;
 	size_t n_stacks;
-	struct mt_map stack_index;
+	struct map stack_index;
 	uint32_t *stack_frames; /* frame indices, TRACE_NONE for a missing frame */
 	size_t n_stack_frames;
-	struct mt_map ooms; /* seq -> struct trace_oom_info */
+	struct map ooms; /* seq -> struct trace_oom_info */
 	size_t n_threads;
 	struct trace_device *devices;
 	size_t n_devices;
@@ -116,20 +116,20 @@ struct trace {
 	bool has_op_column, has_source_column; /* events.op, events.source */
 	struct trace_op *ops;
 	size_t n_ops;
-	struct mt_map op_index; /* id -> index */
-	struct mt_map cupti_pc; /* seq -> pc, from the cupti table */
+	struct map op_index; /* id -> index */
+	struct map cupti_pc; /* seq -> pc, from the cupti table */
 	bool has_cupti;		/* the cupti table has rows: CUPTI saw something */
 	uint32_t *modules_by_base; /* module indices by base, for CUPTI's pcs */
 	struct trace_site *sites; /* version 2 */
 	size_t n_sites;
-	struct mt_map site_index; /* id -> index */
+	struct map site_index; /* id -> index */
 	struct trace_site no_site; /* for rows naming a site that is not there */
 
 	/* How to read it: set between trace_load and trace_read_events. */
 	struct report_options opts;
 	/* per stack, by index in stacks: filled when the events are read */
 	struct trace_stack_site *stack_sites;
-	struct mt_map same_frame; /* frame label hash -> first frame index */
+	struct map same_frame; /* frame label hash -> first frame index */
 
 	/* references to rows that are not there: shown as unknown */
 	uint64_t missing_frames;  /* stack_frames rows naming no frame */

@@ -4,33 +4,33 @@
 
 #define SLOT_VAL MAP_SLOT_VAL
 
-static inline struct map_slot_head *slot(const struct mt_map *m, size_t i)
+static inline struct map_slot_head *slot(const struct map *m, size_t i)
 {
 	return map_slot_(m, i);
 }
 
-static inline void *slot_val(const struct mt_map *m, size_t i)
+static inline void *slot_val(const struct map *m, size_t i)
 {
 	return m->slots + i * m->slot_size + SLOT_VAL;
 }
 
-void map_init(struct mt_map *m, size_t val_size)
+void map_init(struct map *m, size_t val_size)
 {
-	*m = (struct mt_map){
+	*m = (struct map){
 		.val_size = val_size,
 		.slot_size = SLOT_VAL + ((val_size + 7) & ~(size_t)7),
 	};
 }
 
-void map_fini(struct mt_map *m)
+void map_fini(struct map *m)
 {
 	free(m->slots);
 	map_init(m, m->val_size);
 }
 
-static void rehash(struct mt_map *m, size_t cap)
+static void rehash(struct map *m, size_t cap)
 {
-	struct mt_map old = *m;
+	struct map old = *m;
 
 	m->cap = cap;
 	m->len = 0;
@@ -47,7 +47,7 @@ static void rehash(struct mt_map *m, size_t cap)
 	free(old.slots);
 }
 
-void *map_put_grow(struct mt_map *m, uint64_t key, bool *inserted)
+void *map_put_grow(struct map *m, uint64_t key, bool *inserted)
 {
 	rehash(m, m->cap ? m->cap * 2 : 64);
 	return map_put(m, key, inserted);
@@ -62,7 +62,7 @@ static inline bool may_fill(size_t hole, size_t j, size_t h)
 	return h <= hole && h > j;
 }
 
-bool map_remove(struct mt_map *m, uint64_t key, void *out)
+bool map_remove(struct map *m, uint64_t key, void *out)
 {
 	size_t mask = m->cap - 1;
 	size_t hole, j;
@@ -84,7 +84,7 @@ bool map_remove(struct mt_map *m, uint64_t key, void *out)
 	return true;
 }
 
-bool map_next(const struct mt_map *m, size_t *pos, uint64_t *key, void **val)
+bool map_next(const struct map *m, size_t *pos, uint64_t *key, void **val)
 {
 	for (size_t i = *pos; i < m->cap; i++) {
 		if (!slot(m, i)->used)

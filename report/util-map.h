@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-struct mt_map {
+struct map {
 	unsigned char *slots;
 	size_t val_size;
 	size_t slot_size;
@@ -20,14 +20,14 @@ struct mt_map {
 	size_t len;
 };
 
-void map_init(struct mt_map *m, size_t val_size);
-void map_fini(struct mt_map *m);
+void map_init(struct map *m, size_t val_size);
+void map_fini(struct map *m);
 
 /* Remove key; copy its value to out (when not NULL). False if absent. */
-bool map_remove(struct mt_map *m, uint64_t key, void *out);
+bool map_remove(struct map *m, uint64_t key, void *out);
 
 /* Iterate: for (size_t i = 0; map_next(m, &i, &key, &val);) ... */
-bool map_next(const struct mt_map *m, size_t *pos, uint64_t *key, void **val);
+bool map_next(const struct map *m, size_t *pos, uint64_t *key, void **val);
 
 /* ---- inline: the model does several lookups an event ---- */
 
@@ -51,14 +51,14 @@ static inline uint64_t map_hash64(uint64_t x)
 	return x;
 }
 
-static inline struct map_slot_head *map_slot_(const struct mt_map *m, size_t i)
+static inline struct map_slot_head *map_slot_(const struct map *m, size_t i)
 {
 	return (struct map_slot_head *)(m->slots + i * m->slot_size);
 }
 
 /* Where key is (true), or the empty slot that ends its probe (false).
  * The map must have slots. */
-static inline bool map_find_(const struct mt_map *m, uint64_t key, size_t *at)
+static inline bool map_find_(const struct map *m, uint64_t key, size_t *at)
 {
 	size_t mask = m->cap - 1;
 	size_t i = map_hash64(key) & mask;
@@ -77,7 +77,7 @@ static inline bool map_find_(const struct mt_map *m, uint64_t key, size_t *at)
 
 /* The value stored under key, or NULL. Valid until the next insert or
  * remove. */
-static inline void *map_get(const struct mt_map *m, uint64_t key)
+static inline void *map_get(const struct map *m, uint64_t key)
 {
 	size_t i;
 
@@ -87,11 +87,11 @@ static inline void *map_get(const struct mt_map *m, uint64_t key)
 }
 
 /* map_put when the map must grow first. */
-void *map_put_grow(struct mt_map *m, uint64_t key, bool *inserted);
+void *map_put_grow(struct map *m, uint64_t key, bool *inserted);
 
 /* The value under key, inserted zero-filled (and *inserted set) when the key
  * was absent. Valid until the next insert or remove. */
-static inline void *map_put(struct mt_map *m, uint64_t key, bool *inserted)
+static inline void *map_put(struct map *m, uint64_t key, bool *inserted)
 {
 	struct map_slot_head *s;
 	size_t i;

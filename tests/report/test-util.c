@@ -162,7 +162,7 @@ START_TEST(test_map_random)
 	enum { N = 4096 };
 	static uint64_t ref[N];
 	static bool present[N];
-	struct mt_map m;
+	struct map m;
 	unsigned seed = 12345;
 
 	map_init(&m, sizeof(uint64_t));
