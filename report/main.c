@@ -229,7 +229,7 @@ struct feed_ctx {
 	struct progress *p;
 };
 
-static void feed(void *ctx, const struct mt_event *ev)
+static void feed(void *ctx, const struct trace_event *ev)
 {
 	struct feed_ctx *c = ctx;
 

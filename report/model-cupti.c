@@ -227,7 +227,7 @@ static void sweep(struct model *m, int64_t now)
 
 /* Nothing from CUPTI within HISTORY_NS of the start, or a trace the
  * reader says has no CUPTI record: CUPTI was not on. */
-static bool waiting(struct model *m, const struct mt_event *ev)
+static bool waiting(struct model *m, const struct trace_event *ev)
 {
 	struct model_cupti_priv *p = m->cupti.priv;
 	int64_t now = ev->time_ns;
@@ -255,7 +255,7 @@ static void alone_gone(struct model *m, const struct alone *a, bool freed);
 /* CUPTI's record of this allocation came before the hook's (CUPTI
  * flushed between the driver's work and the hook): it was not CUPTI's
  * alone after all. */
-static bool claim(struct model *m, const struct mt_event *ev, int64_t after)
+static bool claim(struct model *m, const struct trace_event *ev, int64_t after)
 {
 	struct model_cupti_priv *p = m->cupti.priv;
 	struct alone *a = map_get(&p->alone, ev->address);
@@ -269,7 +269,7 @@ static bool claim(struct model *m, const struct mt_event *ev, int64_t after)
 	return true;
 }
 
-bool model_cupti_hooked(struct model *m, const struct mt_event *ev)
+bool model_cupti_hooked(struct model *m, const struct trace_event *ev)
 {
 	struct model_cupti_priv *p = m->cupti.priv;
 	struct hist *h;
@@ -315,7 +315,7 @@ void model_cupti_hooked_free(struct model *m, uint64_t address, int64_t time_ns,
 
 /* ---- CUPTI's memory records ------------------------------------------- */
 
-static bool match(struct model *m, const struct mt_event *ev)
+static bool match(struct model *m, const struct trace_event *ev)
 {
 	struct model_cupti_priv *p = m->cupti.priv;
 	struct hist *h = p->off ? NULL : map_get(&p->hist, ev->address);
@@ -344,12 +344,12 @@ static bool match(struct model *m, const struct mt_event *ev)
 }
 
 /* Memory no hook saw allocated: live under "seen by CUPTI only". */
-static void alone_new(struct model *m, const struct mt_event *ev)
+static void alone_new(struct model *m, const struct trace_event *ev)
 {
 	struct model_cupti_priv *p = m->cupti.priv;
-	struct mt_site site = { .kind = MT_SITE_CUPTI, .id = ev->module };
+	struct site_ref site = { .kind = SITE_CUPTI, .id = ev->module };
 	struct model_cupti_module *mod = by_module(m, ev->module);
-	struct mt_event plain = *ev;
+	struct trace_event plain = *ev;
 	struct alone a = {
 		.time = ev->time_ns,
 		.rec = { .bytes = ev->bytes, .stack = ev->stack, .mem = ev->mem, .device = ev->device,
@@ -396,7 +396,7 @@ static void alone_gone(struct model *m, const struct alone *a, bool freed)
 	m->cupti.alone_bytes = sat_sub(m->cupti.alone_bytes, a->rec.bytes);
 }
 
-static void cupti_free(struct model *m, const struct mt_event *ev)
+static void cupti_free(struct model *m, const struct trace_event *ev)
 {
 	struct model_cupti_priv *p = m->cupti.priv;
 	struct alone a;
@@ -409,7 +409,7 @@ static void cupti_free(struct model *m, const struct mt_event *ev)
 /* ---- graphs ------------------------------------------------------------- */
 
 /* One witness's graph event: lives by handle, as for memory. */
-static void graph_life(struct model_cupti_priv *p, const struct mt_event *ev)
+static void graph_life(struct model_cupti_priv *p, const struct trace_event *ev)
 {
 	int c = ev->source == MT_SOURCE_CUPTI;
 	bool exec = ev->kind == MT_EV_EXEC_CREATE || ev->kind == MT_EV_EXEC_DESTROY;
@@ -433,7 +433,7 @@ static void graph_life(struct model_cupti_priv *p, const struct mt_event *ev)
 	*(uint32_t *)map_put(&p->graph_live[c][exec], ev->handle, NULL) = (uint32_t)gl->n++;
 }
 
-void model_cupti_graph_hooked(struct model *m, const struct mt_event *ev)
+void model_cupti_graph_hooked(struct model *m, const struct trace_event *ev)
 {
 	struct model_cupti_priv *p = m->cupti.priv;
 
@@ -504,7 +504,7 @@ static void settle_graphs(struct model *m)
 
 /* ---- events ----------------------------------------------------------- */
 
-void model_cupti_event(struct model *m, const struct mt_event *ev)
+void model_cupti_event(struct model *m, const struct trace_event *ev)
 {
 	struct model_cupti_priv *p = m->cupti.priv;
 
@@ -531,13 +531,13 @@ void model_cupti_event(struct model *m, const struct mt_event *ev)
 	}
 }
 
-void model_cupti_mark(struct model *m, const struct mt_event *ev)
+void model_cupti_mark(struct model *m, const struct trace_event *ev)
 {
 	struct model_cupti_priv *p = m->cupti.priv;
 
-	if (ev->mark_kind == MT_MARK_CUPTI_OFF) {
+	if (ev->mark_kind == MARK_CUPTI_OFF) {
 		p->off_ns = ev->time_ns;
-	} else if (ev->mark_kind == MT_MARK_CUPTI_ON && !m->cupti.on) {
+	} else if (ev->mark_kind == MARK_CUPTI_ON && !m->cupti.on) {
 		m->cupti.on = true;
 		p->on_ns = ev->time_ns;
 	}

@@ -65,7 +65,7 @@ void model_device_info(struct model *m, int device, uint64_t total, bool has_fre
 	d->free_at_first_use = has_free ? free_at_first_use : 0;
 }
 
-void model_device_event(struct model *m, const struct mt_event *ev)
+void model_device_event(struct model *m, const struct trace_event *ev)
 {
 	/* the handle column holds what was free: a size, so not negative */
 	bool has_free = ev->has_handle && (int64_t)ev->handle >= 0;
@@ -73,7 +73,7 @@ void model_device_event(struct model *m, const struct mt_event *ev)
 	model_device_info(m, ev->device, ev->bytes, has_free, ev->handle);
 }
 
-void model_device_alloc(struct model *m, const struct mt_event *ev)
+void model_device_alloc(struct model *m, const struct trace_event *ev)
 {
 	struct model_device *d = model_device_for(m, ev->device);
 
@@ -85,7 +85,7 @@ void model_device_alloc(struct model *m, const struct mt_event *ev)
 	};
 }
 
-void model_device_oom(struct model *m, const struct mt_event *ev)
+void model_device_oom(struct model *m, const struct trace_event *ev)
 {
 	struct model_device *d = model_device_for(m, ev->device);
 
@@ -112,7 +112,7 @@ uint32_t model_pool_for(struct model *m, uint64_t handle)
 	return idx ? *idx : pool_new(m, handle);
 }
 
-void model_pool_event(struct model *m, const struct mt_event *ev)
+void model_pool_event(struct model *m, const struct trace_event *ev)
 {
 	const uint32_t *idx;
 	struct model_pool *p;

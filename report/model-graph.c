@@ -42,7 +42,7 @@ struct gmem {
 	int device;
 	uint32_t graph;	 /* index in graphs; MODEL_NONE while its capture runs */
 	uint64_t stream; /* the capture's stream */
-	struct mt_site site;
+	struct site_ref site;
 	bool has_op;
 	int64_t op;
 	bool live;	/* physical and allocated: in model.live */
@@ -147,7 +147,7 @@ void model_graph_fini(struct model *m)
 /* ---- records ---------------------------------------------------------- */
 
 static uint32_t graph_new(struct model_graph_priv *p, uint64_t handle, int how,
-			  const struct mt_event *ev)
+			  const struct trace_event *ev)
 {
 	grow_array(&p->graphs, &p->cap_graphs, p->n_graphs + 1, sizeof(*p->graphs));
 	p->graphs[p->n_graphs] = (struct graph){
@@ -160,7 +160,7 @@ static uint32_t graph_new(struct model_graph_priv *p, uint64_t handle, int how,
 
 /* The graph a handle names now; one only named (its creation was not in
  * the trace) is added, uncounted. */
-static uint32_t graph_for(struct model_graph_priv *p, uint64_t handle, const struct mt_event *ev)
+static uint32_t graph_for(struct model_graph_priv *p, uint64_t handle, const struct trace_event *ev)
 {
 	const uint32_t *idx = map_get(&p->graph_index, handle);
 
@@ -226,7 +226,7 @@ static uint64_t capture_of(const struct model_graph_priv *p, uint64_t stream)
 	return stream;
 }
 
-static void on_join(struct model_graph_priv *p, const struct mt_event *ev)
+static void on_join(struct model_graph_priv *p, const struct trace_event *ev)
 {
 	if (!ev->stream || !ev->has_address || !ev->address)
 		return;
@@ -246,7 +246,7 @@ static void joins_end(struct model_graph_priv *p, uint64_t origin)
 	p->n_joins = out;
 }
 
-void model_graph_alloc(struct model *m, const struct mt_event *ev)
+void model_graph_alloc(struct model *m, const struct trace_event *ev)
 {
 	struct model_graph_priv *p = m->graphs.priv;
 	uint32_t idx = (uint32_t)p->n_mem;
@@ -309,9 +309,9 @@ static void pool_live(struct model *m, const struct gmem *gm, bool up)
 }
 
 /* A launch makes gm an allocation: counted as one each time. */
-static void materialize(struct model *m, struct gmem *gm, const struct mt_event *launch)
+static void materialize(struct model *m, struct gmem *gm, const struct trace_event *launch)
 {
-	struct mt_event a = {
+	struct trace_event a = {
 		.seq = launch->seq, .time_ns = launch->time_ns, .kind = MT_EV_ALLOC, .api = gm->api,
 		.device = gm->device, .address = gm->address, .has_address = true,
 		.bytes = gm->bytes, .mem = MT_MEM_GRAPH, .stack = gm->stack,
@@ -403,7 +403,7 @@ static void grow_pools(struct model *m, struct graph *g)
 	pools_changed(m);
 }
 
-static void on_launch(struct model *m, const struct mt_event *ev, bool upload)
+static void on_launch(struct model *m, const struct trace_event *ev, bool upload)
 {
 	struct model_graph_priv *p = m->graphs.priv;
 	struct exec *e = ev->has_handle ? exec_find(p, ev->handle) : NULL;
@@ -448,7 +448,7 @@ static void on_launch(struct model *m, const struct mt_event *ev, bool upload)
 	}
 }
 
-static void on_exec_create(struct model *m, const struct mt_event *ev)
+static void on_exec_create(struct model *m, const struct trace_event *ev)
 {
 	struct model_graph_priv *p = m->graphs.priv;
 	uint32_t graph = graph_for(p, ev->address, ev);
@@ -464,7 +464,7 @@ static void on_exec_create(struct model *m, const struct mt_event *ev)
 	model_points_add(m, MODEL_POINT_INSTANTIATION, ev);
 }
 
-static void on_exec_destroy(struct model *m, const struct mt_event *ev)
+static void on_exec_destroy(struct model *m, const struct trace_event *ev)
 {
 	struct model_graph_priv *p = m->graphs.priv;
 	struct exec *e = exec_find(p, ev->handle);
@@ -479,7 +479,7 @@ static void on_exec_destroy(struct model *m, const struct mt_event *ev)
 	m->graphs.execs_destroyed++;
 }
 
-static void on_graph_destroy(struct model *m, const struct mt_event *ev)
+static void on_graph_destroy(struct model *m, const struct trace_event *ev)
 {
 	struct model_graph_priv *p = m->graphs.priv;
 	uint32_t idx = graph_for(p, ev->handle, ev); /* may move p->graphs */
@@ -494,7 +494,7 @@ static void on_graph_destroy(struct model *m, const struct mt_event *ev)
 /* The capture on ev's stream is over: what it allocated and freed is the
  * graph's it made (an existing graph's, for a capture into one), or
  * nobody's when it failed. */
-static void settle_capture(struct model *m, const struct mt_event *ev, bool made)
+static void settle_capture(struct model *m, const struct trace_event *ev, bool made)
 {
 	struct model_graph_priv *p = m->graphs.priv;
 	uint32_t graph = MODEL_NONE;
@@ -533,7 +533,7 @@ static void settle_capture(struct model *m, const struct mt_event *ev, bool made
 	p->n_pfree = out;
 }
 
-static void on_free_node(struct model *m, const struct mt_event *ev)
+static void on_free_node(struct model *m, const struct trace_event *ev)
 {
 	struct model_graph_priv *p = m->graphs.priv;
 
@@ -551,7 +551,7 @@ static void on_free_node(struct model *m, const struct mt_event *ev)
 
 /* The pool gives back to the device what no live allocation uses; the
  * graphs there are no longer mapped. */
-static void on_trim(struct model *m, const struct mt_event *ev)
+static void on_trim(struct model *m, const struct trace_event *ev)
 {
 	struct model_graph_priv *p = m->graphs.priv;
 	int device = ev->bytes <= INT32_MAX ? (int)ev->bytes : -1;
@@ -571,7 +571,7 @@ static void on_trim(struct model *m, const struct mt_event *ev)
 	pools_changed(m);
 }
 
-void model_graph_event(struct model *m, const struct mt_event *ev)
+void model_graph_event(struct model *m, const struct trace_event *ev)
 {
 	struct model_graph_priv *p = m->graphs.priv;
 
@@ -606,7 +606,7 @@ void model_graph_alone(struct model *m, bool exec, uint64_t handle, uint64_t gra
 		       int64_t until)
 {
 	struct model_graph_priv *p = m->graphs.priv;
-	struct mt_event ev = { .time_ns = time, .handle = handle, .address = graph };
+	struct trace_event ev = { .time_ns = time, .handle = handle, .address = graph };
 	bool destroyed = until >= 0;
 	uint32_t g;
 
@@ -764,7 +764,7 @@ static void find_orphans(struct model *m)
 	m->graphs.orphans_pinned = reach_total(p, &all);
 }
 
-void model_graph_at_mark(struct model *m, const struct mt_event *ev)
+void model_graph_at_mark(struct model *m, const struct trace_event *ev)
 {
 	if (m->graphs.at_mark)
 		return; /* the first mark with the label */

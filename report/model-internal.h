@@ -42,14 +42,14 @@ static inline uint64_t sat_sub(uint64_t a, uint64_t b)
 
 /* The site of an allocation at stack, as the reader resolved it (an
  * unset site: its stack). */
-uint32_t model_site_for(struct model *m, const struct mt_site *site, int64_t stack);
+uint32_t model_site_for(struct model *m, const struct site_ref *site, int64_t stack);
 uint32_t model_stack_for(struct model *m, int64_t stack);
 /* The first site a stack's memory went to (model_site_key). */
 void model_stack_site(struct model *m, uint32_t holder, uint32_t site);
 uint32_t model_op_for(struct model *m, int64_t op);
 /* What an allocation counts towards before it is live, and its site,
  * holder and op in rec: its kind, class, site, pool, device. */
-void model_count_alloc(struct model *m, const struct mt_event *ev, const struct mt_site *site,
+void model_count_alloc(struct model *m, const struct trace_event *ev, const struct site_ref *site,
 		       struct model_live *rec);
 /* Put rec live at address (what was live there is dropped: a free memtrace
  * did not see). */
@@ -82,9 +82,9 @@ int model_vmm_release(struct model *m, uint64_t handle);
 void model_vmm_unrelease(struct model *m, uint64_t handle);
 /* The handle's memory is gone (or its address was reused). */
 void model_vmm_forget(struct model *m, uint64_t handle);
-void model_vmm_map(struct model *m, const struct mt_event *ev);
-void model_vmm_unmap(struct model *m, const struct mt_event *ev);
-void model_vmm_unmap_error(struct model *m, const struct mt_event *ev);
+void model_vmm_map(struct model *m, const struct trace_event *ev);
+void model_vmm_unmap(struct model *m, const struct trace_event *ev);
+void model_vmm_unmap_error(struct model *m, const struct trace_event *ev);
 
 /* ---- model-device.c ---- */
 
@@ -95,9 +95,9 @@ struct model_device *model_device_for(struct model *m, int id);
 /* The counter of device-side bytes live on device id (or on no known device). */
 uint64_t *model_device_live(struct model *m, int id);
 /* A device-side allocation succeeded: remember the first few per device. */
-void model_device_alloc(struct model *m, const struct mt_event *ev);
+void model_device_alloc(struct model *m, const struct trace_event *ev);
 /* An OOM: its device's total, when nothing else gave it. */
-void model_device_oom(struct model *m, const struct mt_event *ev);
+void model_device_oom(struct model *m, const struct trace_event *ev);
 
 /* model_device_live for a device already seen with a small id, inline
  * (twice an allocation); the rest through model_device_live. */
@@ -107,11 +107,11 @@ static inline uint64_t *model_device_live_fast(struct model *m, int id)
 		return &m->devices[m->device_memo[id] - 1].live_bytes;
 	return model_device_live(m, id);
 }
-void model_device_event(struct model *m, const struct mt_event *ev);
+void model_device_event(struct model *m, const struct trace_event *ev);
 /* The pool with this handle (the latest one, after a destroy), added when
  * first seen. */
 uint32_t model_pool_for(struct model *m, uint64_t handle);
-void model_pool_event(struct model *m, const struct mt_event *ev);
+void model_pool_event(struct model *m, const struct trace_event *ev);
 /* Once every event is in: sort the devices, make the notes (model.notes). */
 void model_device_finish(struct model *m);
 
@@ -123,9 +123,9 @@ void model_points_fini(struct model *m);
  * taken since it last changed. */
 void model_points_touch(struct model *m, struct model_site *s);
 /* A point now (marks, instantiations); ranges are found in model_points_feed. */
-void model_points_add(struct model *m, int kind, const struct mt_event *ev);
+void model_points_add(struct model *m, int kind, const struct trace_event *ev);
 /* Every event, before it is applied: the end of a per-build range. */
-void model_points_feed(struct model *m, const struct mt_event *ev);
+void model_points_feed(struct model *m, const struct trace_event *ev);
 /* After the last event: the end of the last per-build range. */
 void model_points_close(struct model *m);
 /* After the sites are sorted: marks and growth. */
@@ -136,9 +136,9 @@ void model_points_finish(struct model *m);
 void model_graph_init(struct model *m);
 void model_graph_fini(struct model *m);
 /* An allocation of graph memory (mem graph): an alloc node or a capture's. */
-void model_graph_alloc(struct model *m, const struct mt_event *ev);
+void model_graph_alloc(struct model *m, const struct trace_event *ev);
 /* Graph events (graph_create ... graph_free_node). */
-void model_graph_event(struct model *m, const struct mt_event *ev);
+void model_graph_event(struct model *m, const struct trace_event *ev);
 /* A free outside the graph released live graph memory at address
  * (freed) or a free_error put it back (!freed). */
 void model_graph_freed(struct model *m, uint64_t address, bool freed);
@@ -146,7 +146,7 @@ void model_graph_freed(struct model *m, uint64_t address, bool freed);
  * the address is graph memory at all. */
 bool model_graph_known(const struct model *m, uint64_t address);
 /* The --at-mark mark. */
-void model_graph_at_mark(struct model *m, const struct mt_event *ev);
+void model_graph_at_mark(struct model *m, const struct trace_event *ev);
 /* A graph (or exec, of graph) only CUPTI saw, created at time, destroyed
  * at until (-1: never). */
 void model_graph_alone(struct model *m, bool exec, uint64_t handle, uint64_t graph, int64_t time,
@@ -160,17 +160,17 @@ void model_graph_finish(struct model *m);
 void model_cupti_init(struct model *m);
 void model_cupti_fini(struct model *m);
 /* An event CUPTI saw (source = CUPTI). */
-void model_cupti_event(struct model *m, const struct mt_event *ev);
+void model_cupti_event(struct model *m, const struct trace_event *ev);
 /* A hooked allocation is live: it waits for its CUPTI record. True when
  * that record came first (it was counted as CUPTI's alone, and no longer
  * is). */
-bool model_cupti_hooked(struct model *m, const struct mt_event *ev);
+bool model_cupti_hooked(struct model *m, const struct trace_event *ev);
 /* A hooked free of live memory at address, or (undo) its free_error. */
 void model_cupti_hooked_free(struct model *m, uint64_t address, int64_t time_ns, bool undo);
 /* A hooked graph or exec event (graph_create ... exec_destroy). */
-void model_cupti_graph_hooked(struct model *m, const struct mt_event *ev);
+void model_cupti_graph_hooked(struct model *m, const struct trace_event *ev);
 /* Live allocations seen by CUPTI alone: how many, and as leak groups. */
 size_t model_cupti_alone_live(const struct model *m);
 size_t model_cupti_leaks(const struct model *m, struct model_group *out);
-void model_cupti_mark(struct model *m, const struct mt_event *ev);
+void model_cupti_mark(struct model *m, const struct trace_event *ev);
 void model_cupti_finish(struct model *m);

@@ -73,7 +73,7 @@ static void add_point(struct model *m, struct model_point p)
 	m->points[m->n_points++] = p;
 }
 
-void model_points_add(struct model *m, int kind, const struct mt_event *ev)
+void model_points_add(struct model *m, int kind, const struct trace_event *ev)
 {
 	struct model_point p = {
 		.kind = kind, .seq = ev->seq, .time_ns = ev->time_ns, .api = ev->api,
@@ -91,7 +91,7 @@ void model_points_add(struct model *m, int kind, const struct mt_event *ev)
 /* A range of the per-build series ends when the next one begins: the
  * point is the state just before that event. A number seen again means
  * the ranges are not one per build (layers of a model, say). */
-void model_points_feed(struct model *m, const struct mt_event *ev)
+void model_points_feed(struct model *m, const struct trace_event *ev)
 {
 	bool inserted;
 
@@ -171,7 +171,7 @@ static void build_marks(struct model *m)
 
 static bool counts_for(const struct model_point *p, int basis)
 {
-	return p->kind == basis && (basis != MODEL_POINT_MARK || p->mark_kind == MT_MARK_USER);
+	return p->kind == basis && (basis != MODEL_POINT_MARK || p->mark_kind == MARK_USER);
 }
 
 /* Marks made by the program, else ranges named per build (each number

@@ -143,12 +143,12 @@ bool model_site_native_is_user(const char *module_path, const char *function)
 int model_mark_kind(const char *label)
 {
 	if (!label || !starts_with(label, MT_MARK_PREFIX))
-		return MT_MARK_USER;
+		return MARK_USER;
 	if (strcmp(label, MT_CUPTI_ON_MARK) == 0)
-		return MT_MARK_CUPTI_ON;
+		return MARK_CUPTI_ON;
 	if (strcmp(label, MT_CUPTI_OFF_MARK) == 0)
-		return MT_MARK_CUPTI_OFF;
-	return MT_MARK_INTERNAL;
+		return MARK_CUPTI_OFF;
+	return MARK_INTERNAL;
 }
 
 /* The name's last decimal number, which may be followed by "]" or ")":
@@ -343,7 +343,7 @@ void model_site_prepare(struct trace *t)
 		stack_site(t, &t->stacks[i], &t->stack_sites[i]);
 }
 
-struct mt_site model_site_resolve(const struct trace *t, const struct mt_event *ev)
+struct site_ref model_site_resolve(const struct trace *t, const struct trace_event *ev)
 {
 	const struct trace_stack *s = trace_find_stack(t, ev->stack);
 	const struct trace_stack_site *ss = s && t->stack_sites ? &t->stack_sites[s - t->stacks]
@@ -352,10 +352,10 @@ struct mt_site model_site_resolve(const struct trace *t, const struct mt_event *
 	bool has_op = ev->has_op && ev->kind != MT_EV_MARK;
 
 	if ((g == REPORT_GROUP_SITE || g == REPORT_GROUP_PYTHON) && ss && ss->python != TRACE_NONE)
-		return (struct mt_site){ MT_SITE_PYTHON, ss->python, ss->python_depth };
+		return (struct site_ref){ SITE_PYTHON, ss->python, ss->python_depth };
 	if ((g == REPORT_GROUP_SITE || g == REPORT_GROUP_OP) && has_op)
-		return (struct mt_site){ MT_SITE_OP, ev->op, 0 };
+		return (struct site_ref){ SITE_OP, ev->op, 0 };
 	if ((g == REPORT_GROUP_SITE || g == REPORT_GROUP_NATIVE) && ss && ss->native != TRACE_NONE)
-		return (struct mt_site){ MT_SITE_NATIVE, ss->native, ss->native_depth };
-	return (struct mt_site){ MT_SITE_STACK, ev->stack, 0 };
+		return (struct site_ref){ SITE_NATIVE, ss->native, ss->native_depth };
+	return (struct site_ref){ SITE_STACK, ev->stack, 0 };
 }

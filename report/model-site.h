@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "event.h"
+#include "trace-event.h"
 #include "trace.h"
 
 /* A Python file of the user's: not the standard library (a path with
@@ -24,7 +24,7 @@ bool model_site_python_is_user(const char *file);
  * memory module). */
 bool model_site_native_is_user(const char *module_path, const char *function);
 
-/* enum mt_mark_kind of a mark with this label. */
+/* enum mark_kind of a mark with this label. */
 int model_mark_kind(const char *label);
 
 /* Find the series of ranges named per build: names that differ only in a
@@ -40,4 +40,4 @@ void model_site_prepare(struct trace *t);
 
 /* The site of ev as t->opts.group_by says: the user's Python frame, the
  * op, the user's native frame or the stack (docs/report-json.md). */
-struct mt_site model_site_resolve(const struct trace *t, const struct mt_event *ev);
+struct site_ref model_site_resolve(const struct trace *t, const struct trace_event *ev);

@@ -202,7 +202,7 @@ static bool wants_marker(int kind)
 	return false; /* launches can number millions: not markers */
 }
 
-static void add_marker(struct model_timeline *tl, const struct mt_event *ev, int64_t t)
+static void add_marker(struct model_timeline *tl, const struct trace_event *ev, int64_t t)
 {
 	/* OOMs are always kept: the model has them all anyway, and they are
 	 * what the report is about */
@@ -280,7 +280,7 @@ static void stream_forget(struct model_timeline *tl, uint64_t address)
 		stream_sub(tl, &old);
 }
 
-static void stream_apply(struct model_timeline *tl, const struct mt_event *ev)
+static void stream_apply(struct model_timeline *tl, const struct trace_event *ev)
 {
 	struct timeline_live *l;
 	struct timeline_stream *s;
@@ -326,7 +326,7 @@ static void stream_peak(struct model_timeline *tl, const struct model *m)
 }
 
 void model_timeline_feed(struct model_timeline *tl, const struct model *m,
-			 const struct mt_event *ev)
+			 const struct trace_event *ev)
 {
 	/* times from several threads can be a little out of order: never
 	 * let the line go back */

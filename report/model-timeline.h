@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "event.h"
+#include "trace-event.h"
 #include "model.h"
 #include "util-map.h"
 
@@ -44,7 +44,7 @@ struct timeline_snapshot {
 
 struct timeline_marker {
 	int64_t time_ns, seq;
-	int kind;      /* enum mt_event_kind: oom, mark or a graph event */
+	int kind;      /* MT_EV_*: oom, mark or a graph event */
 	uint64_t bytes; /* an OOM's request */
 };
 
@@ -116,7 +116,7 @@ void model_timeline_fini(struct model_timeline *tl);
 /* Called by model_feed before it applies ev: records the result of the
  * previous event, then the moments ev's time passes. */
 void model_timeline_feed(struct model_timeline *tl, const struct model *m,
-			 const struct mt_event *ev);
+			 const struct trace_event *ev);
 
 /* After the last event (model_finish is fine before or after). */
 void model_timeline_finish(struct model_timeline *tl, const struct model *m);

@@ -161,7 +161,7 @@ static bool detach(struct model *m, uint64_t handle, uint64_t va, struct model_l
 	return true;
 }
 
-void model_vmm_map(struct model *m, const struct mt_event *ev)
+void model_vmm_map(struct model *m, const struct trace_event *ev)
 {
 	struct model_mapping mp = {
 		.handle = ev->handle, .bytes = ev->bytes, .stack = ev->stack, .seq = ev->seq,
@@ -199,7 +199,7 @@ void model_vmm_map(struct model *m, const struct mt_event *ev)
 		attach(m, mp.handle, ev->address, mp.seq);
 }
 
-void model_vmm_unmap(struct model *m, const struct mt_event *ev)
+void model_vmm_unmap(struct model *m, const struct trace_event *ev)
 {
 	struct model_recent_unmap *r = &m->recent_unmaps[m->recent_unmap_next];
 
@@ -230,7 +230,7 @@ static struct model_recent_unmap *find_recent(struct model *m, uint64_t va)
 
 /* The unmap just before failed: the mapping stays, and so does the
  * memory it held. */
-void model_vmm_unmap_error(struct model *m, const struct mt_event *ev)
+void model_vmm_unmap_error(struct model *m, const struct trace_event *ev)
 {
 	struct model_recent_unmap *r;
 	struct model_mapping *slot;

@@ -66,7 +66,7 @@ static struct model_mem *class_mem(struct model *m, int mem)
 void model_init(struct model *m)
 {
 	*m = (struct model){ 0 };
-	for (size_t i = 0; i < MT_SITE_KINDS; i++)
+	for (size_t i = 0; i < SITE_KINDS; i++)
 		map_init(&m->site_index[i], sizeof(uint32_t));
 	map_init(&m->site_stacks, 0);
 	map_init(&m->site_ops, sizeof(uint64_t));
@@ -100,7 +100,7 @@ void model_fini(struct model *m)
 	model_points_fini(m);
 	model_graph_fini(m);
 	model_cupti_fini(m);
-	for (size_t i = 0; i < MT_SITE_KINDS; i++)
+	for (size_t i = 0; i < SITE_KINDS; i++)
 		map_fini(&m->site_index[i]);
 	map_fini(&m->site_stacks);
 	map_fini(&m->site_ops);
@@ -111,15 +111,16 @@ void model_fini(struct model *m)
 }
 
 /* The key model_site_for files an allocation at stack under. */
-static inline const struct mt_site *site_key(const struct mt_site *site, struct mt_site *by_stack)
+static inline const struct site_ref *site_key(const struct site_ref *site,
+					      struct site_ref *by_stack)
 {
-	return site && site->kind > MT_SITE_UNSET && site->kind < MT_SITE_KINDS ? site : by_stack;
+	return site && site->kind > SITE_UNSET && site->kind < SITE_KINDS ? site : by_stack;
 }
 
-uint32_t model_site_for(struct model *m, const struct mt_site *site, int64_t stack)
+uint32_t model_site_for(struct model *m, const struct site_ref *site, int64_t stack)
 {
-	struct mt_site by_stack = { .kind = MT_SITE_STACK, .id = stack };
-	const struct mt_site *k = site_key(site, &by_stack);
+	struct site_ref by_stack = { .kind = SITE_STACK, .id = stack };
+	const struct site_ref *k = site_key(site, &by_stack);
 	bool inserted;
 	uint32_t *idx = map_put(&m->site_index[k->kind], (uint64_t)k->id, &inserted);
 
@@ -349,7 +350,7 @@ static void site_extras(struct model *m, const struct model_live *rec, uint64_t 
 	}
 }
 
-void model_count_alloc(struct model *m, const struct mt_event *ev, const struct mt_site *site,
+void model_count_alloc(struct model *m, const struct trace_event *ev, const struct site_ref *site,
 		       struct model_live *rec)
 {
 	struct model_mem *cls = class_mem(m, ev->mem);
@@ -369,8 +370,8 @@ void model_count_alloc(struct model *m, const struct mt_event *ev, const struct 
 		p->bytes_allocated = sat_add(p->bytes_allocated, ev->bytes);
 	}
 	if (mem_class(ev->mem) == MEM_DEVICE_SIDE) {
-		struct mt_site by_stack = { .kind = MT_SITE_STACK, .id = ev->stack };
-		const struct mt_site *k = site_key(site, &by_stack);
+		struct site_ref by_stack = { .kind = SITE_STACK, .id = ev->stack };
+		const struct site_ref *k = site_key(site, &by_stack);
 		struct model_stack_memo *memo;
 		struct model_site *s;
 		bool pair_seen;
@@ -427,7 +428,7 @@ void model_live_insert(struct model *m, uint64_t address, const struct model_liv
 	model_live_add(m, rec, time_ns);
 }
 
-static void on_alloc(struct model *m, const struct mt_event *ev)
+static void on_alloc(struct model *m, const struct trace_event *ev)
 {
 	struct model_live rec = {
 		.bytes = ev->bytes, .stack = ev->stack, .mem = ev->mem, .device = ev->device,
@@ -462,7 +463,7 @@ static void remember_free(struct model *m, uint64_t address, enum recent_state s
 		r->rec = *rec;
 }
 
-static void on_free(struct model *m, const struct mt_event *ev)
+static void on_free(struct model *m, const struct trace_event *ev)
 {
 	struct model_live *live, rec;
 
@@ -511,7 +512,7 @@ static struct model_recent_free *find_recent(struct model *m, uint64_t address)
 }
 
 /* The free recorded just before (on that thread) failed: undo it. */
-static void on_free_error(struct model *m, const struct mt_event *ev)
+static void on_free_error(struct model *m, const struct trace_event *ev)
 {
 	struct model_recent_free *r;
 	struct model_live *slot;
@@ -618,7 +619,7 @@ static void oom_unexplained(struct model *m, struct model_oom *o)
 	o->unexplained_bytes = sat_sub(used, ours);
 }
 
-static void on_oom(struct model *m, const struct mt_event *ev)
+static void on_oom(struct model *m, const struct trace_event *ev)
 {
 	struct model_oom *o;
 
@@ -638,7 +639,7 @@ static void on_oom(struct model *m, const struct mt_event *ev)
 	m->n_ooms++;
 }
 
-static void on_mark(struct model *m, const struct mt_event *ev)
+static void on_mark(struct model *m, const struct trace_event *ev)
 {
 	model_points_add(m, MODEL_POINT_MARK, ev);
 	model_cupti_mark(m, ev);
@@ -646,7 +647,7 @@ static void on_mark(struct model *m, const struct mt_event *ev)
 		model_graph_at_mark(m, ev);
 }
 
-void model_feed(struct model *m, const struct mt_event *ev)
+void model_feed(struct model *m, const struct trace_event *ev)
 {
 	if (m->finished)
 		return;

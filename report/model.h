@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "event.h"
+#include "trace-event.h"
 #include "util-map.h"
 
 /* How allocations are grouped into sites (--group-by; docs/report-json.md). */
@@ -52,7 +52,7 @@ const char *report_group_by_name(enum report_group_by g);
 /* Frees (and unmaps) remembered in case an error event says they did not
  * happen. */
 #define MODEL_RECENT_FREES 64
-/* Memory kinds are 1..MODEL_MEM_KINDS - 1 (enum mt_mem_kind). */
+/* Memory kinds are 1..MODEL_MEM_KINDS - 1 (MT_MEM_*). */
 #define MODEL_MEM_KINDS 11
 /* The preallocation note looks at this many first device-side allocations
  * of each device, for one of at least half the device (docs/report-json.md). */
@@ -63,7 +63,7 @@ struct model_group {
 	int64_t stack;
 	uint64_t bytes;
 	uint64_t count;
-	int mem; /* enum mt_mem_kind; 0 for OOM holders, which mix device-side kinds */
+	int mem; /* MT_MEM_*; 0 for OOM holders, which mix device-side kinds */
 };
 
 /* The live bytes of a site from point `first` on (model-points.c). */
@@ -74,7 +74,7 @@ struct model_run {
 
 struct model_site {
 	uint64_t key;	/* unique, stable across the sort: model_site_key() */
-	int kind;	/* enum mt_site_kind: what groups its allocations */
+	int kind;	/* enum site_kind: what groups its allocations */
 	int64_t id;	/* a frame index, an op id, a stack id or a module index */
 	uint32_t depth; /* of its frame in `stack` (python, native) */
 	int64_t stack;	/* stack of its first allocation */
@@ -114,7 +114,7 @@ struct model_point {
 	int64_t seq, time_ns, api, stack;
 	bool has_op;
 	int64_t op;	/* mark: its label; range: the range that ended */
-	int mark_kind;	/* enum mt_mark_kind */
+	int mark_kind;	/* enum mark_kind */
 	uint64_t exec, graph; /* instantiation */
 	uint64_t live_bytes, live_count; /* device memory */
 };
@@ -296,7 +296,7 @@ struct model_stack_memo;
 struct model {
 	struct model_mem device; /* device-side kinds together */
 	struct model_mem host;	 /* pinned host */
-	struct model_mem kinds[MODEL_MEM_KINDS]; /* each kind, by enum mt_mem_kind */
+	struct model_mem kinds[MODEL_MEM_KINDS]; /* each kind, by MT_MEM_* */
 	uint64_t events;
 	uint64_t unmatched_frees;  /* frees of addresses not live (and not failed) */
 	uint64_t alloc_errors;	   /* failed allocations other than OOM */
@@ -312,7 +312,7 @@ struct model {
 
 	struct model_site *sites; /* sorted by at_peak after model_finish */
 	size_t n_sites, cap_sites;
-	struct map site_index[MT_SITE_KINDS]; /* site id -> index in sites, per kind */
+	struct map site_index[SITE_KINDS]; /* site id -> index in sites, per kind */
 	struct map site_stacks; /* site << 32 | stack index, during the pass */
 	struct map site_ops;    /* site << 32 | op index -> bytes, during the pass */
 	uint64_t peak_epoch;
@@ -400,7 +400,7 @@ void model_device_info(struct model *m, int device, uint64_t total, bool has_fre
 		       uint64_t free_at_first_use);
 
 /* Events must come in seq order. */
-void model_feed(struct model *m, const struct mt_event *ev);
+void model_feed(struct model *m, const struct trace_event *ev);
 
 /* Settle per-site peak values, group leaks, make notes, sort. No
  * model_feed after it. */

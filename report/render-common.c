@@ -225,11 +225,11 @@ const struct trace_frame *render_model_site_frame(const struct trace *t,
 	uint32_t depth;
 
 	switch (s->kind) {
-	case MT_SITE_PYTHON:
-	case MT_SITE_NATIVE:
+	case SITE_PYTHON:
+	case SITE_NATIVE:
 		return s->id >= 0 && (uint64_t)s->id < t->n_frames ? &t->frames[s->id] : NULL;
-	case MT_SITE_OP:
-	case MT_SITE_CUPTI:
+	case SITE_OP:
+	case SITE_CUPTI:
 		return NULL;
 	}
 	return render_user_frame(t, trace_find_stack(t, s->stack), &depth);
@@ -238,10 +238,10 @@ const struct trace_frame *render_model_site_frame(const struct trace *t,
 const char *render_site_kind_name(int kind)
 {
 	switch (kind) {
-	case MT_SITE_PYTHON: return "python";
-	case MT_SITE_OP: return "op";
-	case MT_SITE_NATIVE: return "native";
-	case MT_SITE_CUPTI: return "cupti";
+	case SITE_PYTHON: return "python";
+	case SITE_OP: return "op";
+	case SITE_NATIVE: return "native";
+	case SITE_CUPTI: return "cupti";
 	}
 	return "stack";
 }
@@ -269,13 +269,13 @@ char *render_model_site_label(const struct trace *t, const struct model_site *s,
 	_autofree_ char *op = NULL;
 
 	switch (s->kind) {
-	case MT_SITE_PYTHON:
-	case MT_SITE_NATIVE:
+	case SITE_PYTHON:
+	case SITE_NATIVE:
 		return render_frame_label(t, render_model_site_frame(t, s), short_file);
-	case MT_SITE_OP:
+	case SITE_OP:
 		op = render_op_label(t, s->id);
 		return xasprintf("[op] %s", op);
-	case MT_SITE_CUPTI:
+	case SITE_CUPTI:
 		return xasprintf("(seen by CUPTI only: %s)", render_module_name(t, s->id));
 	}
 	if (!trace_find_stack(t, s->stack))

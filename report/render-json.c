@@ -425,7 +425,7 @@ static void write_site_id(struct jw *w, const struct trace *t, const struct mode
 	const struct trace_module *mod = trace_frame_module(t, f);
 	const char *module = mod ? path_basename(mod->path) : NULL;
 
-	if (s->kind == MT_SITE_CUPTI && s->id >= 0 && (uint64_t)s->id < t->n_modules)
+	if (s->kind == SITE_CUPTI && s->id >= 0 && (uint64_t)s->id < t->n_modules)
 		module = path_basename(t->modules[s->id].path);
 	jw_open(w, "site", '{', true);
 	jw_str(w, "kind", render_site_kind_name(s->kind));
@@ -436,7 +436,7 @@ static void write_site_id(struct jw *w, const struct trace *t, const struct mode
 	else
 		jw_null(w, "line");
 	jw_str(w, "module", module);
-	if (s->kind == MT_SITE_OP)
+	if (s->kind == SITE_OP)
 		write_op(w, t, "op", true, s->id);
 	else
 		write_op(w, t, "op", s->has_op, s->op);
@@ -499,9 +499,9 @@ static void write_site_ref(struct jw *w, const struct trace *t, const struct mod
 static const char *mark_kind_name(int kind)
 {
 	switch (kind) {
-	case MT_MARK_INTERNAL:
-	case MT_MARK_CUPTI_ON:
-	case MT_MARK_CUPTI_OFF: return "memtrace";
+	case MARK_INTERNAL:
+	case MARK_CUPTI_ON:
+	case MARK_CUPTI_OFF: return "memtrace";
 	}
 	return "user";
 }

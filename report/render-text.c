@@ -169,11 +169,11 @@ static void site_row(const struct text *tx, const char *cells, const struct mode
 	_autofree_ char *callers = NULL;
 	uint32_t depth = s->depth;
 
-	if (s->kind == MT_SITE_CUPTI || s->kind == MT_SITE_OP) {
+	if (s->kind == SITE_CUPTI || s->kind == SITE_OP) {
 		line(tx, WIDTH, "%s%s", cells, label);
 		return;
 	}
-	if (s->kind != MT_SITE_PYTHON && s->kind != MT_SITE_NATIVE)
+	if (s->kind != SITE_PYTHON && s->kind != SITE_NATIVE)
 		render_user_frame(tx->t, st, &depth);
 	callers = caller_chain(tx->t, st, depth);
 	line(tx, WIDTH, "%s%s", cells, label);

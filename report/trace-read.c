@@ -636,7 +636,7 @@ static int load_cupti(struct trace *t)
 static void read_site(struct trace *t, sqlite3_stmt *s, struct trace_site *site)
 {
 	site->id = sqlite3_column_int64(s, 0);
-	site->ev = (struct mt_event){
+	site->ev = (struct trace_event){
 		.kind = col_small(s, 1),
 		.api = sqlite3_column_int64(s, 2),
 		.thread = sqlite3_column_int64(s, 3),
@@ -729,7 +729,7 @@ static char *events_sql(const struct trace *t)
 }
 
 /* What the ops table says about the event's op. */
-static void read_op(const struct trace *t, struct mt_event *ev)
+static void read_op(const struct trace *t, struct trace_event *ev)
 {
 	const struct trace_op *op = ev->has_op ? trace_find_op(t, ev->op) : NULL;
 
@@ -748,7 +748,7 @@ static void read_op(const struct trace *t, struct mt_event *ev)
 
 /* The module of a CUPTI record's pc: its one-frame stack names it, else
  * the modules' bases place it. */
-static int64_t cupti_module(const struct trace *t, const struct mt_event *ev)
+static int64_t cupti_module(const struct trace *t, const struct trace_event *ev)
 {
 	const struct trace_stack *s = trace_find_stack(t, ev->stack);
 	const struct trace_frame *f = trace_stack_frame(t, s, 0);
@@ -762,14 +762,14 @@ static int64_t cupti_module(const struct trace *t, const struct mt_event *ev)
 
 /* What the reader adds that depends on the event's site columns alone
  * (the same for every event of a version-2 site). */
-static void resolve_site(struct trace *t, struct mt_event *ev)
+static void resolve_site(struct trace *t, struct trace_event *ev)
 {
 	read_op(t, ev);
 	ev->site = model_site_resolve(t, ev);
 }
 
 /* What the ooms table says about an oom event. */
-static void read_oom(const struct trace *t, struct mt_event *ev)
+static void read_oom(const struct trace *t, struct trace_event *ev)
 {
 	const struct trace_oom_info *o = map_get(&t->ooms, (uint64_t)ev->seq);
 
@@ -781,11 +781,11 @@ static void read_oom(const struct trace *t, struct mt_event *ev)
 	}
 }
 
-static void read_event(struct trace *t, sqlite3_stmt *s, struct mt_event *ev)
+static void read_event(struct trace *t, sqlite3_stmt *s, struct trace_event *ev)
 {
 	int64_t bytes = sqlite3_column_int64(s, COL_BYTES);
 
-	*ev = (struct mt_event){
+	*ev = (struct trace_event){
 		.seq = sqlite3_column_int64(s, COL_SEQ),
 		.time_ns = sqlite3_column_int64(s, COL_TIME),
 		.kind = col_small(s, COL_KIND),
@@ -828,7 +828,7 @@ static int read_events_v1(struct trace *t, trace_event_fn fn, void *ctx)
 {
 	_autofinalize_ sqlite3_stmt *s = NULL;
 	_autofree_ char *sql = events_sql(t);
-	struct mt_event ev;
+	struct trace_event ev;
 	int rc;
 
 	if (prepare(t, "events", sql, &s) < 0)
@@ -871,7 +871,7 @@ static const struct trace_site *find_site(const struct trace *t, int64_t id)
 }
 
 /* The columns every allocs and frees row starts with: seq, time_ns, site. */
-static void read_site_event(struct trace *t, sqlite3_stmt *s, struct mt_event *ev)
+static void read_site_event(struct trace *t, sqlite3_stmt *s, struct trace_event *ev)
 {
 	const struct trace_site *site = find_site(t, sqlite3_column_int64(s, 2));
 
@@ -893,7 +893,7 @@ struct alloc_row {
 	bool has_address;
 };
 
-static void set_alloc(struct mt_event *ev, const struct alloc_row *a)
+static void set_alloc(struct trace_event *ev, const struct alloc_row *a)
 {
 	ev->address = a->address;
 	ev->has_address = a->has_address;
@@ -921,7 +921,7 @@ struct v2_reader {
 	sqlite3_stmt *lookup; /* allocs by seq: for what the map lacks */
 };
 
-static void read_alloc(struct trace *t, struct v2_reader *r, struct mt_event *ev)
+static void read_alloc(struct trace *t, struct v2_reader *r, struct trace_event *ev)
 {
 	sqlite3_stmt *s = r->c[CUR_ALLOCS].s;
 	struct alloc_row a = {
@@ -941,7 +941,7 @@ static void read_alloc(struct trace *t, struct v2_reader *r, struct mt_event *ev
 /* A free takes the address and bytes of the allocation it names: from the
  * map, else (a trace not written by memtrace) from the table, as the view
  * events joins them; none when no allocation has that seq. */
-static int read_free(struct trace *t, struct v2_reader *r, struct mt_event *ev)
+static int read_free(struct trace *t, struct v2_reader *r, struct trace_event *ev)
 {
 	sqlite3_stmt *s = r->c[CUR_FREES].s;
 	int64_t alloc = sqlite3_column_int64(s, 3);
@@ -992,7 +992,7 @@ static struct cursor *cursor_first(struct cursor *c)
 }
 
 static int read_next_v2(struct trace *t, struct v2_reader *r, struct cursor *next,
-			struct mt_event *ev)
+			struct trace_event *ev)
 {
 	if (next == &r->c[CUR_ALLOCS])
 		read_alloc(t, r, ev);
@@ -1019,7 +1019,7 @@ static int read_events_v2(struct trace *t, trace_event_fn fn, void *ctx)
 		},
 	};
 	struct cursor *next;
-	struct mt_event ev;
+	struct trace_event ev;
 	int ret = -1;
 
 	map_init(&r.allocs, sizeof(struct alloc_row));

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "event.h"
+#include "trace-event.h"
 #include "model.h"
 #include "util-map.h"
 
@@ -34,7 +34,7 @@ struct trace_module {
 
 struct trace_frame {
 	int64_t id;
-	int kind; /* enum mt_frame_kind */
+	int kind; /* MT_FRAME_* */
 	int64_t ip, offset;
 	bool has_offset;
 	uint32_t module; /* index in trace.modules, or TRACE_NONE */
@@ -66,7 +66,7 @@ struct trace_op {
 	int64_t same; /* the id of the first op with this name and domain */
 	bool has_build;
 	int64_t build; /* its number in the series of ranges named per build */
-	int mark_kind; /* enum mt_mark_kind, were it a mark's label */
+	int mark_kind; /* enum mark_kind, were it a mark's label */
 	bool at_mark;  /* its name is the label of opts.at_mark */
 };
 
@@ -74,7 +74,7 @@ struct trace_op {
  * share, as the event the reader makes of them, resolved once. */
 struct trace_site {
 	int64_t id;
-	struct mt_event ev;
+	struct trace_event ev;
 	bool missing_stack; /* ev.stack names a stack with no frames */
 };
 
@@ -147,10 +147,10 @@ int trace_open(struct trace *t, const char *path);
  * the cupti table and (version 2) the sites. */
 int trace_load(struct trace *t);
 
-typedef void (*trace_event_fn)(void *ctx, const struct mt_event *ev);
+typedef void (*trace_event_fn)(void *ctx, const struct trace_event *ev);
 
 /* Call fn for each event in seq order, with what the reader adds
- * (event.h) resolved as t->opts says. */
+ * (trace-event.h) resolved as t->opts says. */
 int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx);
 
 /* The number of events (the highest seq + 1), 0 when unknown. */

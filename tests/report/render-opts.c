@@ -10,7 +10,7 @@
 #include "symbolize.h"
 #include "trace.h"
 
-static void feed(void *ctx, const struct mt_event *ev)
+static void feed(void *ctx, const struct trace_event *ev)
 {
 	model_feed(ctx, ev);
 }

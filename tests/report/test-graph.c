@@ -12,15 +12,15 @@
 
 static int64_t next_seq;
 
-static struct mt_event ev(int kind, int64_t t)
+static struct trace_event ev(int kind, int64_t t)
 {
-	return (struct mt_event){
+	return (struct trace_event){
 		.seq = next_seq++, .time_ns = t, .kind = kind, .api = 1, .device = 0, .module = -1,
 		.stack = 1,
 	};
 }
 
-static void feed(struct model *m, struct mt_event e)
+static void feed(struct model *m, struct trace_event e)
 {
 	model_feed(m, &e);
 }
@@ -29,7 +29,7 @@ static void feed(struct model *m, struct mt_event e)
 static void gev(struct model *m, int kind, int64_t t, uint64_t handle, uint64_t address,
 		uint64_t bytes)
 {
-	struct mt_event e = ev(kind, t);
+	struct trace_event e = ev(kind, t);
 
 	e.handle = handle;
 	e.has_handle = true;
@@ -43,7 +43,7 @@ static void gev(struct model *m, int kind, int64_t t, uint64_t handle, uint64_t 
 static void gmem(struct model *m, int64_t t, uint64_t graph, uint64_t stream, uint64_t addr,
 		 uint64_t bytes, int64_t stack)
 {
-	struct mt_event e = ev(MT_EV_ALLOC, t);
+	struct trace_event e = ev(MT_EV_ALLOC, t);
 
 	e.address = addr;
 	e.has_address = true;
@@ -58,7 +58,7 @@ static void gmem(struct model *m, int64_t t, uint64_t graph, uint64_t stream, ui
 
 static void free_node(struct model *m, int64_t t, uint64_t graph, uint64_t stream, uint64_t addr)
 {
-	struct mt_event e = ev(MT_EV_GRAPH_FREE_NODE, t);
+	struct trace_event e = ev(MT_EV_GRAPH_FREE_NODE, t);
 
 	e.address = addr;
 	e.has_address = true;
@@ -70,7 +70,7 @@ static void free_node(struct model *m, int64_t t, uint64_t graph, uint64_t strea
 
 static void launch(struct model *m, int kind, int64_t t, uint64_t exec, int64_t status)
 {
-	struct mt_event e = ev(kind, t);
+	struct trace_event e = ev(kind, t);
 
 	e.handle = exec;
 	e.has_handle = true;
@@ -82,7 +82,7 @@ static void launch(struct model *m, int kind, int64_t t, uint64_t exec, int64_t 
 static void capture(struct model *m, int kind, int64_t t, uint64_t stream, uint64_t graph,
 		    int64_t status)
 {
-	struct mt_event e = ev(kind, t);
+	struct trace_event e = ev(kind, t);
 
 	e.stream = stream;
 	e.handle = graph;
@@ -93,7 +93,7 @@ static void capture(struct model *m, int kind, int64_t t, uint64_t stream, uint6
 
 static void plain_free(struct model *m, int64_t t, uint64_t addr)
 {
-	struct mt_event e = ev(MT_EV_FREE, t);
+	struct trace_event e = ev(MT_EV_FREE, t);
 
 	e.address = addr;
 	e.has_address = true;
@@ -103,7 +103,7 @@ static void plain_free(struct model *m, int64_t t, uint64_t addr)
 
 static void trim(struct model *m, int64_t t, int device)
 {
-	struct mt_event e = ev(MT_EV_GRAPH_MEM_TRIM, t);
+	struct trace_event e = ev(MT_EV_GRAPH_MEM_TRIM, t);
 
 	e.bytes = (uint64_t)device;
 	feed(m, e);
@@ -276,7 +276,7 @@ END_TEST
 START_TEST(test_graph_at_mark)
 {
 	struct model m;
-	struct mt_event e;
+	struct trace_event e;
 
 	setup(&m);
 	gev(&m, MT_EV_GRAPH_CREATE, 1, 0xa1, 0, 0);
@@ -329,7 +329,7 @@ END_TEST
  * it): capture_join. */
 static void join(struct model *m, int64_t t, uint64_t stream, uint64_t origin)
 {
-	struct mt_event e = ev(MT_EV_CAPTURE_JOIN, t);
+	struct trace_event e = ev(MT_EV_CAPTURE_JOIN, t);
 
 	e.stream = stream;
 	e.address = origin;
@@ -444,7 +444,7 @@ END_TEST
 START_TEST(test_growth_flat)
 {
 	struct model m;
-	struct mt_event e;
+	struct trace_event e;
 
 	setup(&m);
 	e = ev(MT_EV_ALLOC, 1);
@@ -472,7 +472,7 @@ END_TEST
 
 static void hooked(struct model *m, int kind, int64_t t, uint64_t addr, uint64_t bytes, int mem)
 {
-	struct mt_event e = ev(kind, t);
+	struct trace_event e = ev(kind, t);
 
 	e.address = addr;
 	e.has_address = true;
@@ -484,7 +484,7 @@ static void hooked(struct model *m, int kind, int64_t t, uint64_t addr, uint64_t
 static void cupti(struct model *m, int kind, int64_t t, uint64_t addr, uint64_t bytes, int mem,
 		  int64_t module)
 {
-	struct mt_event e = ev(kind, t);
+	struct trace_event e = ev(kind, t);
 
 	e.source = MT_SOURCE_CUPTI;
 	e.address = addr;
@@ -498,7 +498,7 @@ static void cupti(struct model *m, int kind, int64_t t, uint64_t addr, uint64_t 
 
 static void cupti_mark(struct model *m, int64_t t, int kind)
 {
-	struct mt_event e = ev(MT_EV_MARK, t);
+	struct trace_event e = ev(MT_EV_MARK, t);
 
 	e.source = MT_SOURCE_CUPTI;
 	e.mark_kind = kind;
@@ -515,7 +515,7 @@ START_TEST(test_cupti_match)
 	struct model m;
 
 	setup(&m);
-	cupti_mark(&m, 0, MT_MARK_CUPTI_ON);
+	cupti_mark(&m, 0, MARK_CUPTI_ON);
 	hooked(&m, MT_EV_ALLOC, 100, 0x1000, 64, MT_MEM_DEVICE);
 	hooked(&m, MT_EV_FREE, 200, 0x1000, 64, MT_MEM_DEVICE);
 	hooked(&m, MT_EV_ALLOC, 300, 0x1000, 64, MT_MEM_POOL); /* the address again */
@@ -561,7 +561,7 @@ START_TEST(test_cupti_window)
 	struct model m;
 
 	setup(&m);
-	cupti_mark(&m, 0, MT_MARK_CUPTI_ON);
+	cupti_mark(&m, 0, MARK_CUPTI_ON);
 	hooked(&m, MT_EV_ALLOC, 100, 0x1000, 64, MT_MEM_DEVICE);
 	hooked(&m, MT_EV_FREE, 200, 0x1000, 64, MT_MEM_DEVICE);
 	cupti(&m, MT_EV_ALLOC, 250, 0x1000, 64, MT_MEM_DEVICE, 1); /* after its life: alone */
@@ -587,11 +587,11 @@ START_TEST(test_cupti_unconfirmed_and_claim)
 
 	setup(&m);
 	hooked(&m, MT_EV_ALLOC, 100, 0x1000, 64, MT_MEM_DEVICE); /* before CUPTI watched */
-	cupti_mark(&m, 150, MT_MARK_CUPTI_ON);
+	cupti_mark(&m, 150, MARK_CUPTI_ON);
 	hooked(&m, MT_EV_ALLOC, 200, 0x2000, 16, MT_MEM_DEVICE);
 	cupti(&m, MT_EV_ALLOC, 295, 0x3000, 8, MT_MEM_DEVICE, 1);
 	hooked(&m, MT_EV_ALLOC, 300, 0x3000, 8, MT_MEM_DEVICE); /* its record came first */
-	cupti_mark(&m, 400, MT_MARK_CUPTI_OFF);
+	cupti_mark(&m, 400, MARK_CUPTI_OFF);
 	hooked(&m, MT_EV_ALLOC, 500, 0x4000, 4, MT_MEM_DEVICE); /* after */
 	model_finish(&m);
 	ck_assert_uint_eq(m.cupti.matched, 1);
@@ -620,7 +620,7 @@ END_TEST
 START_TEST(test_cupti_graphs)
 {
 	struct model m;
-	struct mt_event e;
+	struct trace_event e;
 
 	setup(&m);
 	e = ev(MT_EV_GRAPH_CREATE, 10);

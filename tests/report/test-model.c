@@ -10,10 +10,10 @@
 
 static int64_t next_seq;
 
-static struct mt_event ev(int kind, int64_t t, uint64_t addr, uint64_t bytes, int mem,
-			  int64_t stack)
+static struct trace_event ev(int kind, int64_t t, uint64_t addr, uint64_t bytes, int mem,
+			     int64_t stack)
 {
-	return (struct mt_event){
+	return (struct trace_event){
 		.seq = next_seq++, .time_ns = t, .kind = kind, .api = 1, .address = addr,
 		.has_address = true, .bytes = bytes, .mem = mem, .stack = stack,
 	};
@@ -22,7 +22,7 @@ static struct mt_event ev(int kind, int64_t t, uint64_t addr, uint64_t bytes, in
 static void alloc(struct model *m, int64_t t, uint64_t addr, uint64_t bytes, int mem,
 		  int64_t stack)
 {
-	struct mt_event e = ev(MT_EV_ALLOC, t, addr, bytes, mem, stack);
+	struct trace_event e = ev(MT_EV_ALLOC, t, addr, bytes, mem, stack);
 
 	model_feed(m, &e);
 }
@@ -35,21 +35,21 @@ static void dev_alloc(struct model *m, int64_t t, uint64_t addr, uint64_t bytes,
 /* Frees carry what the writer knew; the model must go by its live map. */
 static void dev_free(struct model *m, int64_t t, uint64_t addr)
 {
-	struct mt_event e = ev(MT_EV_FREE, t, addr, 0, 0, 99);
+	struct trace_event e = ev(MT_EV_FREE, t, addr, 0, 0, 99);
 
 	model_feed(m, &e);
 }
 
 static void free_error(struct model *m, int64_t t, uint64_t addr)
 {
-	struct mt_event e = ev(MT_EV_FREE_ERROR, t, addr, 0, 0, 99);
+	struct trace_event e = ev(MT_EV_FREE_ERROR, t, addr, 0, 0, 99);
 
 	model_feed(m, &e);
 }
 
 static void oom(struct model *m, int64_t t, uint64_t bytes, int64_t stack)
 {
-	struct mt_event e = ev(MT_EV_OOM, t, 0, bytes, MT_MEM_DEVICE, stack);
+	struct trace_event e = ev(MT_EV_OOM, t, 0, bytes, MT_MEM_DEVICE, stack);
 
 	e.has_address = false;
 	e.has_device_free = e.has_device_total = true;
@@ -62,7 +62,7 @@ static void oom(struct model *m, int64_t t, uint64_t bytes, int64_t stack)
 static void feed_h(struct model *m, int kind, int64_t t, uint64_t addr, uint64_t bytes, int mem,
 		   int64_t stack, uint64_t handle)
 {
-	struct mt_event e = ev(kind, t, addr, bytes, mem, stack);
+	struct trace_event e = ev(kind, t, addr, bytes, mem, stack);
 
 	e.handle = handle;
 	e.has_handle = true;
@@ -82,21 +82,21 @@ static void vmm_map(struct model *m, int64_t t, uint64_t va, uint64_t bytes, uin
 
 static void vmm_unmap(struct model *m, int64_t t, uint64_t va)
 {
-	struct mt_event e = ev(MT_EV_UNMAP, t, va, 0, 0, 99);
+	struct trace_event e = ev(MT_EV_UNMAP, t, va, 0, 0, 99);
 
 	model_feed(m, &e);
 }
 
 static void unmap_error(struct model *m, int64_t t, uint64_t va)
 {
-	struct mt_event e = ev(MT_EV_UNMAP_ERROR, t, va, 0, 0, 99);
+	struct trace_event e = ev(MT_EV_UNMAP_ERROR, t, va, 0, 0, 99);
 
 	model_feed(m, &e);
 }
 
 static void on_device(struct model *m, int64_t t, int device, uint64_t total, uint64_t free_b)
 {
-	struct mt_event e = ev(MT_EV_DEVICE, t, 0, total, 0, 0);
+	struct trace_event e = ev(MT_EV_DEVICE, t, 0, total, 0, 0);
 
 	e.has_address = false;
 	e.device = device;
@@ -108,7 +108,7 @@ static void on_device(struct model *m, int64_t t, int device, uint64_t total, ui
 static void alloc_on(struct model *m, int64_t t, int device, uint64_t addr, uint64_t bytes,
 		     int64_t stack)
 {
-	struct mt_event e = ev(MT_EV_ALLOC, t, addr, bytes, MT_MEM_DEVICE, stack);
+	struct trace_event e = ev(MT_EV_ALLOC, t, addr, bytes, MT_MEM_DEVICE, stack);
 
 	e.device = device;
 	model_feed(m, &e);
@@ -323,7 +323,7 @@ END_TEST
 START_TEST(test_unmatched_free)
 {
 	struct model m;
-	struct mt_event null_free = ev(MT_EV_FREE, 3, 0, 0, 0, 1);
+	struct trace_event null_free = ev(MT_EV_FREE, 3, 0, 0, 0, 1);
 
 	setup(&m);
 	dev_alloc(&m, 1, 0x1000, 100, 1);
@@ -372,11 +372,11 @@ END_TEST
 START_TEST(test_odd_events)
 {
 	struct model m;
-	struct mt_event no_addr = ev(MT_EV_ALLOC, 1, 0, 100, MT_MEM_DEVICE, 1);
-	struct mt_event zero = ev(MT_EV_ALLOC, 2, 0, 0, MT_MEM_DEVICE, 1);
-	struct mt_event bad_mem = ev(MT_EV_ALLOC, 3, 0x9000, 100, 77, 1);
-	struct mt_event bad_kind = ev(42, 4, 0x9000, 100, 1, 1);
-	struct mt_event huge = ev(MT_EV_ALLOC, 5, 0xa000, UINT64_MAX - 1, MT_MEM_DEVICE, 1);
+	struct trace_event no_addr = ev(MT_EV_ALLOC, 1, 0, 100, MT_MEM_DEVICE, 1);
+	struct trace_event zero = ev(MT_EV_ALLOC, 2, 0, 0, MT_MEM_DEVICE, 1);
+	struct trace_event bad_mem = ev(MT_EV_ALLOC, 3, 0x9000, 100, 77, 1);
+	struct trace_event bad_kind = ev(42, 4, 0x9000, 100, 1, 1);
+	struct trace_event huge = ev(MT_EV_ALLOC, 5, 0xa000, UINT64_MAX - 1, MT_MEM_DEVICE, 1);
 
 	setup(&m);
 	no_addr.has_address = false;
@@ -671,7 +671,7 @@ END_TEST
 START_TEST(test_oom_unexplained)
 {
 	struct model m;
-	struct mt_event e;
+	struct trace_event e;
 
 	setup(&m);
 	alloc_on(&m, 1, 0, 0x1000, 300, 1);
@@ -714,7 +714,7 @@ END_TEST
 START_TEST(test_preallocation)
 {
 	struct model m;
-	struct mt_event e;
+	struct trace_event e;
 
 	setup(&m);
 	model_device_info(&m, 0, 1000, true, 990);

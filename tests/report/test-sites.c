@@ -14,9 +14,9 @@
 
 static int64_t next_seq;
 
-static struct mt_event ev(int kind, int64_t t)
+static struct trace_event ev(int kind, int64_t t)
 {
-	return (struct mt_event){
+	return (struct trace_event){
 		.seq = next_seq++, .time_ns = t, .kind = kind, .api = 1, .device = 0, .module = -1,
 	};
 }
@@ -25,14 +25,14 @@ static struct mt_event ev(int kind, int64_t t)
 static void alloc_at(struct model *m, int64_t t, uint64_t addr, uint64_t bytes, int64_t stack,
 		     int kind, int64_t id, int64_t op)
 {
-	struct mt_event e = ev(MT_EV_ALLOC, t);
+	struct trace_event e = ev(MT_EV_ALLOC, t);
 
 	e.address = addr;
 	e.has_address = true;
 	e.bytes = bytes;
 	e.mem = MT_MEM_DEVICE;
 	e.stack = stack;
-	e.site = (struct mt_site){ .kind = kind, .id = id };
+	e.site = (struct site_ref){ .kind = kind, .id = id };
 	e.has_op = op != 0;
 	e.op = op;
 	model_feed(m, &e);
@@ -40,7 +40,7 @@ static void alloc_at(struct model *m, int64_t t, uint64_t addr, uint64_t bytes, 
 
 static void free_at(struct model *m, int64_t t, uint64_t addr)
 {
-	struct mt_event e = ev(MT_EV_FREE, t);
+	struct trace_event e = ev(MT_EV_FREE, t);
 
 	e.address = addr;
 	e.has_address = true;
@@ -49,7 +49,7 @@ static void free_at(struct model *m, int64_t t, uint64_t addr)
 
 static void mark(struct model *m, int64_t t, int64_t label, int kind)
 {
-	struct mt_event e = ev(MT_EV_MARK, t);
+	struct trace_event e = ev(MT_EV_MARK, t);
 
 	e.has_op = true;
 	e.op = label;
@@ -61,7 +61,7 @@ static void mark(struct model *m, int64_t t, int64_t label, int kind)
 static void in_build(struct model *m, int64_t t, uint64_t addr, uint64_t bytes, int64_t op,
 		     int64_t b)
 {
-	struct mt_event e = ev(MT_EV_ALLOC, t);
+	struct trace_event e = ev(MT_EV_ALLOC, t);
 
 	e.address = addr;
 	e.has_address = true;
@@ -72,7 +72,7 @@ static void in_build(struct model *m, int64_t t, uint64_t addr, uint64_t bytes, 
 	e.op = op;
 	e.has_build = true;
 	e.build = b;
-	e.site = (struct mt_site){ .kind = MT_SITE_OP, .id = op };
+	e.site = (struct site_ref){ .kind = SITE_OP, .id = op };
 	model_feed(m, &e);
 }
 
@@ -170,11 +170,11 @@ END_TEST
 
 START_TEST(test_mark_kinds)
 {
-	ck_assert_int_eq(model_mark_kind("build 1"), MT_MARK_USER);
-	ck_assert_int_eq(model_mark_kind("memtrace: CUPTI on"), MT_MARK_CUPTI_ON);
-	ck_assert_int_eq(model_mark_kind("memtrace: CUPTI off"), MT_MARK_CUPTI_OFF);
-	ck_assert_int_eq(model_mark_kind("memtrace: something"), MT_MARK_INTERNAL);
-	ck_assert_int_eq(model_mark_kind(NULL), MT_MARK_USER);
+	ck_assert_int_eq(model_mark_kind("build 1"), MARK_USER);
+	ck_assert_int_eq(model_mark_kind("memtrace: CUPTI on"), MARK_CUPTI_ON);
+	ck_assert_int_eq(model_mark_kind("memtrace: CUPTI off"), MARK_CUPTI_OFF);
+	ck_assert_int_eq(model_mark_kind("memtrace: something"), MARK_INTERNAL);
+	ck_assert_int_eq(model_mark_kind(NULL), MARK_USER);
 }
 END_TEST
 
@@ -213,15 +213,15 @@ START_TEST(test_sites_group)
 	const struct model_site *s;
 
 	setup(&m);
-	alloc_at(&m, 1, 0x1000, 10, 1, MT_SITE_PYTHON, 40, 7);
-	alloc_at(&m, 2, 0x2000, 30, 2, MT_SITE_PYTHON, 40, 8);
-	alloc_at(&m, 3, 0x3000, 5, 2, MT_SITE_PYTHON, 40, 7);
-	alloc_at(&m, 4, 0x4000, 1, 3, MT_SITE_OP, 7, 7);
-	alloc_at(&m, 5, 0x5000, 2, 4, MT_SITE_UNSET, 0, 0); /* by its stack */
+	alloc_at(&m, 1, 0x1000, 10, 1, SITE_PYTHON, 40, 7);
+	alloc_at(&m, 2, 0x2000, 30, 2, SITE_PYTHON, 40, 8);
+	alloc_at(&m, 3, 0x3000, 5, 2, SITE_PYTHON, 40, 7);
+	alloc_at(&m, 4, 0x4000, 1, 3, SITE_OP, 7, 7);
+	alloc_at(&m, 5, 0x5000, 2, 4, SITE_UNSET, 0, 0); /* by its stack */
 	model_finish(&m);
 
 	ck_assert_uint_eq(m.n_sites, 3);
-	s = site_of(&m, MT_SITE_PYTHON, 40);
+	s = site_of(&m, SITE_PYTHON, 40);
 	ck_assert_uint_eq(s->total_bytes, 45);
 	ck_assert_uint_eq(s->count, 3);
 	ck_assert_uint_eq(s->stacks, 2);
@@ -229,11 +229,11 @@ START_TEST(test_sites_group)
 	ck_assert(s->has_op);
 	ck_assert_int_eq(s->op, 8);
 	ck_assert_uint_eq(s->op_bytes, 30);
-	s = site_of(&m, MT_SITE_STACK, 4);
+	s = site_of(&m, SITE_STACK, 4);
 	ck_assert(!s->has_op);
-	ck_assert_uint_eq(site_of(&m, MT_SITE_OP, 7)->total_bytes, 1);
+	ck_assert_uint_eq(site_of(&m, SITE_OP, 7)->total_bytes, 1);
 	/* a stack maps to the site of its first allocation */
-	ck_assert_uint_eq(model_site_key(&m, 2), site_of(&m, MT_SITE_PYTHON, 40)->key);
+	ck_assert_uint_eq(model_site_key(&m, 2), site_of(&m, SITE_PYTHON, 40)->key);
 	ck_assert_uint_eq(model_site_key(&m, 99), 0);
 	model_fini(&m);
 }
@@ -244,11 +244,11 @@ START_TEST(test_ops)
 	struct model m;
 
 	setup(&m);
-	alloc_at(&m, 1, 0x1000, 100, 1, MT_SITE_STACK, 1, 7);
-	alloc_at(&m, 2, 0x2000, 50, 1, MT_SITE_STACK, 1, 8);
+	alloc_at(&m, 1, 0x1000, 100, 1, SITE_STACK, 1, 7);
+	alloc_at(&m, 2, 0x2000, 50, 1, SITE_STACK, 1, 8);
 	free_at(&m, 3, 0x1000);
-	alloc_at(&m, 4, 0x3000, 20, 1, MT_SITE_STACK, 1, 7);
-	alloc_at(&m, 5, 0x4000, 40, 1, MT_SITE_STACK, 1, 0); /* no op */
+	alloc_at(&m, 4, 0x3000, 20, 1, SITE_STACK, 1, 7);
+	alloc_at(&m, 5, 0x4000, 40, 1, SITE_STACK, 1, 0); /* no op */
 	model_finish(&m);
 
 	/* peak 150 at t=2: op 7 held 100, op 8 50 */
@@ -274,13 +274,13 @@ START_TEST(test_marks)
 	const struct model_mark *mk;
 
 	setup(&m);
-	mark(&m, 1, 100, MT_MARK_USER); /* nothing live */
-	alloc_at(&m, 2, 0x1000, 10, 1, MT_SITE_STACK, 1, 0);
-	alloc_at(&m, 3, 0x2000, 30, 2, MT_SITE_STACK, 2, 0);
-	mark(&m, 4, 101, MT_MARK_USER);
+	mark(&m, 1, 100, MARK_USER); /* nothing live */
+	alloc_at(&m, 2, 0x1000, 10, 1, SITE_STACK, 1, 0);
+	alloc_at(&m, 3, 0x2000, 30, 2, SITE_STACK, 2, 0);
+	mark(&m, 4, 101, MARK_USER);
 	free_at(&m, 5, 0x2000);
-	alloc_at(&m, 6, 0x3000, 5, 3, MT_SITE_STACK, 3, 0); /* born after the mark */
-	mark(&m, 7, 102, MT_MARK_INTERNAL);
+	alloc_at(&m, 6, 0x3000, 5, 3, SITE_STACK, 3, 0); /* born after the mark */
+	mark(&m, 7, 102, MARK_INTERNAL);
 	model_finish(&m);
 
 	ck_assert_uint_eq(m.n_marks, 3);
@@ -326,7 +326,7 @@ static void set_live(struct model *m, int64_t t, int s, uint64_t bytes)
 	blocks[s] = 0;
 	if (bytes) {
 		blocks[s] = next += 0x100;
-		alloc_at(m, t, blocks[s], bytes, s, MT_SITE_STACK, s, 0);
+		alloc_at(m, t, blocks[s], bytes, s, SITE_STACK, s, 0);
 	}
 }
 
@@ -351,7 +351,7 @@ START_TEST(test_growth_rules)
 	for (int p = 0; p < 5; p++) {
 		for (int s = 0; s < 5; s++)
 			set_live(&m, 10 * p + s, s + 1, want[s][p]);
-		mark(&m, 10 * p + 9, 200 + p, MT_MARK_USER);
+		mark(&m, 10 * p + 9, 200 + p, MARK_USER);
 	}
 	model_finish(&m);
 
@@ -378,9 +378,9 @@ START_TEST(test_growth_few_points)
 
 	setup(&m);
 	set_live(&m, 1, 6, 10);
-	mark(&m, 2, 300, MT_MARK_USER);
+	mark(&m, 2, 300, MARK_USER);
 	set_live(&m, 3, 6, 20);
-	mark(&m, 4, 301, MT_MARK_USER);
+	mark(&m, 4, 301, MARK_USER);
 	model_finish(&m);
 	ck_assert_int_eq(m.growth.basis, MODEL_POINT_MARK);
 	ck_assert_uint_eq(m.growth.n_sites, 1);
@@ -390,7 +390,7 @@ START_TEST(test_growth_few_points)
 
 	setup(&m);
 	set_live(&m, 1, 7, 10);
-	mark(&m, 2, 300, MT_MARK_USER);
+	mark(&m, 2, 300, MARK_USER);
 	model_finish(&m);
 	ck_assert_int_eq(m.growth.basis, 0);
 	ck_assert_uint_eq(m.growth.n_sites, 0);
@@ -408,7 +408,7 @@ START_TEST(test_marks_caps)
 	setup(&m);
 	for (size_t i = 0; i < n; i++) {
 		set_live(&m, 10 * (int64_t)i, 1, (i + 1) * 8);
-		mark(&m, 10 * (int64_t)i + 1, 1000 + (int64_t)i, MT_MARK_USER);
+		mark(&m, 10 * (int64_t)i + 1, 1000 + (int64_t)i, MARK_USER);
 	}
 	model_finish(&m);
 	ck_assert_uint_eq(m.n_marks, n);
