@@ -11,6 +11,7 @@
 
 #include "compare.h"
 #include "config.h"
+#include "model-site.h"
 #include "model-timeline.h"
 #include "model.h"
 #include "render-export.h"
@@ -246,7 +247,7 @@ static int load(struct loaded *l, const char *path, bool progress,
 	int64_t duration = 0;
 	int rc;
 
-	if (trace_open(&l->t, path) < 0 || trace_load(&l->t) < 0)
+	if (trace_open(&l->t, path, &model_site_rules) < 0 || trace_load(&l->t) < 0)
 		return -1;
 	l->t.opts = *report;
 	sym = symbolizer_new();

@@ -11,31 +11,6 @@
 #include "util-mem.h"
 #include "util-str.h"
 
-bool report_parse_group_by(const char *s, enum report_group_by *out)
-{
-	static const char *const names[] = { "site", "python", "op", "native", "stack" };
-
-	for (size_t i = 0; s && i < ARRAY_LENGTH(names); i++) {
-		if (strcmp(s, names[i]) == 0) {
-			*out = (enum report_group_by)i;
-			return true;
-		}
-	}
-	return false;
-}
-
-const char *report_group_by_name(enum report_group_by g)
-{
-	switch (g) {
-	case REPORT_GROUP_SITE: return "site";
-	case REPORT_GROUP_PYTHON: return "python";
-	case REPORT_GROUP_OP: return "op";
-	case REPORT_GROUP_NATIVE: return "native";
-	case REPORT_GROUP_STACK: return "stack";
-	}
-	return "site";
-}
-
 /* ---- whose frame is it ----------------------------------------------- */
 
 static bool starts_with(const char *s, const char *prefix)
@@ -359,3 +334,10 @@ struct site_ref model_site_resolve(const struct trace *t, const struct trace_eve
 		return (struct site_ref){ SITE_NATIVE, ss->native, ss->native_depth };
 	return (struct site_ref){ SITE_STACK, ev->stack, 0 };
 }
+
+const struct trace_site_rules model_site_rules = {
+	.mark_kind = model_mark_kind,
+	.op_builds = model_op_builds,
+	.prepare = model_site_prepare,
+	.resolve = model_site_resolve,
+};

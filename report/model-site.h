@@ -1,7 +1,8 @@
 /* Sites: which frame of a stack is the user's own code, and what the
  * reader tells the model about each event's site, op and mark
  * (docs/report-json.md, "Sites"). The rules are policy, not trace
- * format: they live here, and the reader calls them. */
+ * format: they live here, and the reader is handed them
+ * (model_site_rules, passed to trace_open). */
 #pragma once
 
 #include <stdbool.h>
@@ -41,3 +42,7 @@ void model_site_prepare(struct trace *t);
 /* The site of ev as t->opts.group_by says: the user's Python frame, the
  * op, the user's native frame or the stack (docs/report-json.md). */
 struct site_ref model_site_resolve(const struct trace *t, const struct trace_event *ev);
+
+/* model_mark_kind, model_op_builds, model_site_prepare and
+ * model_site_resolve as the reader's rules: what main.c passes to trace_open. */
+extern const struct trace_site_rules model_site_rules;

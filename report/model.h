@@ -25,27 +25,6 @@
 #include "trace-event.h"
 #include "util-map.h"
 
-/* How allocations are grouped into sites (--group-by; docs/report-json.md). */
-enum report_group_by {
-	REPORT_GROUP_SITE = 0, /* the user's own Python frame, else the op, else native frame */
-	REPORT_GROUP_PYTHON,
-	REPORT_GROUP_OP,
-	REPORT_GROUP_NATIVE,
-	REPORT_GROUP_STACK, /* one site per distinct stack */
-};
-
-/* What the command line asks of the reader and the model: set in
- * trace.opts between trace_load and trace_read_events. Zero is the
- * default. */
-struct report_options {
-	enum report_group_by group_by;
-	const char *at_mark; /* graphs orphaned at the first mark with this label; NULL: at the end */
-};
-
-/* "site", "python", "op", "native" or "stack"; false for anything else. */
-bool report_parse_group_by(const char *s, enum report_group_by *out);
-const char *report_group_by_name(enum report_group_by g);
-
 /* OOMs whose live set is kept: the first MODEL_OOM_SNAPSHOTS - 1 and the
  * most recent one (the failure the program usually died of). */
 #define MODEL_OOM_SNAPSHOTS 64

@@ -8,7 +8,6 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
-#include "model-site.h"
 #include "trace-schema.h"
 #include "util-mem.h"
 
@@ -284,9 +283,9 @@ static int check_file(struct trace *t)
 	return 0;
 }
 
-int trace_open(struct trace *t, const char *path)
+int trace_open(struct trace *t, const char *path, const struct trace_site_rules *rules)
 {
-	*t = (struct trace){ 0 };
+	*t = (struct trace){ .rules = rules };
 	t->path = xstrdup(path);
 	map_init(&t->api_index, sizeof(uint32_t));
 	map_init(&t->module_index, sizeof(uint32_t));
@@ -579,7 +578,7 @@ static void add_op(struct trace *t, sqlite3_stmt *s, struct map *by_name)
 	else if (same_str(t->ops[*first].name, op->name) &&
 		 same_str(t->ops[*first].domain, op->domain))
 		op->same = t->ops[*first].id;
-	op->mark_kind = model_mark_kind(op->name);
+	op->mark_kind = t->rules ? t->rules->mark_kind(op->name) : MARK_USER;
 	index_put(&t->op_index, op->id, t->n_ops);
 	t->n_ops++;
 }
@@ -606,7 +605,8 @@ static int load_ops(struct trace *t)
 		step_failed(t, "ops");
 		goto out;
 	}
-	model_op_builds(t->ops, t->n_ops);
+	if (t->rules)
+		t->rules->op_builds(t->ops, t->n_ops);
 	ret = 0;
 out:
 	map_fini(&by_name);
@@ -765,7 +765,8 @@ static int64_t cupti_module(const struct trace *t, const struct trace_event *ev)
 static void resolve_site(struct trace *t, struct trace_event *ev)
 {
 	read_op(t, ev);
-	ev->site = model_site_resolve(t, ev);
+	if (t->rules)
+		ev->site = t->rules->resolve(t, ev);
 }
 
 /* What the ooms table says about an oom event. */
@@ -821,7 +822,8 @@ static void prepare_events(struct trace *t)
 {
 	for (size_t i = 0; i < t->n_ops; i++)
 		t->ops[i].at_mark = t->opts.at_mark && strcmp(t->ops[i].name, t->opts.at_mark) == 0;
-	model_site_prepare(t);
+	if (t->rules)
+		t->rules->prepare(t);
 }
 
 static int read_events_v1(struct trace *t, trace_event_fn fn, void *ctx)

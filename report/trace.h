@@ -8,10 +8,25 @@
 #include <stdint.h>
 
 #include "trace-event.h"
-#include "model.h"
 #include "util-map.h"
 
 typedef struct sqlite3 sqlite3;
+
+/* How allocations are grouped into sites (--group-by; docs/report-json.md). */
+enum report_group_by {
+	REPORT_GROUP_SITE = 0, /* the user's own Python frame, else the op, else native frame */
+	REPORT_GROUP_PYTHON,
+	REPORT_GROUP_OP,
+	REPORT_GROUP_NATIVE,
+	REPORT_GROUP_STACK, /* one site per distinct stack */
+};
+
+/* What the command line asks of the reader: set in trace.opts between
+ * trace_load and trace_read_events. Zero is the default. */
+struct report_options {
+	enum report_group_by group_by;
+	const char *at_mark; /* graphs orphaned at the first mark with this label; NULL: at the end */
+};
 
 #define TRACE_NONE UINT32_MAX
 /* Device ordinals the reader accepts; others read as unknown (-1). */
@@ -85,6 +100,27 @@ struct trace_stack_site {
 	uint32_t native, native_depth;
 };
 
+struct trace;
+
+/* The rules the reader applies as it reads: which marks are memtrace's,
+ * which ops are a series, which frame of a stack is the user's and so
+ * an event's site. They are policy, not the trace's format (model-site.c,
+ * a layer above the reader), so the reader is handed them: trace_open's
+ * rules. Without rules every mark is the user's, no op is of a series and
+ * no site is resolved (the model then groups by stack). */
+struct trace_site_rules {
+	/* enum mark_kind of a mark with this label (trace_load, for each op) */
+	int (*mark_kind)(const char *label);
+	/* the series of ranges named per build: their has_build and build
+	 * (trace_load, once the ops are read) */
+	void (*op_builds)(struct trace_op *ops, size_t n);
+	/* t->stack_sites, once the frames are symbolized (trace_read_events,
+	 * before the first event) */
+	void (*prepare)(struct trace *t);
+	/* the site of ev as t->opts.group_by says (each event or site row) */
+	struct site_ref (*resolve)(const struct trace *t, const struct trace_event *ev);
+};
+
 struct trace {
 	sqlite3 *db;
 	char *path;
@@ -125,9 +161,11 @@ struct trace {
 	struct map site_index; /* id -> index */
 	struct trace_site no_site; /* for rows naming a site that is not there */
 
-	/* How to read it: set between trace_load and trace_read_events. */
+	/* How to read it: rules from trace_open; opts set between trace_load
+	 * and trace_read_events. */
+	const struct trace_site_rules *rules; /* NULL: none */
 	struct report_options opts;
-	/* per stack, by index in stacks: filled when the events are read */
+	/* per stack, by index in stacks: filled by rules->prepare */
 	struct trace_stack_site *stack_sites;
 	struct map same_frame; /* frame label hash -> first frame index */
 
@@ -139,9 +177,12 @@ struct trace {
 	char error[1024]; /* why the last call failed, without prefix */
 };
 
-/* Open read-only and check this is a trace of a schema version we read.
- * On failure returns -1 with t->error set. trace_close in any case. */
-int trace_open(struct trace *t, const char *path);
+/* ---- trace-read.c ---- */
+
+/* Open read-only and check this is a trace of a schema version we read;
+ * rules (NULL: none) are applied as it is read. On failure returns -1
+ * with t->error set. trace_close in any case. */
+int trace_open(struct trace *t, const char *path, const struct trace_site_rules *rules);
 
 /* Load meta, apis, modules, frames, stacks, threads, ooms, devices, ops,
  * the cupti table and (version 2) the sites. */
@@ -175,3 +216,9 @@ const struct trace_op *trace_find_op(const struct trace *t, int64_t id);
 /* Index in t->modules of the module whose base is the highest at or
  * below pc, or -1. */
 int64_t trace_module_at(const struct trace *t, uint64_t pc);
+
+/* ---- trace-options.c ---- */
+
+/* "site", "python", "op", "native" or "stack"; false for anything else. */
+bool report_parse_group_by(const char *s, enum report_group_by *out);
+const char *report_group_by_name(enum report_group_by g);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model-site.h"
 #include "model.h"
 #include "render.h"
 #include "symbolize.h"
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	model_init(&m);
-	if (trace_open(&t, argv[1]) < 0 || trace_load(&t) < 0) {
+	if (trace_open(&t, argv[1], &model_site_rules) < 0 || trace_load(&t) < 0) {
 		fprintf(stderr, "render-opts: %s\n", t.error);
 		goto out;
 	}
