@@ -217,8 +217,8 @@ static void json_diff(FILE *f, const struct trace *tn, const struct model *mn,
 	fputs("\n]}\n", f);
 }
 
-void compare_diff(FILE *f, bool json, const struct trace *tn, const struct model *mn,
-		  const struct trace *tb, const struct model *mb, const struct render_opts *o)
+static void diff(FILE *f, bool json, const struct trace *tn, const struct model *mn,
+		 const struct trace *tb, const struct model *mb, const struct render_opts *o)
 {
 	struct rows rows = { 0 };
 	size_t shown;
@@ -236,4 +236,16 @@ void compare_diff(FILE *f, bool json, const struct trace *tn, const struct model
 		free(rows.r[i].label);
 	}
 	free(rows.r);
+}
+
+void compare_diff_text(FILE *f, const struct trace *tn, const struct model *mn,
+		       const struct trace *tb, const struct model *mb, const struct render_opts *o)
+{
+	diff(f, false, tn, mn, tb, mb, o);
+}
+
+void compare_diff_json(FILE *f, const struct trace *tn, const struct model *mn,
+		       const struct trace *tb, const struct model *mb, const struct render_opts *o)
+{
+	diff(f, true, tn, mn, tb, mb, o);
 }

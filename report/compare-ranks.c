@@ -110,7 +110,7 @@ static void text_row(FILE *f, const struct compare_rank *r, size_t i, bool first
 	fputc('\n', f);
 }
 
-static void text_ranks(FILE *f, struct compare_rank *ranks, size_t n)
+void compare_ranks_text(FILE *f, const struct compare_rank *ranks, size_t n)
 {
 	long first = first_failure(ranks, n);
 	size_t failed = 0;
@@ -191,7 +191,7 @@ static void json_rank(FILE *f, const struct compare_rank *r)
 	fputs("}}", f);
 }
 
-static void json_ranks(FILE *f, struct compare_rank *ranks, size_t n)
+void compare_ranks_json(FILE *f, const struct compare_rank *ranks, size_t n)
 {
 	long first = first_failure(ranks, n);
 
@@ -206,12 +206,4 @@ static void json_ranks(FILE *f, struct compare_rank *ranks, size_t n)
 		json_rank(f, &ranks[i]);
 	}
 	fputs("\n]}\n", f);
-}
-
-void compare_ranks(FILE *f, bool json, struct compare_rank *ranks, size_t n)
-{
-	if (json)
-		json_ranks(f, ranks, n);
-	else
-		text_ranks(f, ranks, n);
 }

@@ -14,8 +14,10 @@
 
 /* NEW compared with BASE: the change in totals, and sites by the change
  * in bytes at the peak, largest growth first. */
-void compare_diff(FILE *f, bool json, const struct trace *tn, const struct model *mn,
-		  const struct trace *tb, const struct model *mb, const struct render_opts *o);
+void compare_diff_text(FILE *f, const struct trace *tn, const struct model *mn,
+		       const struct trace *tb, const struct model *mb, const struct render_opts *o);
+void compare_diff_json(FILE *f, const struct trace *tn, const struct model *mn,
+		       const struct trace *tb, const struct model *mb, const struct render_opts *o);
 
 /* What the rank table keeps of one trace, so that the traces can be read
  * one after the other without holding every model. */
@@ -38,4 +40,5 @@ void compare_rank_from(struct compare_rank *r, const struct trace *t, const stru
 void compare_rank_fini(struct compare_rank *r);
 
 /* The table, and which rank failed first. */
-void compare_ranks(FILE *f, bool json, struct compare_rank *ranks, size_t n);
+void compare_ranks_text(FILE *f, const struct compare_rank *ranks, size_t n);
+void compare_ranks_json(FILE *f, const struct compare_rank *ranks, size_t n);

@@ -14,25 +14,20 @@
 #include "model-site.h"
 #include "model-timeline.h"
 #include "model.h"
-#include "render-export.h"
 #include "render.h"
 #include "symbolize.h"
 #include "trace.h"
 #include "util-mem.h"
 #include "util-progress.h"
 
-enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_HTML, FORMAT_FOLDED, FORMAT_PERFETTO };
-static const char *const format_names[] = { "text", "json", "html", "folded", "perfetto" };
-
 struct options {
 	char **traces;
 	size_t n_traces;
 	const char *diff;   /* --diff BASE */
 	const char *output; /* NULL: stdout */
-	enum format format;
-	enum render_weight weight;
+	const struct renderer *format;
 	bool weight_given, progress;
-	struct render_opts render;
+	struct render_opts render; /* --top, --weight */
 	struct report_options report; /* --group-by, --at-mark: read by the model */
 };
 
@@ -109,15 +104,40 @@ static bool parse_top(const char *s, size_t *top)
 	return true;
 }
 
-static bool parse_format(const char *s, enum format *f)
+/* What a format must have to be named in a format_list. */
+enum format_has { HAS_RENDER, HAS_DIFF, HAS_RANKS, HAS_WEIGHT };
+
+static bool format_has(const struct renderer *r, enum format_has what)
 {
-	for (size_t i = 0; i < ARRAY_LENGTH(format_names); i++) {
-		if (strcmp(s, format_names[i]) == 0) {
-			*f = (enum format)i;
-			return true;
-		}
+	switch (what) {
+	case HAS_RENDER: return true;
+	case HAS_DIFF: return r->diff != NULL;
+	case HAS_RANKS: return r->ranks != NULL;
+	case HAS_WEIGHT: return r->takes_weight;
 	}
 	return false;
+}
+
+/* The formats that have what, for a message: "text, json or html".
+ * Caller frees. */
+static char *format_list(enum format_has what)
+{
+	size_t n = 0, k = 0;
+	char *list = xstrdup("");
+
+	for (const struct renderer *r = render_formats; r->name; r++)
+		n += format_has(r, what);
+	for (const struct renderer *r = render_formats; r->name; r++) {
+		char *longer;
+
+		if (!format_has(r, what))
+			continue;
+		k++;
+		longer = xasprintf("%s%s%s", list, k == 1 ? "" : k == n ? " or " : ", ", r->name);
+		free(list);
+		list = longer;
+	}
+	return list;
 }
 
 static bool parse_weight(const char *s, enum render_weight *w)
@@ -133,22 +153,34 @@ static bool parse_weight(const char *s, enum render_weight *w)
 	return true;
 }
 
+/* A usage error whose message names the formats that have what, between
+ * before and after. */
+static int formats_error(const char *before, enum format_has what, const char *after,
+			 const char *arg)
+{
+	_autofree_ char *list = format_list(what);
+	_autofree_ char *msg = xasprintf("%s%s%s", before, list, after);
+
+	return usage_error(msg, arg);
+}
+
 /* What the options say together: -1 when they fit, else the exit status. */
 static int check_args(const struct options *opt)
 {
-	bool several = opt->n_traces > 1 || opt->diff;
+	const struct renderer *f = opt->format;
 
 	if (opt->n_traces == 0)
 		return usage_error("no trace file given", NULL);
 	if (opt->diff && opt->n_traces > 1)
 		return usage_error("--diff compares one trace with one base; unexpected argument",
 				   opt->traces[1]);
-	if (several && opt->format != FORMAT_TEXT && opt->format != FORMAT_JSON)
-		return usage_error(opt->diff ? "--diff writes text or json"
-					     : "several traces give a table of ranks, in text or json",
-				   format_names[opt->format]);
-	if (opt->weight_given && opt->format != FORMAT_FOLDED)
-		return usage_error("--weight applies to --format folded", NULL);
+	if (opt->diff && !f->diff)
+		return formats_error("--diff writes ", HAS_DIFF, "", f->name);
+	if (!opt->diff && opt->n_traces > 1 && !f->ranks)
+		return formats_error("several traces give a table of ranks, in ", HAS_RANKS, "",
+				     f->name);
+	if (opt->weight_given && !f->takes_weight)
+		return formats_error("--weight applies to --format ", HAS_WEIGHT, "", NULL);
 	return -1;
 }
 
@@ -171,15 +203,16 @@ static int parse_args(int argc, char **argv, struct options *opt)
 	};
 	int c;
 
-	*opt = (struct options){ .render.top = RENDER_DEFAULT_TOP, .progress = true };
+	*opt = (struct options){
+		.render.top = RENDER_DEFAULT_TOP, .format = render_find("text"), .progress = true,
+	};
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:o:n:w:d:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (!parse_format(optarg, &opt->format))
-				return usage_error("unknown format (use text, json, html, folded or "
-						   "perfetto)",
-						   optarg);
+			opt->format = render_find(optarg);
+			if (!opt->format)
+				return formats_error("unknown format (use ", HAS_RENDER, ")", optarg);
 			break;
 		case 'o':
 			opt->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
@@ -190,7 +223,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
 			opt->render.top_given = true;
 			break;
 		case 'w':
-			if (!parse_weight(optarg, &opt->weight))
+			if (!parse_weight(optarg, &opt->render.weight))
 				return usage_error("unknown weight (use peak, oom or leaked)", optarg);
 			opt->weight_given = true;
 			break;
@@ -351,28 +384,20 @@ static int close_output(struct output *out)
 static int report_one(const struct options *opt)
 {
 	struct loaded *l = load_one(opt->traces[0], opt);
+	const char *refused;
 	struct output out;
 	int rc = 1;
 
 	if (!l)
 		return 1;
-	if (opt->format == FORMAT_FOLDED &&
-	    render_weight_resolve(&l->m, opt->weight) == WEIGHT_OOM &&
-	    !(render_headline_oom(&l->m) && render_headline_oom(&l->m)->has_holders)) {
-		fprintf(stderr, "memtrace report: %s has no out-of-memory failure to weigh stacks "
-				"by; use --weight peak or --weight leaked\n",
-			l->t.path);
+	refused = opt->format->refuse ? opt->format->refuse(&l->m, &opt->render) : NULL;
+	if (refused) {
+		fprintf(stderr, "memtrace report: %s %s\n", l->t.path, refused);
 		goto out;
 	}
 	if (open_output(&out, opt))
 		goto out;
-	switch (opt->format) {
-	case FORMAT_TEXT: render_text(out.f, &l->t, &l->m, &opt->render); break;
-	case FORMAT_JSON: render_json(out.f, &l->t, &l->m, &opt->render); break;
-	case FORMAT_HTML: render_html(out.f, &l->t, &l->m, &opt->render); break;
-	case FORMAT_FOLDED: render_folded(out.f, &l->t, &l->m, opt->weight); break;
-	case FORMAT_PERFETTO: render_perfetto(out.f, &l->t, &l->m); break;
-	}
+	opt->format->render(out.f, &l->t, &l->m, &opt->render);
 	rc = close_output(&out);
 out:
 	free_loaded(l);
@@ -387,8 +412,7 @@ static int report_diff(const struct options *opt)
 	int rc = 1;
 
 	if (b && open_output(&out, opt) == 0) {
-		compare_diff(out.f, opt->format == FORMAT_JSON, &n->t, &n->m, &b->t, &b->m,
-			     &opt->render);
+		opt->format->diff(out.f, &n->t, &n->m, &b->t, &b->m, &opt->render);
 		rc = close_output(&out);
 	}
 	free_loaded(n);
@@ -413,7 +437,7 @@ static int report_ranks(const struct options *opt)
 		free_loaded(l);
 	}
 	if (open_output(&out, opt) == 0) {
-		compare_ranks(out.f, opt->format == FORMAT_JSON, ranks, n);
+		opt->format->ranks(out.f, ranks, n);
 		rc = close_output(&out);
 	}
 out:

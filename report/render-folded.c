@@ -5,12 +5,12 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "render-export.h"
 #include "render.h"
 #include "util-mem.h"
 #include "util-str.h"
 
-enum render_weight render_weight_resolve(const struct model *m, enum render_weight w)
+/* The weight WEIGHT_DEFAULT stands for in this model. */
+static enum render_weight weight_resolve(const struct model *m, enum render_weight w)
 {
 	if (w != WEIGHT_DEFAULT)
 		return w;
@@ -60,28 +60,38 @@ static void folded_line(FILE *f, const struct trace *t, int64_t stack, uint64_t 
 	fprintf(f, " %" PRIu64 "\n", bytes);
 }
 
-bool render_folded(FILE *f, const struct trace *t, const struct model *m, enum render_weight w)
+const char *render_folded_refuse(const struct model *m, const struct render_opts *o)
 {
-	const struct model_oom *o = render_headline_oom(m);
+	const struct model_oom *oom = render_headline_oom(m);
 
-	switch (render_weight_resolve(m, w)) {
+	if (weight_resolve(m, o->weight) == WEIGHT_OOM && !(oom && oom->has_holders))
+		return "has no out-of-memory failure to weigh stacks by; use --weight peak or "
+		       "--weight leaked";
+	return NULL;
+}
+
+void render_folded(FILE *f, const struct trace *t, const struct model *m,
+		   const struct render_opts *o)
+{
+	const struct model_oom *oom = render_headline_oom(m);
+
+	switch (weight_resolve(m, o->weight)) {
 	case WEIGHT_OOM:
-		if (!o || !o->has_holders)
-			return false;
-		for (size_t i = 0; i < o->n_holders; i++)
-			folded_line(f, t, o->holders[i].stack, o->holders[i].bytes);
-		return true;
+		if (!oom || !oom->has_holders)
+			return;
+		for (size_t i = 0; i < oom->n_holders; i++)
+			folded_line(f, t, oom->holders[i].stack, oom->holders[i].bytes);
+		return;
 	case WEIGHT_LEAKED:
 		for (size_t i = 0; i < m->n_leaks; i++) {
 			if (model_mem_is_device(m->leaks[i].mem))
 				folded_line(f, t, m->leaks[i].stack, m->leaks[i].bytes);
 		}
-		return true;
+		return;
 	case WEIGHT_PEAK:
 	case WEIGHT_DEFAULT:
 		break;
 	}
 	for (size_t i = 0; i < m->n_sites; i++)
 		folded_line(f, t, m->sites[i].stack, m->sites[i].at_peak);
-	return true;
 }

@@ -6,7 +6,6 @@
 #include <inttypes.h>
 
 #include "model-timeline.h"
-#include "render-export.h"
 #include "render.h"
 #include "trace-schema.h"
 #include "util-json.h"
@@ -112,7 +111,8 @@ static void markers(struct pf *p)
 	}
 }
 
-void render_perfetto(FILE *f, const struct trace *t, const struct model *m)
+void render_perfetto(FILE *f, const struct trace *t, const struct model *m,
+		     const struct render_opts *o)
 {
 	struct pf p = { .f = f, .t = t, .m = m, .pid = 1, .first = true };
 	const char *cmd = trace_meta_get(t, "cmdline");

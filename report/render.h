@@ -1,6 +1,9 @@
-/* Renderers: text (terminal, CI log), JSON (a contract: docs/report-json.md)
- * and a single-file HTML page. They only read the trace and the model;
- * render-common.c holds what they share. */
+/* Renderers: text (terminal, CI log), JSON (a contract: docs/report-json.md),
+ * a single-file HTML page, folded stacks (flamegraph.pl, speedscope) and a
+ * Chrome trace / Perfetto JSON file (docs/report.md). Each is a
+ * render-FORMAT.c with one entry point of one signature, found by its
+ * --format name in render.c's table. They only read the trace and the
+ * model; render-common.c holds what they share. */
 #pragma once
 
 #include <stdbool.h>
@@ -13,10 +16,50 @@
 
 #define RENDER_DEFAULT_TOP 10
 
+/* What the folded stacks weigh (--weight). */
+enum render_weight {
+	WEIGHT_DEFAULT, /* at the OOM when there was one, else at the peak */
+	WEIGHT_PEAK,	/* device bytes each site held at the peak */
+	WEIGHT_OOM,	/* device bytes live at the (last) OOM, by stack */
+	WEIGHT_LEAKED,	/* device bytes still live at the end, by stack */
+};
+
 struct render_opts {
 	size_t top;	/* entries per section; 0: all */
 	bool top_given; /* --top on the command line (JSON lists all otherwise) */
+	enum render_weight weight; /* folded */
 };
+
+struct compare_rank;
+
+/* A report of one trace. */
+typedef void (*render_fn)(FILE *f, const struct trace *t, const struct model *m,
+			  const struct render_opts *o);
+
+/* One --format: a line of render.c's table. */
+struct renderer {
+	const char *name;
+	render_fn render;
+	/* Why this model cannot be rendered so, said after the trace's path
+	 * before any output is opened; NULL when it can. NULL: it always can. */
+	const char *(*refuse)(const struct model *m, const struct render_opts *o);
+	bool takes_weight; /* --weight applies */
+	/* --diff and several traces' ranks (compare.h) in this format; NULL
+	 * when the format has no such report */
+	void (*diff)(FILE *f, const struct trace *tn, const struct model *mn,
+		     const struct trace *tb, const struct model *mb, const struct render_opts *o);
+	void (*ranks)(FILE *f, const struct compare_rank *ranks, size_t n);
+};
+
+/* ---- render.c ---- */
+
+/* Every format, in --help's order; the last has a NULL name. */
+extern const struct renderer render_formats[];
+
+/* The format called name, or NULL. */
+const struct renderer *render_find(const char *name);
+
+/* ---- the formats, through render_formats ---- */
 
 void render_text(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o);
@@ -24,6 +67,18 @@ void render_json(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o);
 void render_html(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o);
+/* One line per stack, "outermost;...;innermost BYTES", stacks of zero
+ * bytes left out, weighed as o->weight says. */
+void render_folded(FILE *f, const struct trace *t, const struct model *m,
+		   const struct render_opts *o);
+/* The weight asks for an OOM the trace does not have, or whose live set
+ * was not kept. */
+const char *render_folded_refuse(const struct model *m, const struct render_opts *o);
+/* Chrome trace event JSON: a counter of device bytes live (from
+ * m->timeline), instant events for the peak, every OOM, marks and graph
+ * events. */
+void render_perfetto(FILE *f, const struct trace *t, const struct model *m,
+		     const struct render_opts *o);
 
 /* ---- render-common.c ---- */
 

@@ -73,10 +73,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	model_finish(&m);
-	if (strcmp(format, "json") == 0)
-		render_json(stdout, &t, &m, &o);
-	else
-		render_text(stdout, &t, &m, &o);
+	render_find(strcmp(format, "json") == 0 ? "json" : "text")->render(stdout, &t, &m, &o);
 	rc = 0;
 out:
 	model_fini(&m);
