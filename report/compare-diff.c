@@ -122,26 +122,25 @@ static void settle(struct rows *rows)
 
 static void signed_size(char *buf, size_t len, int64_t d)
 {
-	char s[32];
-
-	fmt_size(s, sizeof(s), d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d);
-	snprintf(buf, len, "%s%s", d < 0 ? "-" : d > 0 ? "+" : "", s);
+	snprintf(buf, len, "%s%s", d < 0 ? "-" : d > 0 ? "+" : "",
+		 fmt_size(d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d).s);
 }
 
 static void text_total(FILE *f, const char *what, uint64_t n, uint64_t b, bool bytes)
 {
-	char sn[32], sb[32], sd[40];
+	struct fmt_str sn, sb;
+	char sd[40];
 
 	if (bytes) {
-		fmt_size(sn, sizeof(sn), n);
-		fmt_size(sb, sizeof(sb), b);
+		sn = fmt_size(n);
+		sb = fmt_size(b);
 		signed_size(sd, sizeof(sd), delta(n, b));
 	} else {
-		snprintf(sn, sizeof(sn), "%" PRIu64, n);
-		snprintf(sb, sizeof(sb), "%" PRIu64, b);
+		snprintf(sn.s, sizeof(sn.s), "%" PRIu64, n);
+		snprintf(sb.s, sizeof(sb.s), "%" PRIu64, b);
 		snprintf(sd, sizeof(sd), "%+" PRId64, delta(n, b));
 	}
-	fprintf(f, "  %-18s %12s  %12s  %12s\n", what, sn, sb, sd);
+	fprintf(f, "  %-18s %12s  %12s  %12s\n", what, sn.s, sb.s, sd);
 }
 
 static void text_diff(FILE *f, const struct trace *tn, const struct model *mn,
@@ -166,13 +165,12 @@ static void text_diff(FILE *f, const struct trace *tn, const struct model *mn,
 		/* the first half of the rows shown grew most, the rest shrank most */
 		size_t i = shown < rows->n && k >= (shown + 1) / 2 ? rows->n - (shown - k) : k;
 		const struct row *r = &rows->r[i];
-		char d[40], p[32], b[32], t[40];
+		char d[40], t[40];
 
 		signed_size(d, sizeof(d), delta(r->s[0].peak, r->s[1].peak));
-		fmt_size(p, sizeof(p), r->s[0].peak);
-		fmt_size(b, sizeof(b), r->s[1].peak);
 		signed_size(t, sizeof(t), delta(r->s[0].total, r->s[1].total));
-		fprintf(f, "  %10s  %10s  %10s  %12s  ", d, p, b, t);
+		fprintf(f, "  %10s  %10s  %10s  %12s  ", d, fmt_size(r->s[0].peak).s,
+			fmt_size(r->s[1].peak).s, t);
 		escape_text(f, r->label, WIDTH - 54);
 		fputs(!r->in[1] ? " (new)\n" : !r->in[0] ? " (gone)\n" : "\n", f);
 	}

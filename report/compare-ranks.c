@@ -89,21 +89,18 @@ static const char *rank_name(const struct compare_rank *r, size_t i, char *buf, 
 
 static void text_row(FILE *f, const struct compare_rank *r, size_t i, bool first)
 {
-	char name[32], peak[32], leak[32], req[32], when[32];
-
-	fmt_size(peak, sizeof(peak), r->peak_bytes);
-	fmt_size(leak, sizeof(leak), r->leaked_bytes);
-	fmt_size(req, sizeof(req), r->requested);
-	fmt_seconds(when, sizeof(when), r->oom_time_ns);
+	char name[32];
 	const char *rn = rank_name(r, i, name, sizeof(name));
 	size_t w = text_width(rn);
 
 	fputs(first ? "* " : "  ", f);
 	escape_text(f, rn, 6);
 	fprintf(f, "%*s", w < 6 ? (int)(6 - w) : 0, "");
-	fprintf(f, "  %10s  %4zu  %10s  ", peak, r->n_ooms, leak);
+	fprintf(f, "  %10s  %4zu  %10s  ", fmt_size(r->peak_bytes).s, r->n_ooms,
+		fmt_size(r->leaked_bytes).s);
 	if (r->has_oom)
-		fprintf(f, "%10s at %9s  ", req, when);
+		fprintf(f, "%10s at %9s  ", fmt_size(r->requested).s,
+			fmt_seconds(r->oom_time_ns).s);
 	else
 		fprintf(f, "%10s    %9s  ", "-", "");
 	escape_text(f, r->path, 32);
@@ -126,20 +123,16 @@ void compare_ranks_text(FILE *f, const struct compare_rank *ranks, size_t n)
 		return;
 	}
 	const struct compare_rank *r = &ranks[first];
-	char name[32], req[32], when[32], fr[32], tot[32];
+	char name[32];
 
-	fmt_size(req, sizeof(req), r->requested);
-	fmt_seconds(when, sizeof(when), r->oom_time_ns);
 	fputs("\nRank ", f);
 	escape_text(f, rank_name(r, (size_t)first, name, sizeof(name)), 20);
-	fprintf(f, " failed first: %s of %s at %s in ", r->oom_api ? r->oom_api : "allocation", req,
-		when);
+	fprintf(f, " failed first: %s of %s at %s in ", r->oom_api ? r->oom_api : "allocation",
+		fmt_size(r->requested).s, fmt_seconds(r->oom_time_ns).s);
 	escape_text(f, r->oom_site, 60);
-	if (r->has_device) {
-		fmt_size(fr, sizeof(fr), r->device_free);
-		fmt_size(tot, sizeof(tot), r->device_total);
-		fprintf(f, "; device had %s free of %s", fr, tot);
-	}
+	if (r->has_device)
+		fprintf(f, "; device had %s free of %s", fmt_size(r->device_free).s,
+			fmt_size(r->device_total).s);
 	fputs(".\n", f);
 	for (size_t i = 0; i < r->diag.n; i++) {
 		fputs("  Try: ", f);

@@ -20,26 +20,6 @@
 /* unexplained: at least the request, or this share of the device */
 #define UNEXPLAINED_SHARE 0.10
 
-struct size_str {
-	char s[32];
-};
-
-static struct size_str sz(uint64_t bytes)
-{
-	struct size_str r;
-
-	fmt_size(r.s, sizeof(r.s), bytes);
-	return r;
-}
-
-static struct size_str secs(int64_t ns)
-{
-	struct size_str r;
-
-	fmt_seconds(r.s, sizeof(r.s), ns);
-	return r;
-}
-
 static void add(struct diagnoses *d, enum diag_kind kind, const char *title, char *evidence,
 		char *remedy)
 {
@@ -72,8 +52,8 @@ static void rule_preallocation(const struct trace *t, const struct model *m, str
 		add(d, DIAG_PREALLOCATION, "A framework preallocated the device",
 		    xasprintf("one allocation of %s (%.0f%% of device %d) at %s by %s, among the "
 			      "first: memtrace sees that pool, not the tensors in it",
-			      sz(n->bytes).s, render_note_fraction(n) * 100, n->device,
-			      secs(n->time_ns).s, where),
+			      fmt_size(n->bytes).s, render_note_fraction(n) * 100, n->device,
+			      fmt_seconds(n->time_ns).s, where),
 		    xasprintf("rerun with `memtrace run --per-tensor` to see each tensor; "
 			      "TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true (allow growth); JAX: "
 			      "XLA_PYTHON_CLIENT_PREALLOCATE=false"));
@@ -88,7 +68,7 @@ static void rule_fragmentation(const struct model_oom *o, struct diagnoses *d)
 	add(d, DIAG_FRAGMENTATION, "Fragmentation",
 	    xasprintf("the device had %s free at the failure, more than the %s asked for: "
 		      "the free memory is in pieces, none large enough",
-		      sz((uint64_t)o->device_free).s, sz(o->requested).s),
+		      fmt_size((uint64_t)o->device_free).s, fmt_size(o->requested).s),
 	    xasprintf("PyTorch: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or the "
 		      "asynchronous allocator (backend:cudaMallocAsync); elsewhere, allocate the "
 		      "large buffers first and keep them"));
@@ -107,8 +87,8 @@ static void rule_unexplained(const struct model *m, const struct model_oom *o,
 	add(d, DIAG_UNEXPLAINED, "Memory the process did not allocate",
 	    xasprintf("the device had %s in use at the failure, of which %s is not this "
 		      "process's allocations (%s live)",
-		      sz(render_oom_device_used(o)).s, sz(o->unexplained_bytes).s,
-		      sz(o->live_bytes).s),
+		      fmt_size(render_oom_device_used(o)).s, fmt_size(o->unexplained_bytes).s,
+		      fmt_size(o->live_bytes).s),
 	    xasprintf("look for other processes on the device (nvidia-smi) and one rank per "
 		      "device (CUDA_VISIBLE_DEVICES); the rest is CUDA contexts (a few hundred "
 		      "MiB each), libraries' workspaces (cuBLAS, cuDNN, NCCL) or a framework's "
@@ -192,8 +172,8 @@ static bool rule_growth(const struct trace *t, const struct model *m, const stru
 	add(d, DIAG_GROWTH, "Memory kept across iterations",
 	    xasprintf("device memory never went below %s in the first quarter of the run and "
 		      "%s in the last%s; %s grew the most (+%s)",
-		      sz(floor[0]).s, sz(floor[3]).s, o ? " before the failure" : "", where,
-		      sz(grew).s),
+		      fmt_size(floor[0]).s, fmt_size(floor[3]).s, o ? " before the failure" : "",
+		      where, fmt_size(grew).s),
 	    xasprintf("find what keeps the memory of %s alive (a list or cache of tensors, a "
 		      "loss kept with its graph: use loss.item()); when it builds models or "
 		      "graphs: tf.keras.backend.clear_session(), torch._dynamo.reset(), destroy "
@@ -238,15 +218,15 @@ static char *builds_evidence(const struct trace *t, const struct model *m)
 		_autofree_ char *site = render_model_site_label(t, &m->sites[gs->site], true);
 
 		grow = xasprintf("%s grows by %s per point over %zu %s (%s to %s)", site,
-				 sz((uint64_t)gs->per_point).s, g->n_points,
-				 render_growth_basis(g->basis), sz(gs->live[0]).s,
-				 sz(gs->live[g->n_points - 1]).s);
+				 fmt_size((uint64_t)gs->per_point).s, g->n_points,
+				 render_growth_basis(g->basis), fmt_size(gs->live[0]).s,
+				 fmt_size(gs->live[g->n_points - 1]).s);
 	}
 	if (execs)
 		left = xasprintf("%" PRIu64 " executable graph%s never destroyed, pinning %s", execs,
-				 execs == 1 ? "" : "s", sz(pinned).s);
+				 execs == 1 ? "" : "s", fmt_size(pinned).s);
 	if (never)
-		unfreed = xasprintf("%s of graph memory never freed", sz(never).s);
+		unfreed = xasprintf("%s of graph memory never freed", fmt_size(never).s);
 	return xasprintf("%s%s%s%s%s", grow ? grow : "", grow && (left || unfreed) ? "; " : "",
 			 left ? left : "", left && unfreed ? "; " : "", unfreed ? unfreed : "");
 }
@@ -279,14 +259,14 @@ static void rule_working_set(const struct trace *t, const struct model *m,
 		return;
 	if (o->has_holders && o->n_holders) {
 		top = render_stack_label(t, o->holders[0].stack, true);
-		where = xasprintf("%s holds the most (%s)", top, sz(o->holders[0].bytes).s);
+		where = xasprintf("%s holds the most (%s)", top, fmt_size(o->holders[0].bytes).s);
 	} else {
 		where = xstrdup("");
 	}
 	add(d, DIAG_WORKING_SET, "The working set does not fit",
 	    xasprintf("%s live in %" PRIu64 " allocations at the failure, %.0f%% of the "
 		      "device, with no growth over the run%s%s",
-		      sz(o->live_bytes).s, o->live_count,
+		      fmt_size(o->live_bytes).s, o->live_count,
 		      100.0 * (double)o->live_bytes / (double)total, *where ? "; " : "", where),
 	    xasprintf("a smaller batch, gradient (activation) checkpointing, mixed precision "
 		      "(bf16 or fp16), or sharding the model over more devices"));

@@ -69,24 +69,6 @@ static void esc(const struct html *h, const char *s)
 	escape_html(h->f, s);
 }
 
-static struct size_str {
-	char s[32];
-} sz(uint64_t bytes)
-{
-	struct size_str r;
-
-	fmt_size(r.s, sizeof(r.s), bytes);
-	return r;
-}
-
-static struct size_str secs(int64_t ns)
-{
-	struct size_str r;
-
-	fmt_seconds(r.s, sizeof(r.s), ns);
-	return r;
-}
-
 /* ---- frames: labels and kinds ---- */
 
 static bool has_prefix(const char *s, const char *prefix)
@@ -276,7 +258,7 @@ static void moments_samples(const struct model_timeline *tl, struct moments *ms)
 		const struct timeline_snapshot *s = &tl->snaps[i];
 		struct moment *mo = moment_add(ms, s->time_ns, "sample");
 
-		snprintf(mo->name, sizeof(mo->name), "%s", secs(s->time_ns).s);
+		snprintf(mo->name, sizeof(mo->name), "%s", fmt_seconds(s->time_ns).s);
 		mo->live = s->live_bytes;
 		mo->count = s->live_count;
 		for (size_t g = 0; g < s->n_stacks; g++)
@@ -627,7 +609,8 @@ static void data_block(struct html *h)
 
 static void size_cell(const struct html *h, uint64_t bytes)
 {
-	fprintf(h->f, "<td class=\"n\" title=\"%" PRIu64 " bytes\">%s</td>", bytes, sz(bytes).s);
+	fprintf(h->f, "<td class=\"n\" title=\"%" PRIu64 " bytes\">%s</td>", bytes,
+		fmt_size(bytes).s);
 }
 
 static void count_cell(const struct html *h, uint64_t n)
@@ -689,7 +672,7 @@ static void print_topbar(const struct html *h)
 		fputs(", rank ", h->f);
 		esc(h, rank);
 	}
-	fprintf(h->f, " · ran %s · ", secs(render_duration_ns(h->t, h->m)).s);
+	fprintf(h->f, " · ran %s · ", fmt_seconds(render_duration_ns(h->t, h->m)).s);
 	esc(h, end);
 	fputs(" · ", h->f);
 	esc(h, h->t->path);
@@ -746,19 +729,20 @@ static void oom_stats(const struct html *h, const struct model_oom *o)
 	char sub[96];
 
 	fputs("<div class=\"stats\">", h->f);
-	stat_box(h, "req", "requested", sz(o->requested).s, NULL);
+	stat_box(h, "req", "requested", fmt_size(o->requested).s, NULL);
 	if (o->has_device_free && o->has_device_total) {
 		snprintf(sub, sizeof(sub), "of %s on the device",
-			 sz(o->device_total < 0 ? 0 : (uint64_t)o->device_total).s);
-		stat_box(h, "free", "free", sz(o->device_free < 0 ? 0 : (uint64_t)o->device_free).s, sub);
+			 fmt_size(o->device_total < 0 ? 0 : (uint64_t)o->device_total).s);
+		stat_box(h, "free", "free",
+			 fmt_size(o->device_free < 0 ? 0 : (uint64_t)o->device_free).s, sub);
 	}
 	snprintf(sub, sizeof(sub), "in %" PRIu64 " allocations", o->live_count);
-	stat_box(h, "live", "live (this process)", sz(o->live_bytes).s, sub);
+	stat_box(h, "live", "live (this process)", fmt_size(o->live_bytes).s, sub);
 	if (o->has_unexplained)
-		stat_box(h, "unex", "not explained", sz(o->unexplained_bytes).s,
+		stat_box(h, "unex", "not explained", fmt_size(o->unexplained_bytes).s,
 		     "contexts, other processes, caches");
-	snprintf(sub, sizeof(sub), "at %s", secs(h->m->device.peak_time_ns).s);
-	stat_box(h, "peak", "peak", sz(h->m->device.peak_bytes).s, sub);
+	snprintf(sub, sizeof(sub), "at %s", fmt_seconds(h->m->device.peak_time_ns).s);
+	stat_box(h, "peak", "peak", fmt_size(h->m->device.peak_bytes).s, sub);
 	if (h->m->n_ooms > 1) {
 		snprintf(sub, sizeof(sub), "%zu", h->m->n_ooms);
 		stat_box(h, "n", "OOMs", sub, "this is the last");
@@ -830,7 +814,7 @@ static void print_holders(const struct html *h, const struct model_group *g, siz
 		fprintf(h->f, "<tr><td class=\"n\">%s</td><td class=\"bar\"><svg viewBox=\"0 0 100 8\" "
 			      "preserveAspectRatio=\"none\"><rect x=\"0\" y=\"0\" width=\"%.1f\" "
 			      "height=\"8\"/></svg></td><td class=\"lbl\">",
-			sz(g[i].bytes).s, w);
+			fmt_size(g[i].bytes).s, w);
 		esc(h, label);
 		fprintf(h->f, " <span class=\"cnt\">×%" PRIu64 "</span></td></tr>", g[i].count);
 	}
@@ -849,8 +833,8 @@ static void print_oom_headline(const struct html *h, const struct model_oom *o)
 	fputs("<section class=\"headline oom\" id=\"headline\"><div class=\"story\">"
 	      "<h1><span class=\"tag\">OUT OF MEMORY</span> ", h->f);
 	esc(h, api ? api : "allocation");
-	fprintf(h->f, " of <b>%s</b> failed at %s in <code>", sz(o->requested).s,
-		secs(o->time_ns).s);
+	fprintf(h->f, " of <b>%s</b> failed at %s in <code>", fmt_size(o->requested).s,
+		fmt_seconds(o->time_ns).s);
 	esc(h, where);
 	fputs("</code></h1>\n", h->f);
 	oom_stats(h, o);
@@ -874,19 +858,19 @@ static void print_peak_headline(const struct html *h)
 	fputs("<section class=\"headline\" id=\"headline\"><div class=\"story\"><h1>"
 	      "<span class=\"tag ok\">NO OUT-OF-MEMORY FAILURE</span> ", h->f);
 	if (m->device.allocations)
-		fprintf(h->f, "peak device memory <b>%s</b> at %s", sz(m->device.peak_bytes).s,
-			secs(m->device.peak_time_ns).s);
+		fprintf(h->f, "peak device memory <b>%s</b> at %s",
+			fmt_size(m->device.peak_bytes).s, fmt_seconds(m->device.peak_time_ns).s);
 	else
 		fputs("no device memory was allocated", h->f);
 	fputs("</h1>\n<div class=\"stats\">", h->f);
 	snprintf(sub, sizeof(sub), "%" PRIu64 " allocations", m->device.allocations);
-	stat_box(h, "live", "allocated", sz(m->device.bytes_allocated).s, sub);
+	stat_box(h, "live", "allocated", fmt_size(m->device.bytes_allocated).s, sub);
 	snprintf(sub, sizeof(sub), "in %" PRIu64 " allocations", m->device.live_count);
-	stat_box(h, "unex", "live at the end", sz(m->device.live_bytes).s, sub);
+	stat_box(h, "unex", "live at the end", fmt_size(m->device.live_bytes).s, sub);
 	if (device_total(m)) {
 		snprintf(sub, sizeof(sub), "%.0f%% at the peak",
 			 100.0 * (double)m->device.peak_bytes / (double)device_total(m));
-		stat_box(h, "free", "device", sz(device_total(m)).s, sub);
+		stat_box(h, "free", "device", fmt_size(device_total(m)).s, sub);
 	}
 	fputs("</div>\n", h->f);
 	print_diagnosis(h);
@@ -1042,11 +1026,11 @@ static void print_orphans(const struct html *h)
 	if (g->at_mark) {
 		fputs("<p class=\"sub\">at mark \"", h->f);
 		esc(h, h->t->opts.at_mark);
-		fprintf(h->f, "\" (%s)</p>", secs(g->at_time_ns).s);
+		fprintf(h->f, "\" (%s)</p>", fmt_seconds(g->at_time_ns).s);
 	}
 	fprintf(h->f, "<p class=\"sub\">Together they pin %s: each graph once, and graphs that do "
 		      "not run at once share their memory in the pool.</p>",
-		sz(g->orphans_pinned).s);
+		fmt_size(g->orphans_pinned).s);
 	fputs("<table class=\"grid orphans\"><tr><th>what</th><th>pins</th><th>launches</th>"
 	      "<th>created at</th></tr>\n", h->f);
 	for (size_t i = 0; i < n; i++) {
@@ -1097,13 +1081,14 @@ static void print_graphs(const struct html *h, bool story)
 		return;
 	fprintf(h->f, "<section class=\"graphs%s\" id=\"graphs\"><h2>%s</h2>", story ? " story" : "",
 		g->n_orphans ? "Orphaned CUDA graphs" : "Graph memory never freed");
-	fprintf(h->f, "<p>%" PRIu64 " executable graphs never destroyed, pinning <b>%s</b>; "
-		      "%s of graph memory never freed. %" PRIu64 " graphs created (%" PRIu64
-		      " destroyed), %" PRIu64 " execs (%" PRIu64 " destroyed), %" PRIu64
-		      " launches; the graph pools hold %s (at most %s).</p>\n",
-		execs, sz(pinned).s, sz(render_graph_never_freed_bytes(g)).s, g->created,
-		g->destroyed, g->execs_created, g->execs_destroyed, g->launches,
-		sz(g->pool_bytes).s, sz(g->pool_peak).s);
+	fprintf(h->f,
+		"<p>%" PRIu64 " executable graphs never destroyed, pinning <b>%s</b>; "
+		"%s of graph memory never freed. %" PRIu64 " graphs created (%" PRIu64
+		" destroyed), %" PRIu64 " execs (%" PRIu64 " destroyed), %" PRIu64
+		" launches; the graph pools hold %s (at most %s).</p>\n",
+		execs, fmt_size(pinned).s, fmt_size(render_graph_never_freed_bytes(g)).s,
+		g->created, g->destroyed, g->execs_created, g->execs_destroyed, g->launches,
+		fmt_size(g->pool_bytes).s, fmt_size(g->pool_peak).s);
 	print_orphans(h);
 	print_never_freed(h);
 	fputs("</section>\n", h->f);
@@ -1113,7 +1098,7 @@ static void print_graphs(const struct html *h, bool story)
 static char *point_name(const struct html *h, size_t k)
 {
 	const struct model_point *p = &h->m->points[h->m->growth.points[k]];
-	char *label = p->kind == MODEL_POINT_INSTANTIATION ? xstrdup(secs(p->time_ns).s)
+	char *label = p->kind == MODEL_POINT_INSTANTIATION ? xstrdup(fmt_seconds(p->time_ns).s)
 							 : render_point_label(h->t, p);
 
 	cut_label(label, LABEL_CHARS);
@@ -1183,7 +1168,7 @@ static void print_growth(const struct html *h, bool story)
 						  : (uint64_t)gs->per_point;
 
 		fprintf(h->f, "<tr%s><td class=\"n\">%s%s</td><td>", gs->growing ? " class=\"grows\"" : "",
-			gs->per_point < 0 ? "-" : "+", sz(step).s);
+			gs->per_point < 0 ? "-" : "+", fmt_size(step).s);
 		sparkline(h, gs);
 		fputs("</td>", h->f);
 		size_cell(h, gs->live[0]);
@@ -1212,13 +1197,14 @@ static void print_cupti(const struct html *h)
 
 		snprintf(v, sizeof(v), "%" PRIu64, c->matched);
 		snprintf(sub, sizeof(sub), "of its %" PRIu64 " allocations (%s)", c->allocs,
-			 sz(c->matched_bytes).s);
+			 fmt_size(c->matched_bytes).s);
 		stat_box(h, "live", "matched the hooks", v, sub);
 		snprintf(sub, sizeof(sub), "in %" PRIu64 " allocations; %s live at the end",
-			 c->alone_count, sz(c->alone_live_bytes).s);
-		stat_box(h, "unex", "seen by CUPTI alone", sz(c->alone_bytes).s, sub);
+			 c->alone_count, fmt_size(c->alone_live_bytes).s);
+		stat_box(h, "unex", "seen by CUPTI alone", fmt_size(c->alone_bytes).s, sub);
 		snprintf(sub, sizeof(sub), "in %" PRIu64 " hooked allocations", c->unconfirmed);
-		stat_box(h, "free", "not confirmed by CUPTI", sz(c->unconfirmed_bytes).s, sub);
+		stat_box(h, "free", "not confirmed by CUPTI", fmt_size(c->unconfirmed_bytes).s,
+			 sub);
 	}
 	fputs("</div>\n", h->f);
 	if (n) {

@@ -65,10 +65,8 @@ static void oom_event(struct pf *p, const struct model_oom *o, size_t i)
 	_autofree_ char *where = render_stack_label(p->t, o->stack, true);
 	_autofree_ char *name = NULL;
 	const char *api = trace_api_name(p->t, o->api);
-	char req[32];
 
-	fmt_size(req, sizeof(req), o->requested);
-	name = xasprintf("OOM: %s of %s", api ? api : "allocation", req);
+	name = xasprintf("OOM: %s of %s", api ? api : "allocation", fmt_size(o->requested).s);
 	begin(p, "i", o->time_ns, 1, name);
 	fprintf(p->f, ",\"s\":\"g\",\"cat\":\"oom\",\"args\":{\"index\":%zu,\"requested_bytes\":%" PRIu64
 		      ",\"live_bytes\":%" PRIu64,
@@ -117,7 +115,6 @@ void render_perfetto(FILE *f, const struct trace *t, const struct model *m,
 	struct pf p = { .f = f, .t = t, .m = m, .pid = 1, .first = true };
 	const char *cmd = trace_meta_get(t, "cmdline");
 	_autofree_ char *pname = xasprintf("memtrace: %s", cmd && *cmd ? cmd : t->path);
-	char peak[32];
 
 	render_meta_int(t, "pid", &p.pid);
 	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"memtrace report\"},"
@@ -132,8 +129,7 @@ void render_perfetto(FILE *f, const struct trace *t, const struct model *m,
 	thread_name(&p, 2, "CUDA graphs");
 	counters(&p);
 	if (m->device.allocations) {
-		fmt_size(peak, sizeof(peak), m->device.peak_bytes);
-		_autofree_ char *name = xasprintf("peak: %s", peak);
+		_autofree_ char *name = xasprintf("peak: %s", fmt_size(m->device.peak_bytes).s);
 
 		begin(&p, "i", m->device.peak_time_ns, 1, name);
 		fprintf(f, ",\"s\":\"g\",\"cat\":\"peak\",\"args\":{\"bytes\":%" PRIu64 "}}",

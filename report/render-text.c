@@ -104,27 +104,6 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-/* Size and seconds formatters usable several times in one printf. */
-struct num {
-	char s[32];
-};
-
-static struct num size(uint64_t bytes)
-{
-	struct num n;
-
-	fmt_size(n.s, sizeof(n.s), bytes);
-	return n;
-}
-
-static struct num secs(int64_t ns)
-{
-	struct num n;
-
-	fmt_seconds(n.s, sizeof(n.s), ns);
-	return n;
-}
-
 /* "<- caller (file:line) <- ..." for up to CALLERS frames above depth. */
 static char *caller_chain(const struct trace *t, const struct trace_stack *s, uint32_t depth)
 {
@@ -206,7 +185,7 @@ static void print_header(const struct text *tx)
 	line(tx, WIDTH, "memtrace report: %s", cmd && *cmd ? cmd : "(command line not recorded)");
 	line(tx, WIDTH, "  pid %s on %s%s%s; ran %s; %s%s", pid ? pid : "?", host ? host : "?",
 	     rank && *rank ? ", rank " : "", rank && *rank ? rank : "",
-	     secs(render_duration_ns(t, tx->m)).s,
+	     fmt_seconds(render_duration_ns(t, tx->m)).s,
 	     strncmp(end, "exited", 6) == 0 ? "the program " : "", end);
 	line(tx, WIDTH, "  trace %s: schema %" PRId64 ", written by memtrace %s, %" PRIu64 " %s",
 	     t->path, t->schema_version, version ? version : "?", tx->m->events,
@@ -222,11 +201,11 @@ static void print_oom_headline(const struct text *tx, const struct model_oom *o)
 
 	if (o->has_device_free && o->has_device_total)
 		dev = xasprintf("; device had %s free of %s",
-				size((uint64_t)(o->device_free < 0 ? 0 : o->device_free)).s,
-				size((uint64_t)(o->device_total < 0 ? 0 : o->device_total)).s);
+				fmt_size((uint64_t)(o->device_free < 0 ? 0 : o->device_free)).s,
+				fmt_size((uint64_t)(o->device_total < 0 ? 0 : o->device_total)).s);
 	say(tx, 2, "OUT OF MEMORY: %s of %s failed at %s in %s%s; %s live in %" PRIu64 " %s",
-	     api ? api : "allocation", size(o->requested).s, secs(o->time_ns).s, where,
-	     dev ? dev : "", size(o->live_bytes).s, o->live_count,
+	     api ? api : "allocation", fmt_size(o->requested).s, fmt_seconds(o->time_ns).s, where,
+	     dev ? dev : "", fmt_size(o->live_bytes).s, o->live_count,
 	     plural(o->live_count, "allocation", "allocations"));
 	/* Below 1 MiB (or 1% of the device) it is only the driver's rounding
 	 * of the process's own allocations: not worth a line. */
@@ -238,10 +217,10 @@ static void print_oom_headline(const struct text *tx, const struct model_oom *o)
 	if (o->has_unexplained && o->unexplained_bytes >= floor)
 		say(tx, 4, "  The device had %s in use, of which %s is not this process's "
 			    "allocations: contexts, other processes or libraries' workspaces",
-		     size(render_oom_device_used(o)).s, size(o->unexplained_bytes).s);
+		     fmt_size(render_oom_device_used(o)).s, fmt_size(o->unexplained_bytes).s);
 	if (tx->m->n_ooms > 1)
 		say(tx, 4, "  (the last of %zu out-of-memory failures; the first was at %s)",
-		     tx->m->n_ooms, secs(tx->m->ooms[0].time_ns).s);
+		     tx->m->n_ooms, fmt_seconds(tx->m->ooms[0].time_ns).s);
 	fputc('\n', tx->f);
 }
 
@@ -264,8 +243,8 @@ static void print_preallocation(const struct text *tx)
 				 "framework preallocating its memory pool: memtrace sees the pool, "
 				 "not the tensors in it. Rerun with `memtrace run --per-tensor` (see "
 				 "docs/usage.md).",
-				 size(n->bytes).s, render_note_fraction(n) * 100, dev,
-				 secs(n->time_ns).s, where);
+				 fmt_size(n->bytes).s, render_note_fraction(n) * 100, dev,
+				 fmt_seconds(n->time_ns).s, where);
 		paragraph(tx, 6, text);
 	}
 	if (m->n_notes)
@@ -286,7 +265,8 @@ static void print_holders(const struct text *tx, const struct model_oom *o)
 	line(tx, 0, "       bytes   allocs  allocated at");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_group *g = &o->holders[i];
-		_autofree_ char *cells = xasprintf("  %10s  %7" PRIu64 "  ", size(g->bytes).s, g->count);
+		_autofree_ char *cells =
+			xasprintf("  %10s  %7" PRIu64 "  ", fmt_size(g->bytes).s, g->count);
 
 		stack_row(tx, cells, g->stack);
 	}
@@ -303,24 +283,24 @@ static void print_device(const struct text *tx)
 	} else {
 		_autofree_ char *kinds = render_device_kinds(m);
 
-		say(tx, 2, "Peak device memory (%s): %s at %s", kinds, size(d->peak_bytes).s,
-		     secs(d->peak_time_ns).s);
+		say(tx, 2, "Peak device memory (%s): %s at %s", kinds, fmt_size(d->peak_bytes).s,
+		     fmt_seconds(d->peak_time_ns).s);
 		say(tx, 2, "Device memory: %" PRIu64 " %s (%s), %" PRIu64 " %s; %s live at the end in %"
 				PRIu64 " %s",
 		     d->allocations, plural(d->allocations, "allocation", "allocations"),
-		     size(d->bytes_allocated).s, d->frees, plural(d->frees, "free", "frees"),
-		     size(d->live_bytes).s, d->live_count,
+		     fmt_size(d->bytes_allocated).s, d->frees, plural(d->frees, "free", "frees"),
+		     fmt_size(d->live_bytes).s, d->live_count,
 		     plural(d->live_count, "allocation", "allocations"));
 	}
 	for (size_t i = 0; i < m->n_devices; i++) {
 		const struct model_device *dev = &m->devices[i];
 		_autofree_ char *free_at = dev->has_free
 			? xasprintf("; %s free right after the first allocation",
-				    size(dev->free_at_first_use).s)
+				    fmt_size(dev->free_at_first_use).s)
 			: NULL;
 
 		if (dev->has_info)
-			say(tx, 2, "Device %d: %s%s", dev->id, size(dev->total).s,
+			say(tx, 2, "Device %d: %s%s", dev->id, fmt_size(dev->total).s,
 			     free_at ? free_at : "");
 	}
 	if (m->n_ooms == 0 && m->alloc_errors == 0 && m->unmatched_frees == 0 && m->free_errors == 0)
@@ -354,9 +334,9 @@ static void print_kinds(const struct text *tx)
 		const struct model_mem *k = &m->kinds[mem];
 
 		if (render_mem_seen(m, mem))
-			line(tx, 0, "  %-15s  %8" PRIu64 "  %10s  %10s  %10s  %s", render_mem_name(mem),
-			     k->allocations, size(k->bytes_allocated).s, size(k->peak_bytes).s,
-			     size(k->live_bytes).s, counted_as(mem));
+			line(tx, 0, "  %-15s  %8" PRIu64 "  %10s  %10s  %10s  %s",
+			     render_mem_name(mem), k->allocations, fmt_size(k->bytes_allocated).s,
+			     fmt_size(k->peak_bytes).s, fmt_size(k->live_bytes).s, counted_as(mem));
 	}
 	for (int mem = 1; mem < MODEL_MEM_KINDS; mem++) {
 		_autofree_ char *text = NULL;
@@ -386,7 +366,7 @@ static void print_pools(const struct text *tx)
 		     p->destroyed ? "; destroyed" : "");
 		say(tx, 6, "    %" PRIu64 " %s (%s), %s live at the end, %" PRIu64 " %s",
 		     p->allocations, plural(p->allocations, "allocation", "allocations"),
-		     size(p->bytes_allocated).s, size(p->live_bytes).s, p->trims,
+		     fmt_size(p->bytes_allocated).s, fmt_size(p->live_bytes).s, p->trims,
 		     plural(p->trims, "trim", "trims"));
 	}
 }
@@ -406,9 +386,9 @@ static void print_sites(const struct text *tx)
 	line(tx, 0, "     at peak       total   allocs      at end  site");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_site *s = &m->sites[i];
-		_autofree_ char *cells = xasprintf("  %10s  %10s  %7" PRIu64 "  %10s  ",
-						   size(s->at_peak).s, size(s->total_bytes).s,
-						   s->count, size(s->live).s);
+		_autofree_ char *cells =
+			xasprintf("  %10s  %10s  %7" PRIu64 "  %10s  ", fmt_size(s->at_peak).s,
+				  fmt_size(s->total_bytes).s, s->count, fmt_size(s->live).s);
 
 		site_row(tx, cells, s);
 	}
@@ -432,8 +412,9 @@ static void print_leaks(const struct text *tx)
 	line(tx, 0, "       bytes   allocs  memory           allocated at");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_group *g = &m->leaks[i];
-		_autofree_ char *cells = xasprintf("  %10s  %7" PRIu64 "  %-15s  ", size(g->bytes).s,
-						   g->count, render_mem_name(g->mem));
+		_autofree_ char *cells =
+			xasprintf("  %10s  %7" PRIu64 "  %-15s  ", fmt_size(g->bytes).s, g->count,
+				  render_mem_name(g->mem));
 
 		stack_row(tx, cells, g->stack);
 	}
@@ -451,8 +432,8 @@ static void print_host(const struct text *tx)
 	say(tx, 2, "Pinned host memory: %" PRIu64 " %s (%s), %" PRIu64
 			" %s; peak %s at %s; %s live at the end",
 	     h->allocations, plural(h->allocations, "allocation", "allocations"),
-	     size(h->bytes_allocated).s, h->frees, plural(h->frees, "free", "frees"),
-	     size(h->peak_bytes).s, secs(h->peak_time_ns).s, size(h->live_bytes).s);
+	     fmt_size(h->bytes_allocated).s, h->frees, plural(h->frees, "free", "frees"),
+	     fmt_size(h->peak_bytes).s, fmt_seconds(h->peak_time_ns).s, fmt_size(h->live_bytes).s);
 }
 
 static void note(const struct text *tx, uint64_t n, const char *one, const char *many)
@@ -507,8 +488,8 @@ static void print_ops(const struct text *tx)
 		const struct model_op *op = &m->ops[i];
 		_autofree_ char *name = render_op_label(tx->t, op->id);
 
-		line(tx, WIDTH, "  %10s  %10s  %7" PRIu64 "  %10s  %s", size(op->at_peak).s,
-		     size(op->total_bytes).s, op->count, size(op->live).s, name);
+		line(tx, WIDTH, "  %10s  %10s  %7" PRIu64 "  %10s  %s", fmt_size(op->at_peak).s,
+		     fmt_size(op->total_bytes).s, op->count, fmt_size(op->live).s, name);
 	}
 }
 
@@ -534,11 +515,11 @@ static void print_marks(const struct text *tx)
 			_autofree_ char *site =
 				render_model_site_label(tx->t, &m->sites[mk->sites[0].site], true);
 
-			top = xasprintf(": %s %s%s", size(mk->sites[0].bytes).s, site,
+			top = xasprintf(": %s %s%s", fmt_size(mk->sites[0].bytes).s, site,
 					mk->n_sites > 1 ? ", ..." : "");
 		}
-		line(tx, WIDTH, "  %10s  %10s  %s%s", secs(p->time_ns).s, size(p->live_bytes).s,
-		     label, top ? top : "");
+		line(tx, WIDTH, "  %10s  %10s  %s%s", fmt_seconds(p->time_ns).s,
+		     fmt_size(p->live_bytes).s, label, top ? top : "");
 	}
 }
 
@@ -559,14 +540,15 @@ static void print_orphans(const struct text *tx)
 	if (g->n_orphans == 0)
 		return;
 	if (g->at_mark)
-		at = xasprintf("at mark \"%s\" (%s)", tx->t->opts.at_mark, secs(g->at_time_ns).s);
+		at = xasprintf("at mark \"%s\" (%s)", tx->t->opts.at_mark,
+			       fmt_seconds(g->at_time_ns).s);
 	section_title(tx, at ? "  Never destroyed" : "  Never destroyed by the end of the trace",
 		      shown, g->n_orphans, g->n_orphans == 1 ? "graph or exec" : "graphs and execs");
 	if (at)
 		line(tx, WIDTH, "  (%s)", at);
 	together = xasprintf("  Together they pin %s (each graph once; graphs that do not run at "
 			     "once share their memory in the pool).",
-			     size(g->orphans_pinned).s);
+			     fmt_size(g->orphans_pinned).s);
 	paragraph(tx, 4, together);
 	line(tx, 0, "        pins  launches  what, created at");
 	for (size_t i = 0; i < shown; i++) {
@@ -576,7 +558,7 @@ static void print_orphans(const struct text *tx)
 						  o->handle);
 		_autofree_ char *cells = xasprintf("  %10s  %8" PRIu64 "  %s",
 						   o->pinned_by_exec ? "its exec"
-								     : size(o->pinned_bytes).s,
+								     : fmt_size(o->pinned_bytes).s,
 						   o->launches, what);
 
 		stack_row(tx, cells, o->stack);
@@ -596,7 +578,7 @@ static void print_never_freed(const struct text *tx)
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_graph_leak *l = &g->never_freed[i];
 		_autofree_ char *cells = xasprintf("  %9s  %7" PRIu64 "  graph 0x%" PRIx64 ", ",
-						   size(l->bytes).s, l->count, l->graph);
+						   fmt_size(l->bytes).s, l->count, l->graph);
 
 		stack_row(tx, cells, l->stack);
 	}
@@ -614,13 +596,14 @@ static void print_graphs(const struct text *tx, bool story)
 		fputc('\n', tx->f);
 	if (story) {
 		uint64_t never = render_graph_never_freed_bytes(g);
-		_autofree_ char *left = execs ? xasprintf("%" PRIu64 " executable %s never destroyed "
-							  "%s %s",
-							  execs, plural(execs, "graph", "graphs"),
-							  plural(execs, "pins", "pin"), size(pinned).s)
-					      : NULL;
+		_autofree_ char *left =
+			execs ? xasprintf("%" PRIu64 " executable %s never destroyed "
+					  "%s %s",
+					  execs, plural(execs, "graph", "graphs"),
+					  plural(execs, "pins", "pin"), fmt_size(pinned).s)
+			      : NULL;
 		_autofree_ char *unfreed = never ? xasprintf("%s of graph memory never freed",
-							     size(never).s)
+							     fmt_size(never).s)
 						 : NULL;
 
 		head = xasprintf("CUDA GRAPHS LEFT BEHIND: %s%s%s.", left ? left : "",
@@ -634,12 +617,12 @@ static void print_graphs(const struct text *tx, bool story)
 			   g->launches, plural(g->launches, "launch", "launches"),
 			   g->failed_launches, g->uploads, plural(g->uploads, "upload", "uploads"));
 	paragraph(tx, 2, counts);
-	memory = xasprintf("  Graph memory: %" PRIu64 " allocation %s, %" PRIu64 " captured %s. "
-			   "The graph pools hold %s (at most %s), %s of it in no live allocation.",
-			   g->alloc_nodes, plural(g->alloc_nodes, "node", "nodes"),
-			   g->captured_allocs,
-			   plural(g->captured_allocs, "allocation", "allocations"),
-			   size(g->pool_bytes).s, size(g->pool_peak).s, size(g->pool_reserved).s);
+	memory = xasprintf(
+		"  Graph memory: %" PRIu64 " allocation %s, %" PRIu64 " captured %s. "
+		"The graph pools hold %s (at most %s), %s of it in no live allocation.",
+		g->alloc_nodes, plural(g->alloc_nodes, "node", "nodes"), g->captured_allocs,
+		plural(g->captured_allocs, "allocation", "allocations"), fmt_size(g->pool_bytes).s,
+		fmt_size(g->pool_peak).s, fmt_size(g->pool_reserved).s);
 	paragraph(tx, 4, memory);
 	print_orphans(tx);
 	print_never_freed(tx);
@@ -651,11 +634,11 @@ static void growth_row(const struct text *tx, const struct model_growth_site *gs
 {
 	const struct model_growth *g = &tx->m->growth;
 	const struct model_site *s = &tx->m->sites[gs->site];
-	_autofree_ char *per = xasprintf("%s%s", gs->per_point < 0 ? "-" : "+",
-					 size(gs->per_point < 0 ? (uint64_t)-(gs->per_point + 1) + 1
-								: (uint64_t)gs->per_point).s);
-	_autofree_ char *cells = xasprintf("  %11s  %10s  %10s  %s", per, size(gs->live[0]).s,
-					   size(gs->live[g->n_points - 1]).s,
+	uint64_t step = gs->per_point < 0 ? (uint64_t)-(gs->per_point + 1) + 1
+					  : (uint64_t)gs->per_point;
+	_autofree_ char *per = xasprintf("%s%s", gs->per_point < 0 ? "-" : "+", fmt_size(step).s);
+	_autofree_ char *cells = xasprintf("  %11s  %10s  %10s  %s", per, fmt_size(gs->live[0]).s,
+					   fmt_size(gs->live[g->n_points - 1]).s,
 					   gs->growing ? "GROWS  " : "       ");
 
 	site_row(tx, cells, s);
@@ -665,7 +648,7 @@ static void growth_row(const struct text *tx, const struct model_growth_site *gs
 static char *growth_point(const struct text *tx, const struct model_point *p)
 {
 	if (p->kind == MODEL_POINT_INSTANTIATION)
-		return xstrdup(secs(p->time_ns).s);
+		return xstrdup(fmt_seconds(p->time_ns).s);
 	return render_point_label(tx->t, p);
 }
 
@@ -712,10 +695,10 @@ static void print_cupti(const struct text *tx)
 			       render_module_name(tx->t, c->by_module[0].module));
 	say(tx, 2, "CUPTI: %" PRIu64 " of its %" PRIu64 " allocations matched the hooks'; %" PRIu64
 		    " (%s) seen by CUPTI alone%s, %s of them live at the end",
-	     c->matched, c->allocs, c->alone_count, size(c->alone_bytes).s, by ? by : "",
-	     size(c->alone_live_bytes).s);
+	     c->matched, c->allocs, c->alone_count, fmt_size(c->alone_bytes).s, by ? by : "",
+	     fmt_size(c->alone_live_bytes).s);
 	say(tx, 4, "  %" PRIu64 " hooked %s (%s) not confirmed by CUPTI%s", c->unconfirmed,
-	     plural(c->unconfirmed, "allocation", "allocations"), size(c->unconfirmed_bytes).s,
+	     plural(c->unconfirmed, "allocation", "allocations"), fmt_size(c->unconfirmed_bytes).s,
 	     c->on ? "" : " (CUPTI's start was not recorded: none flagged)");
 }
 

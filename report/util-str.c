@@ -315,15 +315,16 @@ size_t escape_text(FILE *f, const char *s, size_t width)
 	return w;
 }
 
-void fmt_size(char *buf, size_t len, uint64_t bytes)
+struct fmt_str fmt_size(uint64_t bytes)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	struct fmt_str r;
 	double v = (double)bytes;
 	size_t u = 0;
 
 	if (bytes < 1024) {
-		snprintf(buf, len, "%" PRIu64 " B", bytes);
-		return;
+		snprintf(r.s, sizeof(r.s), "%" PRIu64 " B", bytes);
+		return r;
 	}
 	v /= 1024.0;
 	/* 1023.95 and up would print as "1024.0": use the next unit */
@@ -331,16 +332,19 @@ void fmt_size(char *buf, size_t len, uint64_t bytes)
 		v /= 1024.0;
 		u++;
 	}
-	snprintf(buf, len, "%.1f %s", v, units[u]);
+	snprintf(r.s, sizeof(r.s), "%.1f %s", v, units[u]);
+	return r;
 }
 
-void fmt_seconds(char *buf, size_t len, int64_t ns)
+struct fmt_str fmt_seconds(int64_t ns)
 {
 	const char *sign = ns < 0 ? "-" : "";
 	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	struct fmt_str r;
 
-	snprintf(buf, len, "%s%" PRIu64 ".%03" PRIu64 " s", sign, a / 1000000000u,
+	snprintf(r.s, sizeof(r.s), "%s%" PRIu64 ".%03" PRIu64 " s", sign, a / 1000000000u,
 		 (a % 1000000000u) / 1000000u);
+	return r;
 }
 
 const char *path_basename(const char *path)

@@ -31,11 +31,17 @@ size_t escape_text(FILE *f, const char *s, size_t width);
 /* Code points escape_text would write for s without a limit. */
 size_t text_width(const char *s);
 
+/* A number written for people, returned by value so that several can be
+ * arguments of one printf: fmt_size(bytes).s, fmt_seconds(ns).s. */
+struct fmt_str {
+	char s[32];
+};
+
 /* "123 B", "1.5 KiB", "96.0 MiB", "1.0 GiB", "2.0 TiB". */
-void fmt_size(char *buf, size_t len, uint64_t bytes);
+struct fmt_str fmt_size(uint64_t bytes);
 
 /* Nanoseconds as seconds with milliseconds: "1.234 s". */
-void fmt_seconds(char *buf, size_t len, int64_t ns);
+struct fmt_str fmt_seconds(int64_t ns);
 
 /* The part of path after its last '/'. */
 const char *path_basename(const char *path);

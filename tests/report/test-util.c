@@ -84,7 +84,6 @@ END_TEST
 
 START_TEST(test_fmt_size)
 {
-	char buf[32];
 	static const struct {
 		uint64_t bytes;
 		const char *want;
@@ -102,24 +101,17 @@ START_TEST(test_fmt_size)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		fmt_size(buf, sizeof(buf), cases[i].bytes);
-		ck_assert_str_eq(buf, cases[i].want);
+		ck_assert_str_eq(fmt_size(cases[i].bytes).s, cases[i].want);
 	}
 }
 END_TEST
 
 START_TEST(test_fmt_seconds)
 {
-	char buf[32];
-
-	fmt_seconds(buf, sizeof(buf), 1234567890);
-	ck_assert_str_eq(buf, "1.234 s");
-	fmt_seconds(buf, sizeof(buf), 0);
-	ck_assert_str_eq(buf, "0.000 s");
-	fmt_seconds(buf, sizeof(buf), -1500000000);
-	ck_assert_str_eq(buf, "-1.500 s");
-	fmt_seconds(buf, sizeof(buf), INT64_MIN);
-	ck_assert_str_eq(buf, "-9223372036.854 s");
+	ck_assert_str_eq(fmt_seconds(1234567890).s, "1.234 s");
+	ck_assert_str_eq(fmt_seconds(0).s, "0.000 s");
+	ck_assert_str_eq(fmt_seconds(-1500000000).s, "-1.500 s");
+	ck_assert_str_eq(fmt_seconds(INT64_MIN).s, "-9223372036.854 s");
 	ck_assert_str_eq(path_basename("/a/b/c.so"), "c.so");
 	ck_assert_str_eq(path_basename("c.so"), "c.so");
 }
