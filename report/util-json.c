@@ -6,34 +6,6 @@
 
 #include "util-str.h"
 
-static void put_utf8(FILE *f, uint32_t cp)
-{
-	unsigned char b[4];
-	size_t n;
-
-	if (cp < 0x80) {
-		putc_unlocked((int)cp, f);
-		return;
-	}
-	if (cp < 0x800) {
-		b[0] = (unsigned char)(0xC0 | (cp >> 6));
-		b[1] = (unsigned char)(0x80 | (cp & 0x3F));
-		n = 2;
-	} else if (cp < 0x10000) {
-		b[0] = (unsigned char)(0xE0 | (cp >> 12));
-		b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-		b[2] = (unsigned char)(0x80 | (cp & 0x3F));
-		n = 3;
-	} else {
-		b[0] = (unsigned char)(0xF0 | (cp >> 18));
-		b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-		b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-		b[3] = (unsigned char)(0x80 | (cp & 0x3F));
-		n = 4;
-	}
-	fwrite_unlocked(b, 1, n, f);
-}
-
 static void json_char(FILE *f, uint32_t cp)
 {
 	switch (cp) {
@@ -52,7 +24,7 @@ static void json_char(FILE *f, uint32_t cp)
 	if (cp < 0x20 || cp == 0x7F)
 		fprintf(f, "\\u%04x", (unsigned)cp);
 	else
-		put_utf8(f, cp);
+		utf8_put(f, cp);
 }
 
 /* Printable ASCII that json_str writes as it is. */

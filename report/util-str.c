@@ -45,34 +45,6 @@ size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
-static void put_utf8(FILE *f, uint32_t cp)
-{
-	unsigned char b[4];
-	size_t n;
-
-	if (cp < 0x80) {
-		putc_unlocked((int)cp, f);
-		return;
-	}
-	if (cp < 0x800) {
-		b[0] = (unsigned char)(0xC0 | (cp >> 6));
-		b[1] = (unsigned char)(0x80 | (cp & 0x3F));
-		n = 2;
-	} else if (cp < 0x10000) {
-		b[0] = (unsigned char)(0xE0 | (cp >> 12));
-		b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-		b[2] = (unsigned char)(0x80 | (cp & 0x3F));
-		n = 3;
-	} else {
-		b[0] = (unsigned char)(0xF0 | (cp >> 18));
-		b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-		b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-		b[3] = (unsigned char)(0x80 | (cp & 0x3F));
-		n = 4;
-	}
-	fwrite_unlocked(b, 1, n, f);
-}
-
 /* Write the run [from, to) as it is (one fwrite for many characters). */
 static inline void put_run(FILE *f, const unsigned char *from, const unsigned char *to)
 {
@@ -94,7 +66,7 @@ static void json_char(FILE *f, uint32_t cp)
 	if (cp < 0x20 || cp == 0x7F)
 		fprintf(f, "\\u%04x", (unsigned)cp);
 	else
-		put_utf8(f, cp);
+		utf8_put(f, cp);
 }
 
 /* Printable ASCII that escape_json writes as it is: not '"' or '\\'. */
@@ -233,7 +205,7 @@ static void html_char(FILE *f, uint32_t cp)
 	/* control characters other than tab/newline are not valid HTML text */
 	if ((cp < 0x20 && cp != '\t' && cp != '\n') || cp == 0x7F)
 		cp = REPLACEMENT;
-	put_utf8(f, cp);
+	utf8_put(f, cp);
 }
 
 /* ASCII that escape_html writes as it is. */
@@ -303,7 +275,7 @@ size_t escape_text(FILE *f, const char *s, size_t width)
 		/* a trace must not be able to drive the terminal */
 		if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0))
 			cp = '?';
-		put_utf8(f, cp);
+		utf8_put(f, cp);
 		p += len;
 		n -= len;
 		w++;

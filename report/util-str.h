@@ -12,6 +12,36 @@
  * sequence, overlong forms and surrogates included. n must be > 0. */
 size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 
+/* Write code point cp (at most U+10FFFF) as UTF-8; inline, as the
+ * escapers write most characters through it. */
+static inline void utf8_put(FILE *f, uint32_t cp)
+{
+	unsigned char b[4];
+	size_t n;
+
+	if (cp < 0x80) {
+		putc_unlocked((int)cp, f);
+		return;
+	}
+	if (cp < 0x800) {
+		b[0] = (unsigned char)(0xC0 | (cp >> 6));
+		b[1] = (unsigned char)(0x80 | (cp & 0x3F));
+		n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = (unsigned char)(0xE0 | (cp >> 12));
+		b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+		b[2] = (unsigned char)(0x80 | (cp & 0x3F));
+		n = 3;
+	} else {
+		b[0] = (unsigned char)(0xF0 | (cp >> 18));
+		b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+		b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+		b[3] = (unsigned char)(0x80 | (cp & 0x3F));
+		n = 4;
+	}
+	fwrite_unlocked(b, 1, n, f);
+}
+
 /* Write s as a JSON string literal, quotes included; NULL writes null. */
 void escape_json(FILE *f, const char *s);
 
