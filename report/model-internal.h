@@ -5,6 +5,7 @@
 #pragma once
 
 #include "model.h"
+#include "util-math.h"
 
 #define MODEL_NONE UINT32_MAX
 
@@ -27,16 +28,6 @@ struct model_stack_memo {
 	int64_t id;
 	uint32_t site; /* index in sites; MODEL_NONE before the stack's first */
 };
-
-static inline uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
-
-static inline uint64_t sat_sub(uint64_t a, uint64_t b)
-{
-	return a < b ? 0 : a - b;
-}
 
 /* ---- model.c ---- */
 

@@ -6,6 +6,7 @@
 
 #include "model-timeline.h"
 #include "trace-schema.h"
+#include "util-math.h"
 #include "util-mem.h"
 #include "util-str.h"
 
@@ -300,17 +301,12 @@ char *render_point_label(const struct trace *t, const struct model_point *p)
 	return p->has_op ? render_op_label(t, p->op) : xstrdup("?");
 }
 
-uint64_t render_sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
-
 uint64_t render_graph_never_freed_bytes(const struct model_graphs *g)
 {
 	uint64_t n = 0;
 
 	for (size_t i = 0; i < g->n_never_freed; i++)
-		n = render_sat_add(n, g->never_freed[i].bytes);
+		n = sat_add(n, g->never_freed[i].bytes);
 	return n;
 }
 

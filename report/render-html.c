@@ -32,6 +32,7 @@
 #include "render.h"
 #include "trace-schema.h"
 #include "util-json.h"
+#include "util-math.h"
 #include "util-mem.h"
 #include "util-str.h"
 
@@ -571,7 +572,7 @@ static void data_threads(struct html *h)
 	for (size_t i = 0; i < n; i++) {
 		_autofree_ char *name = NULL;
 
-		sum = render_sat_add(sum, rows[i].bytes);
+		sum = sat_add(sum, rows[i].bytes);
 		if (!rows[i].bytes)
 			continue;
 		name = trace_thread_name(h->t, rows[i].thread);
@@ -583,7 +584,7 @@ static void data_threads(struct html *h)
 	if (tl && tl->thread_at_peak_other.bytes) {
 		fprintf(h->f, "%s[null,null,%" PRIu64 ",%" PRIu64 "]", first ? "" : ",",
 			tl->thread_at_peak_other.bytes, tl->thread_at_peak_other.count);
-		sum = render_sat_add(sum, tl->thread_at_peak_other.bytes);
+		sum = sat_add(sum, tl->thread_at_peak_other.bytes);
 	}
 	fprintf(h->f, "],\"threads_rest\":%" PRIu64,
 		h->m->device.peak_bytes > sum ? h->m->device.peak_bytes - sum : 0);
@@ -1264,11 +1265,11 @@ static void print_streams(const struct html *h)
 	for (size_t i = 0; i < tl->n_at_peak; i++) {
 		if (rows[i].bytes)
 			stream_row(h, &rows[i], NULL);
-		sum = render_sat_add(sum, rows[i].bytes);
+		sum = sat_add(sum, rows[i].bytes);
 	}
 	if (tl->at_peak_other.bytes)
 		stream_row(h, &tl->at_peak_other, "(other streams)");
-	sum = render_sat_add(sum, tl->at_peak_other.bytes);
+	sum = sat_add(sum, tl->at_peak_other.bytes);
 	if (h->m->device.peak_bytes > sum) {
 		rest = (struct timeline_stream){ .bytes = h->m->device.peak_bytes - sum };
 		stream_row(h, &rest, "not by stream (graph memory, VMM mappings, seen by CUPTI alone)");

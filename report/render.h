@@ -172,9 +172,6 @@ char *render_point_label(const struct trace *t, const struct model_point *p);
 /* Bytes of graph memory never freed (all groups). */
 uint64_t render_graph_never_freed_bytes(const struct model_graphs *g);
 
-/* a + b, at UINT64_MAX when it would wrap. */
-uint64_t render_sat_add(uint64_t a, uint64_t b);
-
 /* The frame a stack is best known by: its user's Python frame, else its
  * user's native frame (model-site.c), else render_site_frame's. *depth
  * is set to its depth. NULL when the stack has no frame to show. */
