@@ -22,7 +22,6 @@
  * moment at most MOMENT_STACKS stacks, the table at most SITE_ROWS sites;
  * the rest is summed as "(other)". */
 #include <inttypes.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,7 +1,6 @@
 /* The JSON report. Its keys are a contract with scripts and tests:
  * docs/report-json.md describes every one; keep them in step. */
 #include <inttypes.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
