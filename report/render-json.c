@@ -235,22 +235,9 @@ static void write_trace(struct jw *w, const struct trace *t, const struct model 
 	jw_close(w, '}');
 }
 
-static void write_totals(struct jw *w, const struct model *m)
+/* What the model counted of the whole trace, in "totals". */
+static void write_counters(struct jw *w, const struct model *m)
 {
-	const struct model_mem *d = &m->device;
-
-	jw_open(w, "totals", '{', false);
-	jw_u64(w, "events", m->events);
-	jw_u64(w, "allocations", d->allocations);
-	jw_u64(w, "frees", d->frees);
-	jw_u64(w, "bytes_allocated", d->bytes_allocated);
-	jw_u64(w, "peak_bytes", d->peak_bytes);
-	if (d->peak_bytes)
-		jw_i64(w, "peak_time_ns", d->peak_time_ns);
-	else
-		jw_null(w, "peak_time_ns");
-	jw_u64(w, "live_bytes_at_end", d->live_bytes);
-	jw_u64(w, "live_allocations_at_end", d->live_count);
 	jw_u64(w, "ooms", m->n_ooms);
 	jw_u64(w, "unmatched_frees", m->unmatched_frees);
 	jw_u64(w, "alloc_errors", m->alloc_errors);
@@ -262,24 +249,29 @@ static void write_totals(struct jw *w, const struct model *m)
 	jw_u64(w, "unmatched_unmaps", m->unmatched_unmaps);
 	jw_u64(w, "unmap_errors", m->unmap_errors);
 	jw_u64(w, "sites", m->n_sites);
-	jw_close(w, '}');
 }
 
-static void write_host(struct jw *w, const struct model *m)
+/* The totals of a class of memory: "totals" (device-side memory, with
+ * the model's counters of the whole trace: counters set) or "host"
+ * (pinned host memory: counters NULL). */
+static void write_mem(struct jw *w, const char *key, const struct model_mem *mm,
+		      const struct model *counters)
 {
-	const struct model_mem *h = &m->host;
-
-	jw_open(w, "host", '{', false);
-	jw_u64(w, "allocations", h->allocations);
-	jw_u64(w, "frees", h->frees);
-	jw_u64(w, "bytes_allocated", h->bytes_allocated);
-	jw_u64(w, "peak_bytes", h->peak_bytes);
-	if (h->peak_bytes)
-		jw_i64(w, "peak_time_ns", h->peak_time_ns);
+	jw_open(w, key, '{', false);
+	if (counters)
+		jw_u64(w, "events", counters->events);
+	jw_u64(w, "allocations", mm->allocations);
+	jw_u64(w, "frees", mm->frees);
+	jw_u64(w, "bytes_allocated", mm->bytes_allocated);
+	jw_u64(w, "peak_bytes", mm->peak_bytes);
+	if (mm->peak_bytes)
+		jw_i64(w, "peak_time_ns", mm->peak_time_ns);
 	else
 		jw_null(w, "peak_time_ns");
-	jw_u64(w, "live_bytes_at_end", h->live_bytes);
-	jw_u64(w, "live_allocations_at_end", h->live_count);
+	jw_u64(w, "live_bytes_at_end", mm->live_bytes);
+	jw_u64(w, "live_allocations_at_end", mm->live_count);
+	if (counters)
+		write_counters(w, counters);
 	jw_close(w, '}');
 }
 
@@ -822,9 +814,9 @@ void render_json(FILE *f, const struct trace *t, const struct model *m,
 	jw_i64(w, "memtrace_report", 1);
 	write_trace(w, t, m);
 	write_notes(w, t, m);
-	write_totals(w, m);
+	write_mem(w, "totals", &m->device, m);
 	write_peak_by_thread(w, t, m);
-	write_host(w, m);
+	write_mem(w, "host", &m->host, NULL);
 	write_kinds(w, m);
 	write_devices(w, m);
 	write_pools(w, t, m);
