@@ -1,6 +1,6 @@
 /* Macros shared by the wrapper files. Each wrapper calls the real function
  * with the caller's arguments and returns its result untouched; recording
- * happens around it, following the rules in preload.c. */
+ * happens around it, in record.c, following the rules there. */
 #pragma once
 
 #include "hook-real.h"

@@ -4,154 +4,14 @@
  * goes back only after cudaDeviceGraphMemTrim: the report works that out
  * from these events (docs/trace-format.md). Allocations and frees made on
  * a stream that is being captured become graph memory and free nodes of
- * the captured graph; the capture table below is how the allocation hooks
- * know (mt_graph_capturing). A capture spreads by fork/join: a stream
- * that waits on an event recorded in a capture joins it, and its work is
- * the capture's too, until the origin stream ends it (capture_join). */
+ * the captured graph; the wrappers here keep record.c's capture-stream
+ * table, which is how the allocation hooks know. A capture spreads by
+ * fork/join: a stream that waits on an event recorded in a capture joins
+ * it, and its work is the capture's too, until the origin stream ends it
+ * (mt_capture_join). */
 #include "hook-common.h"
 
-#include <pthread.h>
-
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-
-/* Streams being captured, each with the capture's origin: the stream
- * that began it, or for a stream that joined it (fork/join: it waited on
- * an event recorded in the capture), the origin it joined. Captures are
- * few and short-lived: small arrays, changed under a lock after the real
- * call, read without one. Allocations pay one relaxed load while no
- * capture is open (ncapturing == 0), and a scan of the streams otherwise. */
-#define MT_MAX_CAPTURES 64
-#define MT_MAX_CAPTURE_EVENTS 256
-
-struct capture_slot {
-	_Atomic uint64_t stream; /* 0: free */
-	uint64_t origin;
-};
-
-/* An event recorded on a capturing stream: waiting on it joins its capture. */
-struct event_slot {
-	uint64_t event; /* 0: free */
-	uint64_t origin;
-};
-
-static struct capture_slot captures[MT_MAX_CAPTURES];
-static struct event_slot capture_events[MT_MAX_CAPTURE_EVENTS];
-static atomic_int ncapturing;
-static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Under capture_lock. */
-static struct capture_slot *capture_find(uint64_t stream)
-{
-	for (unsigned i = 0; stream && i < MT_MAX_CAPTURES; i++)
-		if (atomic_load_explicit(&captures[i].stream, memory_order_relaxed) == stream)
-			return &captures[i];
-	return NULL;
-}
-
-/* Under capture_lock. */
-static struct capture_slot *capture_find_free(void)
-{
-	for (unsigned i = 0; i < MT_MAX_CAPTURES; i++)
-		if (!atomic_load_explicit(&captures[i].stream, memory_order_relaxed))
-			return &captures[i];
-	return NULL;
-}
-
-static void capture_add(uint64_t stream, uint64_t origin)
-{
-	pthread_mutex_lock(&capture_lock);
-	if (!capture_find(stream)) {
-		struct capture_slot *free_slot = capture_find_free();
-		if (free_slot) {
-			free_slot->origin = origin;
-			atomic_store_explicit(&free_slot->stream, stream, memory_order_release);
-			atomic_fetch_add(&ncapturing, 1);
-		}
-	}
-	pthread_mutex_unlock(&capture_lock);
-}
-
-/* The capture begun on origin is over: on every stream that joined it. */
-static void capture_end(uint64_t origin)
-{
-	pthread_mutex_lock(&capture_lock);
-	for (unsigned i = 0; i < MT_MAX_CAPTURES; i++) {
-		uint64_t s = atomic_load_explicit(&captures[i].stream, memory_order_relaxed);
-		if (s && captures[i].origin == origin) {
-			atomic_store_explicit(&captures[i].stream, 0, memory_order_release);
-			atomic_fetch_sub(&ncapturing, 1);
-		}
-	}
-	for (unsigned i = 0; i < MT_MAX_CAPTURE_EVENTS; i++)
-		if (capture_events[i].event && capture_events[i].origin == origin)
-			capture_events[i].event = 0;
-	pthread_mutex_unlock(&capture_lock);
-}
-
-bool mt_graph_capturing(uint64_t stream)
-{
-	if (MT_LIKELY(atomic_load_explicit(&ncapturing, memory_order_relaxed) == 0) || !stream)
-		return false;
-	for (unsigned i = 0; i < MT_MAX_CAPTURES; i++)
-		if (atomic_load_explicit(&captures[i].stream, memory_order_relaxed) == stream)
-			return true;
-	return false;
-}
-
-void mt_graph_after_fork_child(void)
-{
-	pthread_mutex_init(&capture_lock, NULL);
-	for (unsigned i = 0; i < MT_MAX_CAPTURES; i++)
-		atomic_store(&captures[i].stream, 0);
-	for (unsigned i = 0; i < MT_MAX_CAPTURE_EVENTS; i++)
-		capture_events[i].event = 0;
-	atomic_store(&ncapturing, 0);
-}
-
-/* Under capture_lock. */
-static struct event_slot *event_find(uint64_t event)
-{
-	for (unsigned i = 0; i < MT_MAX_CAPTURE_EVENTS; i++)
-		if (capture_events[i].event == event)
-			return &capture_events[i];
-	return NULL;
-}
-
-/* event was recorded on stream: a capture event if stream is capturing
- * (and the record is not an external one), else no longer one. */
-static void event_recorded(uint64_t event, uint64_t stream, bool external)
-{
-	pthread_mutex_lock(&capture_lock);
-	struct capture_slot *c = external ? NULL : capture_find(stream);
-	struct event_slot *e = event_find(event);
-	if (!c) {
-		if (e)
-			e->event = 0;
-	} else if (e || (e = event_find(0))) {
-		e->event = event;
-		e->origin = c->origin;
-	}
-	pthread_mutex_unlock(&capture_lock);
-}
-
-/* stream waited on event: it joins the capture event was recorded in, if
- * that capture is still open and stream is in none. Returns the origin it
- * joined, or 0. */
-static uint64_t stream_waited(uint64_t stream, uint64_t event)
-{
-	uint64_t joined = 0;
-	pthread_mutex_lock(&capture_lock);
-	struct event_slot *e = event_find(event);
-	struct capture_slot *free_slot;
-	if (e && stream && capture_find(e->origin) && !capture_find(stream) &&
-	    (free_slot = capture_find_free())) {
-		free_slot->origin = joined = e->origin;
-		atomic_store_explicit(&free_slot->stream, stream, memory_order_release);
-		atomic_fetch_add(&ncapturing, 1);
-	}
-	pthread_mutex_unlock(&capture_lock);
-	return joined;
-}
 
 /* One wrapper shape for all of them: call, then record; or record, then
  * call for what may be reused once the call returns (destroy). */
@@ -202,7 +62,7 @@ static uint64_t stream_waited(uint64_t stream, uint64_t event)
 			return real args;                                                      \
 		RET rc = real args;                                                            \
 		if (rc == 0) {                                                                 \
-			capture_add(MT_U64(STREAM), MT_U64(STREAM));                           \
+			mt_capture_begin(MT_U64(STREAM));                                      \
 			mt_record_event(&(struct mt_rec){ .api = MT_API_##name,                \
 							  .kind = MT_EV_CAPTURE_BEGIN,         \
 							  .stream = MT_U64(STREAM),            \
@@ -251,7 +111,7 @@ DRV_BEGIN(cuStreamBeginCaptureToGraph_ptsz,
 		if (!mt_enter())                                                               \
 			return real args;                                                      \
 		RET rc = real args;                                                            \
-		capture_end(MT_U64(STREAM));                                                   \
+		mt_capture_end(MT_U64(STREAM));                                                \
 		mt_record_event(&(struct mt_rec){ .api = MT_API_##name,                        \
 						  .kind = MT_EV_CAPTURE_END,                   \
 						  .status = (int)rc,                           \
@@ -278,12 +138,11 @@ END_CAPTURE(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuStreamEndCapture_ptsz,
 	MT_EXPORT RET name params                                                              \
 	{                                                                                      \
 		MT_REAL_OR(name, ERR);                                                         \
-		if (MT_LIKELY(atomic_load_explicit(&ncapturing, memory_order_relaxed) == 0) || \
-		    !mt_enter())                                                               \
+		if (MT_LIKELY(mt_capture_none()) || !mt_enter())                               \
 			return real args;                                                      \
 		RET rc = real args;                                                            \
 		if (rc == 0)                                                                   \
-			event_recorded(MT_U64(EVENT), MT_U64(STREAM), (FLAGS) & 1);            \
+			mt_capture_event_recorded(MT_U64(EVENT), MT_U64(STREAM), (FLAGS) & 1); \
 		mt_leave();                                                                    \
 		return rc;                                                                     \
 	}
@@ -314,12 +173,11 @@ EVENT_RECORD(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuEventRecordWithFlags_ptsz,
 	MT_EXPORT RET name params                                                              \
 	{                                                                                      \
 		MT_REAL_OR(name, ERR);                                                         \
-		if (MT_LIKELY(atomic_load_explicit(&ncapturing, memory_order_relaxed) == 0) || \
-		    !mt_enter())                                                               \
+		if (MT_LIKELY(mt_capture_none()) || !mt_enter())                               \
 			return real args;                                                      \
 		RET rc = real args;                                                            \
 		uint64_t origin_ = rc == 0 && !((FLAGS) & 1)                                   \
-					   ? stream_waited(MT_U64(STREAM), MT_U64(EVENT))      \
+					   ? mt_capture_join(MT_U64(STREAM), MT_U64(EVENT))    \
 					   : 0;                                                \
 		if (origin_)                                                                   \
 			mt_record_event(&(struct mt_rec){ .api = MT_API_##name,                \

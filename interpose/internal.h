@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -211,7 +212,62 @@ void mt_writer_lock(struct mt_writer *w); /* around fork */
 void mt_writer_unlock(struct mt_writer *w);
 uint64_t mt_writer_committed(const struct mt_writer *w);
 
-/* ---- preload.c: the hook-path rules ---- */
+/* ---- nvtx-names.c: operation names and each thread's range stack ---- */
+#define MT_NVTX_DOMAINS 64
+#define MT_NVTX_NO_DOMAIN 0 /* the default domain */
+/* Interns a mark label or range name given by the program. */
+uint32_t mt_nvtx_intern(const char *name);
+/* A range name in a domain, cut before a per-call field (", seq = ");
+ * the same from UTF-32. 0 for NULL. */
+uint32_t mt_nvtx_intern_op(uint32_t domain, const char *s);
+uint32_t mt_nvtx_intern_wide(uint32_t domain, const wchar_t *w);
+/* The index of the domain named by an interned name (MT_NVTX_NO_DOMAIN
+ * when there are too many). */
+uint32_t mt_nvtx_domain(uint32_t name);
+/* This thread's range stack, as NVTX's calls return. id: 0 for a
+ * push/pop range; mt_nvtx_start gives a start/end range its id. */
+int mt_nvtx_push(uint32_t domain, uint32_t op, uint64_t id);
+uint64_t mt_nvtx_start(uint32_t domain, uint32_t op);
+int mt_nvtx_pop(uint32_t domain);
+void mt_nvtx_end(uint64_t id);
+/* The innermost range of this thread (0: none). */
+uint32_t mt_nvtx_current_op(void);
+/* Writer side: the name (and domain, "" for the default) of an id. */
+bool mt_nvtx_name(uint32_t id, char *out, size_t outsz, char *domain, size_t domainsz);
+
+/* ---- record.c: the record path and the hook-path rules ---- */
+/* What the record path writes into and what it asks, given at start. */
+struct mt_record_options {
+	struct mt_queue *queue;
+	struct mt_stack_table *stacks;
+	struct mt_writer *writer; /* an OOM waits for its commit (NULL: no wait) */
+	const char *path; /* the trace's, for messages */
+	int depth; /* native frames */
+	/* The device current on this thread (-1: unknown), and its free and
+	 * total memory, asked of the library the call api went to. */
+	int16_t (*device)(unsigned api);
+	bool (*mem_info)(unsigned api, uint64_t *free_b, uint64_t *total_b);
+	/* Queues another witness's records so far (CUPTI) before an OOM
+	 * (NULL: none). */
+	void (*flush)(void);
+};
+/* At load: what the first recorded call runs, under the start lock, to
+ * start the trace. It calls mt_record_begin once the trace runs; if it
+ * does not, tracing is off. */
+void mt_record_set_start(void (*start)(void));
+/* The trace runs: the marks made before it go first, then every hook
+ * records. */
+void mt_record_begin(const struct mt_record_options *opt);
+bool mt_record_running(void);
+/* No more events (exit). */
+void mt_record_stop(void);
+/* The start lock: held while the trace starts, at exit and across fork. */
+void mt_record_lock(void);
+void mt_record_unlock(void);
+/* The child of a fork: no trace, no capture; follow: it starts its own at
+ * its first CUDA call. */
+void mt_record_after_fork_child(bool follow);
+
 /* false: pass the call straight through (nested call, or tracing off). */
 bool mt_enter(void);
 void mt_leave(void);
@@ -243,32 +299,22 @@ void mt_record_mark(unsigned api, uint32_t label);
  * Returns false when the trace is not running. */
 bool mt_record_external(const struct mt_event *ev);
 
-/* ---- hook-graph.c ---- */
-/* Whether a stream is being captured into a graph right now: one that
- * began a capture, or one that joined it by waiting on its event. */
-bool mt_graph_capturing(uint64_t stream);
-/* The child of a fork has no capture (CUDA does not cross fork). */
-void mt_graph_after_fork_child(void);
-
-/* ---- nvtx-names.c: operation names and each thread's range stack ---- */
-#define MT_NVTX_DOMAINS 64
-#define MT_NVTX_NO_DOMAIN 0 /* the default domain */
-/* Interns a mark label or range name given by the program. */
-uint32_t mt_nvtx_intern(const char *name);
-/* A range name in a domain, cut before a per-call field (", seq = ");
- * the same from UTF-32. 0 for NULL. */
-uint32_t mt_nvtx_intern_op(uint32_t domain, const char *s);
-uint32_t mt_nvtx_intern_wide(uint32_t domain, const wchar_t *w);
-/* The index of the domain named by an interned name (MT_NVTX_NO_DOMAIN
- * when there are too many). */
-uint32_t mt_nvtx_domain(uint32_t name);
-/* This thread's range stack, as NVTX's calls return. id: 0 for a
- * push/pop range; mt_nvtx_start gives a start/end range its id. */
-int mt_nvtx_push(uint32_t domain, uint32_t op, uint64_t id);
-uint64_t mt_nvtx_start(uint32_t domain, uint32_t op);
-int mt_nvtx_pop(uint32_t domain);
-void mt_nvtx_end(uint64_t id);
-/* The innermost range of this thread (0: none). */
-uint32_t mt_nvtx_current_op(void);
-/* Writer side: the name (and domain, "" for the default) of an id. */
-bool mt_nvtx_name(uint32_t id, char *out, size_t outsz, char *domain, size_t domainsz);
+/* The capture-stream table: which streams are being captured into a
+ * graph, kept by the graph wrappers after their real calls. */
+void mt_capture_begin(uint64_t stream);
+/* The capture begun on origin is over: on every stream that joined it. */
+void mt_capture_end(uint64_t origin);
+/* event was recorded on stream: a capture event if stream is capturing
+ * (and the record is not an external one), else no longer one. */
+void mt_capture_event_recorded(uint64_t event, uint64_t stream, bool external);
+/* stream waited on event: it joins the capture event was recorded in, if
+ * that capture is still open and stream is in none. Returns the origin it
+ * joined, or 0. */
+uint64_t mt_capture_join(uint64_t stream, uint64_t event);
+/* Streams in the table. The wrappers that matter only during a capture
+ * (event records, stream waits) look at it first: one load. */
+extern atomic_int mt_capture_streams;
+static inline bool mt_capture_none(void)
+{
+	return atomic_load_explicit(&mt_capture_streams, memory_order_relaxed) == 0;
+}
