@@ -1,7 +1,7 @@
 /* The library's life: the constructor (settings, NVTX, MEMTRACE_FOLLOW),
  * the start of a trace at the first recorded CUDA call (the file, the
- * queue, the stack table, the writer, the record path, CUPTI), its stop
- * at exit, fork, and the public API (memtrace.h). This is
+ * queue, the stack table, the writer, CUPTI, each handed what it calls
+ * back), its stop at exit, fork, and the public API (memtrace.h). This is
  * the top layer: it wires the others (internal.h) and nothing calls up
  * into it but the start callback it gives record.c. The hook-path rules
  * are in record.c, where every wrapper goes through. */
@@ -105,7 +105,12 @@ static void start(void)
 		.mem_info = mt_real_mem_info,
 		.flush = mt_cupti_flush,
 	});
-	mt_cupti_start(stacks); /* the second witness, when it can be had */
+	/* the second witness, when it can be had */
+	mt_cupti_start(&(struct mt_cupti_options){
+		.stacks = stacks,
+		.sink = mt_record_external,
+		.dlsym = mt_real_dlsym,
+	});
 }
 
 /* MEMTRACE_FOLLOW=0: programs this one executes must not load us. The
