@@ -153,47 +153,8 @@ MT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 	return rc;
 }
 
-MT_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
-{
-	MT_REAL_OR(cuMemPoolCreate, CUDA_ERROR_NOT_INITIALIZED);
-	if (!mt_enter())
-		return real(pool, poolProps);
-	CUresult rc = real(pool, poolProps);
-	if (rc == CUDA_SUCCESS)
-		mt_record_event(&(struct mt_rec){ .api = MT_API_cuMemPoolCreate,
-						  .kind = MT_EV_POOL_CREATE,
-						  .handle = MT_OUT(pool) });
-	mt_leave();
-	return rc;
-}
-
-MT_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
-{
-	MT_REAL_OR(cuMemPoolDestroy, CUDA_ERROR_NOT_INITIALIZED);
-	if (!pool || !mt_enter())
-		return real(pool);
-	mt_record_event(&(struct mt_rec){ .api = MT_API_cuMemPoolDestroy,
-					  .kind = MT_EV_POOL_DESTROY,
-					  .handle = MT_U64(pool) });
-	CUresult rc = real(pool);
-	mt_leave();
-	return rc;
-}
-
-MT_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
-{
-	MT_REAL_OR(cuMemPoolTrimTo, CUDA_ERROR_NOT_INITIALIZED);
-	if (!mt_enter())
-		return real(pool, minBytesToKeep);
-	CUresult rc = real(pool, minBytesToKeep);
-	mt_record_event(&(struct mt_rec){ .api = MT_API_cuMemPoolTrimTo,
-					  .kind = MT_EV_POOL_TRIM,
-					  .status = rc,
-					  .bytes = minBytesToKeep,
-					  .handle = MT_U64(pool) });
-	mt_leave();
-	return rc;
-}
+MT_POOL_WRAPPERS(CUresult, CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, cu, CUmemoryPool,
+		 CUmemPoolProps)
 
 /* Every runtime, dynamic or static, gets its driver functions here. Call
  * the real one with the caller's symbol, version and flags, then hand back

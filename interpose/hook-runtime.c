@@ -76,49 +76,8 @@ RT_FREE(cudaFreeAsync_ptsz, (void *devPtr, cudaStream_t stream), (devPtr, stream
 	stream)
 RT_FREE(cudaFreeArray, (cudaArray_t array), (array), array, 0)
 
-/* Pools: created, destroyed (recorded before, the handle may be reused),
- * trimmed. */
-MT_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props)
-{
-	MT_REAL_OR(cudaMemPoolCreate, cudaErrorInitializationError);
-	if (!mt_enter())
-		return real(pool, props);
-	cudaError_t rc = real(pool, props);
-	if (rc == cudaSuccess)
-		mt_record_event(&(struct mt_rec){ .api = MT_API_cudaMemPoolCreate,
-						  .kind = MT_EV_POOL_CREATE,
-						  .handle = MT_OUT(pool) });
-	mt_leave();
-	return rc;
-}
-
-MT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool)
-{
-	MT_REAL_OR(cudaMemPoolDestroy, cudaErrorInitializationError);
-	if (!pool || !mt_enter())
-		return real(pool);
-	mt_record_event(&(struct mt_rec){ .api = MT_API_cudaMemPoolDestroy,
-					  .kind = MT_EV_POOL_DESTROY,
-					  .handle = MT_U64(pool) });
-	cudaError_t rc = real(pool);
-	mt_leave();
-	return rc;
-}
-
-MT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t minBytesToKeep)
-{
-	MT_REAL_OR(cudaMemPoolTrimTo, cudaErrorInitializationError);
-	if (!mt_enter())
-		return real(pool, minBytesToKeep);
-	cudaError_t rc = real(pool, minBytesToKeep);
-	mt_record_event(&(struct mt_rec){ .api = MT_API_cudaMemPoolTrimTo,
-					  .kind = MT_EV_POOL_TRIM,
-					  .status = rc,
-					  .bytes = minBytesToKeep,
-					  .handle = MT_U64(pool) });
-	mt_leave();
-	return rc;
-}
+MT_POOL_WRAPPERS(cudaError_t, cudaSuccess, cudaErrorInitializationError, cuda, cudaMemPool_t,
+		 struct cudaMemPoolProps)
 
 /* Driver entry points (PyTorch's expandable segments take cuMemCreate and
  * cuMemMap this way): hand back our wrapper of the pointer's ABI. */
