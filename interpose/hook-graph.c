@@ -13,42 +13,36 @@
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
-/* One wrapper shape for all of them: call, then record; or record, then
- * call for what may be reused once the call returns (destroy). */
-#define GRAPH_WRAPPER(ret, err, name, params, args, BEFORE, KIND, ADDR, BYTES, STREAM, HANDLE, \
-		      STACK, AFTER)                                                           \
-	MT_EXPORT ret name params                                                             \
-	{                                                                                     \
-		MT_REAL_OR(name, err);                                                        \
-		if (!mt_enter())                                                              \
-			return real args;                                                     \
-		struct mt_rec r_ = { .api = MT_API_##name, .kind = (KIND),                    \
-				     .no_stack = !(STACK) };                                  \
-		if (BEFORE) {                                                                 \
-			r_.address = MT_U64(ADDR);                                            \
-			r_.handle = MT_U64(HANDLE);                                           \
-			r_.stream = MT_U64(STREAM);                                           \
-			mt_record_event(&r_);                                                 \
-		}                                                                             \
-		ret rc = real args;                                                           \
-		if (!(BEFORE) && (rc == 0 || (AFTER))) {                                      \
-			r_.status = (int)rc;                                                  \
-			r_.address = MT_U64(ADDR);                                            \
-			r_.bytes = (uint64_t)(BYTES);                                         \
-			r_.handle = MT_U64(HANDLE);                                           \
-			r_.stream = MT_U64(STREAM);                                           \
-			mt_record_event(&r_);                                                 \
-		}                                                                             \
-		mt_leave();                                                                   \
-		return rc;                                                                    \
+/* When a graph call is recorded. */
+enum when {
+	BEFORE_CALL, /* what may be reused once the call returns (destroy) */
+	ON_SUCCESS,
+	ON_RETURN, /* whatever the result (a failed launch tells something) */
+};
+
+/* One wrapper shape for the lifetimes: the event is the fields of a
+ * struct mt_rec, named (kind, address, bytes, stream, handle, no_stack),
+ * evaluated when it is recorded: after the call for ON_SUCCESS and
+ * ON_RETURN, so that they may read what the call wrote. */
+#define GRAPH_WRAPPER(RET, ERR, name, params, args, WHEN, ...)                                 \
+	MT_EXPORT RET name params                                                              \
+	{                                                                                      \
+		MT_REAL_OR(name, ERR);                                                         \
+		if (!mt_enter())                                                               \
+			return real args;                                                      \
+		if ((WHEN) == BEFORE_CALL)                                                     \
+			mt_record_event(&(struct mt_rec){ .api = MT_API_##name, __VA_ARGS__ }); \
+		RET rc = real args;                                                            \
+		if ((WHEN) == ON_RETURN || ((WHEN) == ON_SUCCESS && rc == 0))                  \
+			mt_record_event(&(struct mt_rec){ .api = MT_API_##name,                \
+							  .status = (int)rc,                   \
+							  __VA_ARGS__ });                      \
+		mt_leave();                                                                    \
+		return rc;                                                                     \
 	}
 
-#define RT_G(name, params, args, BEFORE, KIND, ADDR, BYTES, STREAM, HANDLE, STACK, AFTER)      \
-	GRAPH_WRAPPER(cudaError_t, cudaErrorInitializationError, name, params, args, BEFORE,   \
-		      KIND, ADDR, BYTES, STREAM, HANDLE, STACK, AFTER)
-#define DRV_G(name, params, args, BEFORE, KIND, ADDR, BYTES, STREAM, HANDLE, STACK, AFTER)     \
-	GRAPH_WRAPPER(CUresult, CUDA_ERROR_NOT_INITIALIZED, name, params, args, BEFORE, KIND,  \
-		      ADDR, BYTES, STREAM, HANDLE, STACK, AFTER)
+#define RT_GRAPH(...) GRAPH_WRAPPER(cudaError_t, cudaErrorInitializationError, __VA_ARGS__)
+#define DRV_GRAPH(...) GRAPH_WRAPPER(CUresult, CUDA_ERROR_NOT_INITIALIZED, __VA_ARGS__)
 
 /* ---- captures ----
  * The capture table is kept by the wrapper the program called; nested
@@ -204,77 +198,90 @@ WAIT_EVENT(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuStreamWaitEvent_ptsz,
 
 /* ---- graphs and execs ---- */
 
-RT_G(cudaGraphCreate, (cudaGraph_t *pGraph, unsigned int flags), (pGraph, flags), false,
-     MT_EV_GRAPH_CREATE, 0, 0, 0, MT_OUT(pGraph), true, false)
-DRV_G(cuGraphCreate, (CUgraph *phGraph, unsigned int flags), (phGraph, flags), false,
-      MT_EV_GRAPH_CREATE, 0, 0, 0, MT_OUT(phGraph), true, false)
-RT_G(cudaGraphClone, (cudaGraph_t *pGraphClone, cudaGraph_t originalGraph),
-     (pGraphClone, originalGraph), false, MT_EV_GRAPH_CLONE, originalGraph, 0, 0,
-     MT_OUT(pGraphClone), true, false)
-DRV_G(cuGraphClone, (CUgraph *phGraphClone, CUgraph originalGraph), (phGraphClone, originalGraph),
-      false, MT_EV_GRAPH_CLONE, originalGraph, 0, 0, MT_OUT(phGraphClone), true, false)
-RT_G(cudaGraphDestroy, (cudaGraph_t graph), (graph), true, MT_EV_GRAPH_DESTROY, 0, 0, 0, graph,
-     true, false)
-DRV_G(cuGraphDestroy, (CUgraph hGraph), (hGraph), true, MT_EV_GRAPH_DESTROY, 0, 0, 0, hGraph, true,
-      false)
+RT_GRAPH(cudaGraphCreate, (cudaGraph_t *pGraph, unsigned int flags), (pGraph, flags), ON_SUCCESS,
+	 .kind = MT_EV_GRAPH_CREATE, .handle = MT_OUT(pGraph))
+DRV_GRAPH(cuGraphCreate, (CUgraph *phGraph, unsigned int flags), (phGraph, flags), ON_SUCCESS,
+	  .kind = MT_EV_GRAPH_CREATE, .handle = MT_OUT(phGraph))
+RT_GRAPH(cudaGraphClone, (cudaGraph_t *pGraphClone, cudaGraph_t originalGraph),
+	 (pGraphClone, originalGraph), ON_SUCCESS, .kind = MT_EV_GRAPH_CLONE,
+	 .address = MT_U64(originalGraph), .handle = MT_OUT(pGraphClone))
+DRV_GRAPH(cuGraphClone, (CUgraph *phGraphClone, CUgraph originalGraph),
+	  (phGraphClone, originalGraph), ON_SUCCESS, .kind = MT_EV_GRAPH_CLONE,
+	  .address = MT_U64(originalGraph), .handle = MT_OUT(phGraphClone))
+RT_GRAPH(cudaGraphDestroy, (cudaGraph_t graph), (graph), BEFORE_CALL, .kind = MT_EV_GRAPH_DESTROY,
+	 .handle = MT_U64(graph))
+DRV_GRAPH(cuGraphDestroy, (CUgraph hGraph), (hGraph), BEFORE_CALL, .kind = MT_EV_GRAPH_DESTROY,
+	  .handle = MT_U64(hGraph))
 
-#define INSTANTIATE(L, name, params, args, PEXEC, GRAPH, FLAGS)                                \
-	L(name, params, args, false, MT_EV_EXEC_CREATE, GRAPH, FLAGS, 0, MT_OUT(PEXEC), true, \
-	  false)
+/* The exec is the handle, the graph it was made from the address, the
+ * flags the bytes. */
+#define INSTANTIATE(L, name, params, args, PEXEC, GRAPH, FLAGS)                            \
+	L(name, params, args, ON_SUCCESS, .kind = MT_EV_EXEC_CREATE, .address = MT_U64(GRAPH), \
+	  .bytes = (FLAGS), .handle = MT_OUT(PEXEC))
+#define RT_INSTANTIATE(name, params, args, PEXEC, GRAPH, FLAGS) \
+	INSTANTIATE(RT_GRAPH, name, params, args, PEXEC, GRAPH, FLAGS)
+#define DRV_INSTANTIATE(name, params, args, PEXEC, GRAPH, FLAGS) \
+	INSTANTIATE(DRV_GRAPH, name, params, args, PEXEC, GRAPH, FLAGS)
 
-INSTANTIATE(RT_G, cudaGraphInstantiate,
-	    (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags),
-	    (pGraphExec, graph, flags), pGraphExec, graph, flags)
-INSTANTIATE(RT_G, cudaGraphInstantiateWithFlags,
-	    (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags),
-	    (pGraphExec, graph, flags), pGraphExec, graph, flags)
-INSTANTIATE(RT_G, cudaGraphInstantiateWithParams,
-	    (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *params),
-	    (pGraphExec, graph, params), pGraphExec, graph, params ? params->flags : 0)
-INSTANTIATE(RT_G, cudaGraphInstantiateWithParams_ptsz,
-	    (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *params),
-	    (pGraphExec, graph, params), pGraphExec, graph, params ? params->flags : 0)
-INSTANTIATE(DRV_G, cuGraphInstantiateWithFlags,
-	    (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags),
-	    (phGraphExec, hGraph, flags), phGraphExec, hGraph, flags)
-INSTANTIATE(DRV_G, cuGraphInstantiateWithParams,
-	    (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *params),
-	    (phGraphExec, hGraph, params), phGraphExec, hGraph, params ? params->flags : 0)
-INSTANTIATE(DRV_G, cuGraphInstantiateWithParams_ptsz,
-	    (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *params),
-	    (phGraphExec, hGraph, params), phGraphExec, hGraph, params ? params->flags : 0)
+RT_INSTANTIATE(cudaGraphInstantiate,
+	       (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags),
+	       (pGraphExec, graph, flags), pGraphExec, graph, flags)
+RT_INSTANTIATE(cudaGraphInstantiateWithFlags,
+	       (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags),
+	       (pGraphExec, graph, flags), pGraphExec, graph, flags)
+RT_INSTANTIATE(cudaGraphInstantiateWithParams,
+	       (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *params),
+	       (pGraphExec, graph, params), pGraphExec, graph, params ? params->flags : 0)
+RT_INSTANTIATE(cudaGraphInstantiateWithParams_ptsz,
+	       (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *params),
+	       (pGraphExec, graph, params), pGraphExec, graph, params ? params->flags : 0)
+DRV_INSTANTIATE(cuGraphInstantiateWithFlags,
+		(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags),
+		(phGraphExec, hGraph, flags), phGraphExec, hGraph, flags)
+DRV_INSTANTIATE(cuGraphInstantiateWithParams,
+		(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *params),
+		(phGraphExec, hGraph, params), phGraphExec, hGraph, params ? params->flags : 0)
+DRV_INSTANTIATE(cuGraphInstantiateWithParams_ptsz,
+		(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *params),
+		(phGraphExec, hGraph, params), phGraphExec, hGraph, params ? params->flags : 0)
 
-RT_G(cudaGraphExecDestroy, (cudaGraphExec_t graphExec), (graphExec), true, MT_EV_EXEC_DESTROY, 0, 0,
-     0, graphExec, true, false)
-DRV_G(cuGraphExecDestroy, (CUgraphExec hGraphExec), (hGraphExec), true, MT_EV_EXEC_DESTROY, 0, 0,
-      0, hGraphExec, true, false)
+RT_GRAPH(cudaGraphExecDestroy, (cudaGraphExec_t graphExec), (graphExec), BEFORE_CALL,
+	 .kind = MT_EV_EXEC_DESTROY, .handle = MT_U64(graphExec))
+DRV_GRAPH(cuGraphExecDestroy, (CUgraphExec hGraphExec), (hGraphExec), BEFORE_CALL,
+	  .kind = MT_EV_EXEC_DESTROY, .handle = MT_U64(hGraphExec))
 
 /* Launches happen every step: recorded without a stack. A failed launch is
  * recorded too (relaunching with unfreed graph memory fails). */
-#define LAUNCH(L, name, params, args, KIND, EXEC, STREAM) \
-	L(name, params, args, false, KIND, 0, 0, STREAM, EXEC, false, true)
+RT_GRAPH(cudaGraphLaunch, (cudaGraphExec_t graphExec, cudaStream_t stream),
+	 (graphExec, stream), ON_RETURN, .kind = MT_EV_GRAPH_LAUNCH,
+	 .stream = MT_U64(stream), .handle = MT_U64(graphExec), .no_stack = true)
+RT_GRAPH(cudaGraphLaunch_ptsz, (cudaGraphExec_t graphExec, cudaStream_t stream),
+	 (graphExec, stream), ON_RETURN, .kind = MT_EV_GRAPH_LAUNCH,
+	 .stream = MT_U64(stream), .handle = MT_U64(graphExec), .no_stack = true)
+DRV_GRAPH(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream),
+	  (hGraphExec, hStream), ON_RETURN, .kind = MT_EV_GRAPH_LAUNCH,
+	  .stream = MT_U64(hStream), .handle = MT_U64(hGraphExec), .no_stack = true)
+DRV_GRAPH(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream),
+	  (hGraphExec, hStream), ON_RETURN, .kind = MT_EV_GRAPH_LAUNCH,
+	  .stream = MT_U64(hStream), .handle = MT_U64(hGraphExec), .no_stack = true)
+RT_GRAPH(cudaGraphUpload, (cudaGraphExec_t graphExec, cudaStream_t stream),
+	 (graphExec, stream), ON_RETURN, .kind = MT_EV_GRAPH_UPLOAD,
+	 .stream = MT_U64(stream), .handle = MT_U64(graphExec), .no_stack = true)
+RT_GRAPH(cudaGraphUpload_ptsz, (cudaGraphExec_t graphExec, cudaStream_t stream),
+	 (graphExec, stream), ON_RETURN, .kind = MT_EV_GRAPH_UPLOAD,
+	 .stream = MT_U64(stream), .handle = MT_U64(graphExec), .no_stack = true)
+DRV_GRAPH(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream),
+	  (hGraphExec, hStream), ON_RETURN, .kind = MT_EV_GRAPH_UPLOAD,
+	  .stream = MT_U64(hStream), .handle = MT_U64(hGraphExec), .no_stack = true)
+DRV_GRAPH(cuGraphUpload_ptsz, (CUgraphExec hGraphExec, CUstream hStream),
+	  (hGraphExec, hStream), ON_RETURN, .kind = MT_EV_GRAPH_UPLOAD,
+	  .stream = MT_U64(hStream), .handle = MT_U64(hGraphExec), .no_stack = true)
 
-LAUNCH(RT_G, cudaGraphLaunch, (cudaGraphExec_t graphExec, cudaStream_t stream), (graphExec, stream),
-       MT_EV_GRAPH_LAUNCH, graphExec, stream)
-LAUNCH(RT_G, cudaGraphLaunch_ptsz, (cudaGraphExec_t graphExec, cudaStream_t stream),
-       (graphExec, stream), MT_EV_GRAPH_LAUNCH, graphExec, stream)
-LAUNCH(DRV_G, cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream),
-       MT_EV_GRAPH_LAUNCH, hGraphExec, hStream)
-LAUNCH(DRV_G, cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream),
-       (hGraphExec, hStream), MT_EV_GRAPH_LAUNCH, hGraphExec, hStream)
-LAUNCH(RT_G, cudaGraphUpload, (cudaGraphExec_t graphExec, cudaStream_t stream), (graphExec, stream),
-       MT_EV_GRAPH_UPLOAD, graphExec, stream)
-LAUNCH(RT_G, cudaGraphUpload_ptsz, (cudaGraphExec_t graphExec, cudaStream_t stream),
-       (graphExec, stream), MT_EV_GRAPH_UPLOAD, graphExec, stream)
-LAUNCH(DRV_G, cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream),
-       MT_EV_GRAPH_UPLOAD, hGraphExec, hStream)
-LAUNCH(DRV_G, cuGraphUpload_ptsz, (CUgraphExec hGraphExec, CUstream hStream),
-       (hGraphExec, hStream), MT_EV_GRAPH_UPLOAD, hGraphExec, hStream)
-
-RT_G(cudaDeviceGraphMemTrim, (int device), (device), false, MT_EV_GRAPH_MEM_TRIM, 0, device, 0, 0,
-     true, true)
-DRV_G(cuDeviceGraphMemTrim, (CUdevice device), (device), false, MT_EV_GRAPH_MEM_TRIM, 0, device, 0,
-      0, true, true)
+/* The device trimmed travels as the bytes. */
+RT_GRAPH(cudaDeviceGraphMemTrim, (int device), (device), ON_RETURN, .kind = MT_EV_GRAPH_MEM_TRIM,
+	 .bytes = (uint64_t)device)
+DRV_GRAPH(cuDeviceGraphMemTrim, (CUdevice device), (device), ON_RETURN,
+	  .kind = MT_EV_GRAPH_MEM_TRIM, .bytes = (uint64_t)device)
 
 /* ---- memory nodes ---- */
 
@@ -296,13 +303,13 @@ ALLOC_NODE(CUresult, CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_INIT
 	    CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams),
 	   (phGraphNode, hGraph, deps, ndeps, nodeParams), nodeParams, hGraph)
 
-RT_G(cudaGraphAddMemFreeNode,
-     (cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *deps, size_t ndeps,
-      void *dptr),
-     (pGraphNode, graph, deps, ndeps, dptr), false, MT_EV_GRAPH_FREE_NODE, dptr, 0, 0, graph, true,
-     false)
-DRV_G(cuGraphAddMemFreeNode,
-      (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *deps, size_t ndeps,
-       CUdeviceptr dptr),
-      (phGraphNode, hGraph, deps, ndeps, dptr), false, MT_EV_GRAPH_FREE_NODE, dptr, 0, 0, hGraph,
-      true, false)
+RT_GRAPH(cudaGraphAddMemFreeNode,
+	 (cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *deps,
+	  size_t ndeps, void *dptr),
+	 (pGraphNode, graph, deps, ndeps, dptr), ON_SUCCESS, .kind = MT_EV_GRAPH_FREE_NODE,
+	 .address = MT_U64(dptr), .handle = MT_U64(graph))
+DRV_GRAPH(cuGraphAddMemFreeNode,
+	  (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *deps, size_t ndeps,
+	   CUdeviceptr dptr),
+	  (phGraphNode, hGraph, deps, ndeps, dptr), ON_SUCCESS, .kind = MT_EV_GRAPH_FREE_NODE,
+	  .address = MT_U64(dptr), .handle = MT_U64(hGraph))
