@@ -17,6 +17,10 @@
 	if (MT_UNLIKELY(!real))                 \
 		return (err)
 
+/* A wrapper and its twin for the per-thread default stream (name_ptsz),
+ * which takes the same parameters: W(name, ...) and W(name_ptsz, ...). */
+#define MT_WITH_PTSZ(W, name, ...) W(name, __VA_ARGS__) W(name##_ptsz, __VA_ARGS__)
+
 /* An allocation: PTR, BYTES, MEM, STREAM, HANDLE are expressions over the
  * parameters, PTR evaluated only after success. */
 #define MT_ALLOC_WRAPPER(ret, ok, oomcode, err, name, params, args, PTR, BYTES, MEM, STREAM,   \

@@ -24,16 +24,11 @@ DRV_ALLOC(cuMemAllocPitch_v2,
 	  MT_MEM_DEVICE, 0, 0)
 DRV_ALLOC(cuMemAllocManaged, (CUdeviceptr *dptr, size_t bytesize, unsigned int flags),
 	  (dptr, bytesize, flags), MT_OUT(dptr), bytesize, MT_MEM_MANAGED, 0, 0)
-DRV_ALLOC(cuMemAllocAsync, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream),
-	  (dptr, bytesize, hStream), MT_OUT(dptr), bytesize, MT_MEM_DEVICE, hStream, 0)
-DRV_ALLOC(cuMemAllocAsync_ptsz, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream),
-	  (dptr, bytesize, hStream), MT_OUT(dptr), bytesize, MT_MEM_DEVICE, hStream, 0)
-DRV_ALLOC(cuMemAllocFromPoolAsync,
-	  (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
-	  (dptr, bytesize, pool, hStream), MT_OUT(dptr), bytesize, MT_MEM_POOL, hStream, pool)
-DRV_ALLOC(cuMemAllocFromPoolAsync_ptsz,
-	  (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
-	  (dptr, bytesize, pool, hStream), MT_OUT(dptr), bytesize, MT_MEM_POOL, hStream, pool)
+MT_WITH_PTSZ(DRV_ALLOC, cuMemAllocAsync, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream),
+	     (dptr, bytesize, hStream), MT_OUT(dptr), bytesize, MT_MEM_DEVICE, hStream, 0)
+MT_WITH_PTSZ(DRV_ALLOC, cuMemAllocFromPoolAsync,
+	     (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
+	     (dptr, bytesize, pool, hStream), MT_OUT(dptr), bytesize, MT_MEM_POOL, hStream, pool)
 DRV_ALLOC(cuMemHostAlloc, (void **pp, size_t bytesize, unsigned int Flags),
 	  (pp, bytesize, Flags), MT_OUT(pp), bytesize, MT_MEM_HOST_PINNED, 0, 0)
 DRV_ALLOC(cuMemAllocHost_v2, (void **pp, size_t bytesize), (pp, bytesize), MT_OUT(pp),
@@ -88,9 +83,8 @@ DRV_ALLOC(cuArray3DCreate_v2, (CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *
 	  MT_MEM_ARRAY, 0, 0)
 
 DRV_FREE(cuMemFree_v2, (CUdeviceptr dptr), (dptr), dptr, 0)
-DRV_FREE(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream), (dptr, hStream), dptr, hStream)
-DRV_FREE(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream), (dptr, hStream), dptr,
-	 hStream)
+MT_WITH_PTSZ(DRV_FREE, cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream), (dptr, hStream),
+	     dptr, hStream)
 DRV_FREE(cuMemFreeHost, (void *p), (p), p, 0)
 DRV_FREE(cuMemHostUnregister, (void *p), (p), p, 0)
 DRV_FREE(cuArrayDestroy, (CUarray hArray), (hArray), hArray, 0)

@@ -67,35 +67,21 @@ enum when {
 		return rc;                                                                     \
 	}
 
-#define RT_BEGIN(name, params, args, STREAM, GRAPH, MODE) \
-	BEGIN_CAPTURE(cudaError_t, cudaErrorInitializationError, name, params, args, STREAM, GRAPH, MODE)
-#define DRV_BEGIN(name, params, args, STREAM, GRAPH, MODE) \
-	BEGIN_CAPTURE(CUresult, CUDA_ERROR_NOT_INITIALIZED, name, params, args, STREAM, GRAPH, MODE)
+#define RT_BEGIN(...) BEGIN_CAPTURE(cudaError_t, cudaErrorInitializationError, __VA_ARGS__)
+#define DRV_BEGIN(...) BEGIN_CAPTURE(CUresult, CUDA_ERROR_NOT_INITIALIZED, __VA_ARGS__)
 
-RT_BEGIN(cudaStreamBeginCapture, (cudaStream_t stream, enum cudaStreamCaptureMode mode),
-	 (stream, mode), stream, 0, mode)
-RT_BEGIN(cudaStreamBeginCapture_ptsz, (cudaStream_t stream, enum cudaStreamCaptureMode mode),
-	 (stream, mode), stream, 0, mode)
-RT_BEGIN(cudaStreamBeginCaptureToGraph,
-	 (cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *deps,
-	  const cudaGraphEdgeData *edata, size_t ndeps, enum cudaStreamCaptureMode mode),
-	 (stream, graph, deps, edata, ndeps, mode), stream, graph, mode)
-RT_BEGIN(cudaStreamBeginCaptureToGraph_ptsz,
-	 (cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *deps,
-	  const cudaGraphEdgeData *edata, size_t ndeps, enum cudaStreamCaptureMode mode),
-	 (stream, graph, deps, edata, ndeps, mode), stream, graph, mode)
-DRV_BEGIN(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode),
-	  hStream, 0, mode)
-DRV_BEGIN(cuStreamBeginCapture_v2_ptsz, (CUstream hStream, CUstreamCaptureMode mode),
-	  (hStream, mode), hStream, 0, mode)
-DRV_BEGIN(cuStreamBeginCaptureToGraph,
-	  (CUstream hStream, CUgraph hGraph, const CUgraphNode *deps, const CUgraphEdgeData *edata,
-	   size_t ndeps, CUstreamCaptureMode mode),
-	  (hStream, hGraph, deps, edata, ndeps, mode), hStream, hGraph, mode)
-DRV_BEGIN(cuStreamBeginCaptureToGraph_ptsz,
-	  (CUstream hStream, CUgraph hGraph, const CUgraphNode *deps, const CUgraphEdgeData *edata,
-	   size_t ndeps, CUstreamCaptureMode mode),
-	  (hStream, hGraph, deps, edata, ndeps, mode), hStream, hGraph, mode)
+MT_WITH_PTSZ(RT_BEGIN, cudaStreamBeginCapture,
+	     (cudaStream_t stream, enum cudaStreamCaptureMode mode), (stream, mode), stream, 0, mode)
+MT_WITH_PTSZ(RT_BEGIN, cudaStreamBeginCaptureToGraph,
+	     (cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *deps,
+	      const cudaGraphEdgeData *edata, size_t ndeps, enum cudaStreamCaptureMode mode),
+	     (stream, graph, deps, edata, ndeps, mode), stream, graph, mode)
+MT_WITH_PTSZ(DRV_BEGIN, cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode),
+	     (hStream, mode), hStream, 0, mode)
+MT_WITH_PTSZ(DRV_BEGIN, cuStreamBeginCaptureToGraph,
+	     (CUstream hStream, CUgraph hGraph, const CUgraphNode *deps,
+	      const CUgraphEdgeData *edata, size_t ndeps, CUstreamCaptureMode mode),
+	     (hStream, hGraph, deps, edata, ndeps, mode), hStream, hGraph, mode)
 
 /* The capture ends whatever the result (a failed capture is invalidated). */
 #define END_CAPTURE(RET, ERR, name, params, args, STREAM, PGRAPH)                              \
@@ -115,14 +101,13 @@ DRV_BEGIN(cuStreamBeginCaptureToGraph_ptsz,
 		return rc;                                                                     \
 	}
 
-END_CAPTURE(cudaError_t, cudaErrorInitializationError, cudaStreamEndCapture,
-	    (cudaStream_t stream, cudaGraph_t *pGraph), (stream, pGraph), stream, pGraph)
-END_CAPTURE(cudaError_t, cudaErrorInitializationError, cudaStreamEndCapture_ptsz,
-	    (cudaStream_t stream, cudaGraph_t *pGraph), (stream, pGraph), stream, pGraph)
-END_CAPTURE(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuStreamEndCapture,
-	    (CUstream hStream, CUgraph *phGraph), (hStream, phGraph), hStream, phGraph)
-END_CAPTURE(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuStreamEndCapture_ptsz,
-	    (CUstream hStream, CUgraph *phGraph), (hStream, phGraph), hStream, phGraph)
+#define RT_END(...) END_CAPTURE(cudaError_t, cudaErrorInitializationError, __VA_ARGS__)
+#define DRV_END(...) END_CAPTURE(CUresult, CUDA_ERROR_NOT_INITIALIZED, __VA_ARGS__)
+
+MT_WITH_PTSZ(RT_END, cudaStreamEndCapture, (cudaStream_t stream, cudaGraph_t *pGraph),
+	     (stream, pGraph), stream, pGraph)
+MT_WITH_PTSZ(DRV_END, cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph),
+	     (hStream, phGraph), hStream, phGraph)
 
 /* ---- fork and join ----
  * Only while a capture is open: events are recorded every step of a
@@ -141,24 +126,17 @@ END_CAPTURE(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuStreamEndCapture_ptsz,
 		return rc;                                                                     \
 	}
 
-EVENT_RECORD(cudaError_t, cudaErrorInitializationError, cudaEventRecord,
-	     (cudaEvent_t event, cudaStream_t stream), (event, stream), event, stream, 0)
-EVENT_RECORD(cudaError_t, cudaErrorInitializationError, cudaEventRecord_ptsz,
-	     (cudaEvent_t event, cudaStream_t stream), (event, stream), event, stream, 0)
-EVENT_RECORD(cudaError_t, cudaErrorInitializationError, cudaEventRecordWithFlags,
+#define RT_RECORD(...) EVENT_RECORD(cudaError_t, cudaErrorInitializationError, __VA_ARGS__)
+#define DRV_RECORD(...) EVENT_RECORD(CUresult, CUDA_ERROR_NOT_INITIALIZED, __VA_ARGS__)
+
+MT_WITH_PTSZ(RT_RECORD, cudaEventRecord, (cudaEvent_t event, cudaStream_t stream),
+	     (event, stream), event, stream, 0)
+MT_WITH_PTSZ(RT_RECORD, cudaEventRecordWithFlags,
 	     (cudaEvent_t event, cudaStream_t stream, unsigned int flags), (event, stream, flags),
 	     event, stream, flags)
-EVENT_RECORD(cudaError_t, cudaErrorInitializationError, cudaEventRecordWithFlags_ptsz,
-	     (cudaEvent_t event, cudaStream_t stream, unsigned int flags), (event, stream, flags),
-	     event, stream, flags)
-EVENT_RECORD(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuEventRecord,
-	     (CUevent hEvent, CUstream hStream), (hEvent, hStream), hEvent, hStream, 0)
-EVENT_RECORD(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuEventRecord_ptsz,
-	     (CUevent hEvent, CUstream hStream), (hEvent, hStream), hEvent, hStream, 0)
-EVENT_RECORD(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuEventRecordWithFlags,
-	     (CUevent hEvent, CUstream hStream, unsigned int flags), (hEvent, hStream, flags),
-	     hEvent, hStream, flags)
-EVENT_RECORD(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuEventRecordWithFlags_ptsz,
+MT_WITH_PTSZ(DRV_RECORD, cuEventRecord, (CUevent hEvent, CUstream hStream), (hEvent, hStream),
+	     hEvent, hStream, 0)
+MT_WITH_PTSZ(DRV_RECORD, cuEventRecordWithFlags,
 	     (CUevent hEvent, CUstream hStream, unsigned int flags), (hEvent, hStream, flags),
 	     hEvent, hStream, flags)
 
@@ -183,18 +161,14 @@ EVENT_RECORD(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuEventRecordWithFlags_ptsz,
 		return rc;                                                                     \
 	}
 
-WAIT_EVENT(cudaError_t, cudaErrorInitializationError, cudaStreamWaitEvent,
-	   (cudaStream_t stream, cudaEvent_t event, unsigned int flags), (stream, event, flags),
-	   stream, event, flags)
-WAIT_EVENT(cudaError_t, cudaErrorInitializationError, cudaStreamWaitEvent_ptsz,
-	   (cudaStream_t stream, cudaEvent_t event, unsigned int flags), (stream, event, flags),
-	   stream, event, flags)
-WAIT_EVENT(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuStreamWaitEvent,
-	   (CUstream hStream, CUevent hEvent, unsigned int Flags), (hStream, hEvent, Flags),
-	   hStream, hEvent, Flags)
-WAIT_EVENT(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuStreamWaitEvent_ptsz,
-	   (CUstream hStream, CUevent hEvent, unsigned int Flags), (hStream, hEvent, Flags),
-	   hStream, hEvent, Flags)
+#define RT_WAIT(...) WAIT_EVENT(cudaError_t, cudaErrorInitializationError, __VA_ARGS__)
+#define DRV_WAIT(...) WAIT_EVENT(CUresult, CUDA_ERROR_NOT_INITIALIZED, __VA_ARGS__)
+
+MT_WITH_PTSZ(RT_WAIT, cudaStreamWaitEvent,
+	     (cudaStream_t stream, cudaEvent_t event, unsigned int flags), (stream, event, flags),
+	     stream, event, flags)
+MT_WITH_PTSZ(DRV_WAIT, cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags),
+	     (hStream, hEvent, Flags), hStream, hEvent, Flags)
 
 /* ---- graphs and execs ---- */
 
@@ -229,21 +203,15 @@ RT_INSTANTIATE(cudaGraphInstantiate,
 RT_INSTANTIATE(cudaGraphInstantiateWithFlags,
 	       (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags),
 	       (pGraphExec, graph, flags), pGraphExec, graph, flags)
-RT_INSTANTIATE(cudaGraphInstantiateWithParams,
-	       (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *params),
-	       (pGraphExec, graph, params), pGraphExec, graph, params ? params->flags : 0)
-RT_INSTANTIATE(cudaGraphInstantiateWithParams_ptsz,
-	       (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *params),
-	       (pGraphExec, graph, params), pGraphExec, graph, params ? params->flags : 0)
+MT_WITH_PTSZ(RT_INSTANTIATE, cudaGraphInstantiateWithParams,
+	     (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *params),
+	     (pGraphExec, graph, params), pGraphExec, graph, params ? params->flags : 0)
 DRV_INSTANTIATE(cuGraphInstantiateWithFlags,
 		(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags),
 		(phGraphExec, hGraph, flags), phGraphExec, hGraph, flags)
-DRV_INSTANTIATE(cuGraphInstantiateWithParams,
-		(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *params),
-		(phGraphExec, hGraph, params), phGraphExec, hGraph, params ? params->flags : 0)
-DRV_INSTANTIATE(cuGraphInstantiateWithParams_ptsz,
-		(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *params),
-		(phGraphExec, hGraph, params), phGraphExec, hGraph, params ? params->flags : 0)
+MT_WITH_PTSZ(DRV_INSTANTIATE, cuGraphInstantiateWithParams,
+	     (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *params),
+	     (phGraphExec, hGraph, params), phGraphExec, hGraph, params ? params->flags : 0)
 
 RT_GRAPH(cudaGraphExecDestroy, (cudaGraphExec_t graphExec), (graphExec), BEFORE_CALL,
 	 .kind = MT_EV_EXEC_DESTROY, .handle = MT_U64(graphExec))
@@ -252,30 +220,18 @@ DRV_GRAPH(cuGraphExecDestroy, (CUgraphExec hGraphExec), (hGraphExec), BEFORE_CAL
 
 /* Launches happen every step: recorded without a stack. A failed launch is
  * recorded too (relaunching with unfreed graph memory fails). */
-RT_GRAPH(cudaGraphLaunch, (cudaGraphExec_t graphExec, cudaStream_t stream),
-	 (graphExec, stream), ON_RETURN, .kind = MT_EV_GRAPH_LAUNCH,
-	 .stream = MT_U64(stream), .handle = MT_U64(graphExec), .no_stack = true)
-RT_GRAPH(cudaGraphLaunch_ptsz, (cudaGraphExec_t graphExec, cudaStream_t stream),
-	 (graphExec, stream), ON_RETURN, .kind = MT_EV_GRAPH_LAUNCH,
-	 .stream = MT_U64(stream), .handle = MT_U64(graphExec), .no_stack = true)
-DRV_GRAPH(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream),
-	  (hGraphExec, hStream), ON_RETURN, .kind = MT_EV_GRAPH_LAUNCH,
-	  .stream = MT_U64(hStream), .handle = MT_U64(hGraphExec), .no_stack = true)
-DRV_GRAPH(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream),
-	  (hGraphExec, hStream), ON_RETURN, .kind = MT_EV_GRAPH_LAUNCH,
-	  .stream = MT_U64(hStream), .handle = MT_U64(hGraphExec), .no_stack = true)
-RT_GRAPH(cudaGraphUpload, (cudaGraphExec_t graphExec, cudaStream_t stream),
-	 (graphExec, stream), ON_RETURN, .kind = MT_EV_GRAPH_UPLOAD,
-	 .stream = MT_U64(stream), .handle = MT_U64(graphExec), .no_stack = true)
-RT_GRAPH(cudaGraphUpload_ptsz, (cudaGraphExec_t graphExec, cudaStream_t stream),
-	 (graphExec, stream), ON_RETURN, .kind = MT_EV_GRAPH_UPLOAD,
-	 .stream = MT_U64(stream), .handle = MT_U64(graphExec), .no_stack = true)
-DRV_GRAPH(cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream),
-	  (hGraphExec, hStream), ON_RETURN, .kind = MT_EV_GRAPH_UPLOAD,
-	  .stream = MT_U64(hStream), .handle = MT_U64(hGraphExec), .no_stack = true)
-DRV_GRAPH(cuGraphUpload_ptsz, (CUgraphExec hGraphExec, CUstream hStream),
-	  (hGraphExec, hStream), ON_RETURN, .kind = MT_EV_GRAPH_UPLOAD,
-	  .stream = MT_U64(hStream), .handle = MT_U64(hGraphExec), .no_stack = true)
+MT_WITH_PTSZ(RT_GRAPH, cudaGraphLaunch, (cudaGraphExec_t graphExec, cudaStream_t stream),
+	     (graphExec, stream), ON_RETURN, .kind = MT_EV_GRAPH_LAUNCH,
+	     .stream = MT_U64(stream), .handle = MT_U64(graphExec), .no_stack = true)
+MT_WITH_PTSZ(DRV_GRAPH, cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream),
+	     (hGraphExec, hStream), ON_RETURN, .kind = MT_EV_GRAPH_LAUNCH,
+	     .stream = MT_U64(hStream), .handle = MT_U64(hGraphExec), .no_stack = true)
+MT_WITH_PTSZ(RT_GRAPH, cudaGraphUpload, (cudaGraphExec_t graphExec, cudaStream_t stream),
+	     (graphExec, stream), ON_RETURN, .kind = MT_EV_GRAPH_UPLOAD,
+	     .stream = MT_U64(stream), .handle = MT_U64(graphExec), .no_stack = true)
+MT_WITH_PTSZ(DRV_GRAPH, cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream),
+	     (hGraphExec, hStream), ON_RETURN, .kind = MT_EV_GRAPH_UPLOAD,
+	     .stream = MT_U64(hStream), .handle = MT_U64(hGraphExec), .no_stack = true)
 
 /* The device trimmed travels as the bytes. */
 RT_GRAPH(cudaDeviceGraphMemTrim, (int device), (device), ON_RETURN, .kind = MT_EV_GRAPH_MEM_TRIM,
