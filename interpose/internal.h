@@ -50,6 +50,8 @@ struct mt_event {
 	uint8_t pad;
 	uint32_t op; /* innermost NVTX range of the thread; marks: the label */
 };
+/* The queue's cells (queue.c) and the documents count on this size. */
+_Static_assert(sizeof(struct mt_event) == 80, "an event is 80 bytes");
 
 /* ---- log.c: the one error funnel ---- */
 enum mt_who {
