@@ -1,5 +1,40 @@
 /* Shared declarations of the capture library, grouped by the file that
- * defines them. Everything not declared here is static. */
+ * defines them, from the bottom layer up. Everything not declared here is
+ * static.
+ *
+ * The layers. A file calls into its own layer and the layers below it;
+ * it reaches a layer above only through a callback it was given. No call
+ * runs back up, so there is no call cycle between the layers.
+ *
+ *   5  preload.c            start and stop, fork, the public API: makes the
+ *                           trace's parts and hands each its callbacks
+ *   4  hook-*.c, nvtx.c,    the witnesses: the wrappers (hook-real.h,
+ *      cupti.c              hook-common.h), the NVTX entry points, CUPTI
+ *   3  record.c             the record path: the guard and lazy start, the
+ *                           events, the capture-stream table
+ *   2  unwind.c, python*.c, what an event carries: native stacks, Python
+ *      nvtx-names.c         frames, operation names and range stacks
+ *   1  the core             api, config, log, fd-guard, queue, stack-table,
+ *      (libmemtrace-core.a) trace-writer, site-table, symbols, u64map
+ *
+ * The callbacks, all given by preload.c: record.c's start at load
+ * (mt_record_set_start), the rest when the trace starts. The writer (1)
+ * asks for names (struct mt_writer_options: op_name, nvtx-names.c;
+ * pyframe, python.c). record.c (3) asks hook-real.c for the current
+ * device and its memory and has CUPTI flush before an OOM (struct
+ * mt_record_options: device, mem_info, flush). cupti.c hands its events
+ * to a sink, mt_record_external, and finds CUPTI's functions with the
+ * real dlsym (struct mt_cupti_options), so that it links with layers 1
+ * and 2 alone (tests/sim-cupti).
+ *
+ * The check: the benchmark's libbench-producer-core.so (tests/bench) is
+ * layers 1 to 3 alone (libmemtrace-record.a, libmemtrace-core.a), linked
+ * with --no-undefined, so a call from them into layer 4 or 5 breaks its
+ * link. Two calls the linker routes up, not written as calls to a layer
+ * above: under -Bsymbolic-functions, memtrace's own close() (trace-writer.c)
+ * and dlsym() (python.c) bind to its exported wrappers (hook-fd.c,
+ * hook-dl.c), which pass them through. Within layer 4, hook-real.c and
+ * hook-dl.c call each other (the real dlsym; our wrappers for a handle). */
 #pragma once
 
 #include <stdarg.h>
@@ -13,6 +48,8 @@
 #define MT_TLS __thread __attribute__((tls_model("initial-exec")))
 #define MT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define MT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ==== layer 1: the core (libmemtrace-core.a) ==== */
 
 /* ---- hooks.def: API ids (0 is "none") ---- */
 enum mt_api {
@@ -138,18 +175,6 @@ void mt_fdguard_after_fork_child(void);
  * -wal, -shm, -journal) are adopted. false when this SQLite cannot. */
 bool mt_fdguard_sqlite(const char *path);
 
-/* ---- hook-fd.c: close, close_range, closefrom, dup2, dup3, pipe, pipe2 ---- */
-/* Finds the real functions (called at load). */
-void mt_hook_fd_init(void);
-
-/* ---- unwind.c: native stacks ---- */
-void mt_unwind_init(void);
-/* Up to max return addresses, the caller of the hooked function first.
- * ips must have room for max + MT_UNWIND_SLACK entries (the unwind
- * starts inside memtrace; its own frames are dropped in place). */
-#define MT_UNWIND_SLACK 8
-unsigned mt_unwind(uintptr_t *ips, unsigned max);
-
 /* ---- symbols.c: writer side, turns addresses into modules and names ---- */
 struct mt_symbol {
 	const char *module_path; /* never NULL; "" when unknown */
@@ -214,6 +239,16 @@ void mt_writer_lock(struct mt_writer *w); /* around fork */
 void mt_writer_unlock(struct mt_writer *w);
 uint64_t mt_writer_committed(const struct mt_writer *w);
 
+/* ==== layer 2: what an event carries (and python.h) ==== */
+
+/* ---- unwind.c: native stacks ---- */
+void mt_unwind_init(void);
+/* Up to max return addresses, the caller of the hooked function first.
+ * ips must have room for max + MT_UNWIND_SLACK entries (the unwind
+ * starts inside memtrace; its own frames are dropped in place). */
+#define MT_UNWIND_SLACK 8
+unsigned mt_unwind(uintptr_t *ips, unsigned max);
+
 /* ---- nvtx-names.c: operation names and each thread's range stack ---- */
 #define MT_NVTX_DOMAINS 64
 #define MT_NVTX_NO_DOMAIN 0 /* the default domain */
@@ -236,6 +271,8 @@ void mt_nvtx_end(uint64_t id);
 uint32_t mt_nvtx_current_op(void);
 /* Writer side: the name (and domain, "" for the default) of an id. */
 bool mt_nvtx_name(uint32_t id, char *out, size_t outsz, char *domain, size_t domainsz);
+
+/* ==== layer 3: the record path ==== */
 
 /* ---- record.c: the record path and the hook-path rules ---- */
 /* What the record path writes into and what it asks, given at start. */
@@ -320,3 +357,9 @@ static inline bool mt_capture_none(void)
 {
 	return atomic_load_explicit(&mt_capture_streams, memory_order_relaxed) == 0;
 }
+
+/* ==== layer 4: the witnesses (and hook-real.h, hook-common.h, cupti.h) ==== */
+
+/* ---- hook-fd.c: close, close_range, closefrom, dup2, dup3, pipe, pipe2 ---- */
+/* Finds the real functions (called at load). */
+void mt_hook_fd_init(void);
