@@ -16,7 +16,6 @@
 #include "cupti.h"
 
 #include "clock.h"
-#include "hook-real.h"
 #include "trace-schema.h"
 
 #include <cupti_result.h>
@@ -76,7 +75,8 @@ static enum mode mode;
 static char lib_path[MT_PATH_MAX];
 static void *lib;
 static CUpti_SubscriberHandle subscriber;
-static struct mt_cupti_parse parse;
+static struct mt_cupti_parse parse; /* its sink: where every event goes */
+static void *(*real_dlsym)(void *handle, const char *name);
 static uint64_t on_ns; /* when the activity kinds were turned on */
 static atomic_bool announced;
 static atomic_uint_fast64_t lost; /* records the trace could not take */
@@ -232,9 +232,9 @@ bool mt_cupti_graph_event(CUpti_CallbackId cbid, const CUpti_GraphData *g, uint3
 
 /* ---- into the queue ---- */
 
-static void push(const struct mt_event *ev)
+static void push(const struct mt_cupti_parse *p, const struct mt_event *ev)
 {
-	if (!mt_record_external(ev))
+	if (!p->sink(ev))
 		atomic_fetch_add(&lost, 1);
 }
 
@@ -243,7 +243,7 @@ static void push_mark(const char *label, uint64_t time_ns)
 	struct mt_event ev = { .kind = MT_EV_MARK, .device = -1, .time_ns = time_ns };
 	ev.op = mt_nvtx_intern(label);
 	ev.source = MT_SOURCE_CUPTI;
-	push(&ev);
+	push(&parse, &ev);
 }
 
 /* The mark that tells the reporter from when a hooked allocation without
@@ -256,7 +256,7 @@ static void announce(void)
 	struct mt_event ev = { .kind = MT_EV_MARK, .device = -1, .time_ns = on_ns };
 	ev.op = mt_nvtx_intern(MT_CUPTI_ON_MARK);
 	ev.source = MT_SOURCE_CUPTI;
-	if (!atomic_exchange(&announced, true) && !mt_record_external(&ev))
+	if (!atomic_exchange(&announced, true) && !parse.sink(&ev))
 		atomic_store(&announced, false);
 }
 
@@ -285,7 +285,7 @@ size_t mt_cupti_drain(uint8_t *buffer, size_t valid, mt_cupti_next_fn next,
 	while (buffer && next(buffer, valid, &rec) == CUPTI_SUCCESS) {
 		if (mt_cupti_record_event(rec, p, &ev) != MT_CUPTI_EVENT)
 			continue;
-		push(&ev);
+		push(p, &ev);
 		n++;
 	}
 	return n;
@@ -326,7 +326,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 		return;
 	ev.tid = (uint32_t)syscall(SYS_gettid);
 	announce();
-	push(&ev);
+	push(&parse, &ev);
 }
 
 static const CUpti_CallbackId graph_cbids[] = {
@@ -411,7 +411,7 @@ static bool try_load(const char *path)
 		return false;
 	/* dladdr gives the file a soname resolved to. */
 	Dl_info info;
-	void *sym = mt_real_dlsym(lib, "cuptiGetVersion");
+	void *sym = real_dlsym(lib, "cuptiGetVersion");
 	snprintf(lib_path, sizeof(lib_path), "%s",
 		 sym && dladdr(sym, &info) && info.dli_fname ? info.dli_fname : path);
 	return true;
@@ -551,7 +551,7 @@ static void say_held(const char *holder)
 /* Every required function is there and the version is new enough. */
 static bool check_api(void)
 {
-#define X(name) api.name = (__typeof__(name) *)mt_real_dlsym(lib, #name);
+#define X(name) api.name = (__typeof__(name) *)real_dlsym(lib, #name);
 	CUPTI_REQUIRED(X) CUPTI_OPTIONAL(X)
 #undef X
 	const char *missing = NULL;
@@ -624,9 +624,9 @@ static int64_t clock_offset(void)
 	return offset;
 }
 
-static bool enable_activity(struct mt_stack_table *stacks)
+static bool enable_activity(void)
 {
-	parse = (struct mt_cupti_parse){ .stacks = stacks, .clock_offset_ns = clock_offset() };
+	parse.clock_offset_ns = clock_offset();
 	CUptiResult r = api.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (r != CUPTI_SUCCESS) {
 		say_failed("cuptiActivityRegisterCallbacks", r);
@@ -674,7 +674,7 @@ static void at_exit(void)
 	mt_cupti_stop();
 }
 
-static bool start(struct mt_stack_table *stacks)
+static bool start(void)
 {
 	struct finder f = { 0 };
 	if (!find_cupti(&f)) {
@@ -685,7 +685,7 @@ static bool start(struct mt_stack_table *stacks)
 		mt_log(MT_USER, "%s; using %s", f.path_error, lib_path);
 	if (!check_api() || !subscribe())
 		return false;
-	if (!enable_activity(stacks)) {
+	if (!enable_activity()) {
 		api.cuptiUnsubscribe(subscriber);
 		return false;
 	}
@@ -702,7 +702,7 @@ static void register_fork(void)
 	pthread_atfork(NULL, NULL, after_fork_child);
 }
 
-void mt_cupti_start(struct mt_stack_table *stacks)
+void mt_cupti_start(const struct mt_cupti_options *opt)
 {
 	static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 	int idle = CS_IDLE;
@@ -714,7 +714,9 @@ void mt_cupti_start(struct mt_stack_table *stacks)
 		atomic_store(&cstate, CS_OFF);
 		return;
 	}
-	bool ok = start(stacks);
+	parse = (struct mt_cupti_parse){ .stacks = opt->stacks, .sink = opt->sink };
+	real_dlsym = opt->dlsym;
+	bool ok = start();
 	atomic_store(&cstate, ok ? CS_RUNNING : CS_OFF);
 	if (ok)
 		announce();

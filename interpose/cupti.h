@@ -14,12 +14,22 @@
 
 /* ---- the three calls the rest of the library makes ---- */
 
+/* What CUPTI's events go to and what finds its functions, given at start. */
+struct mt_cupti_options {
+	/* Where the program counter of a CUPTI record becomes a one-frame
+	 * stack (NULL: no stacks). */
+	struct mt_stack_table *stacks;
+	/* Queues an event; false when the trace no longer takes events. */
+	bool (*sink)(const struct mt_event *ev);
+	/* The real dlsym (our exported one would hand back our wrappers). */
+	void *(*dlsym)(void *handle, const char *name);
+};
+
 /* Loads and starts CUPTI as MEMTRACE_CUPTI (auto|on|off) and
- * MEMTRACE_CUPTI_PATH say. Call once the writer runs (at the first CUDA
- * call); later calls do nothing. stacks: where the program counter of a
- * CUPTI record becomes a one-frame stack (NULL: no stacks). When CUPTI
- * cannot be used it says why, once, and the hooks go on alone. */
-void mt_cupti_start(struct mt_stack_table *stacks);
+ * MEMTRACE_CUPTI_PATH say. Call once the trace takes events (at the first
+ * CUDA call); later calls do nothing. When CUPTI cannot be used it says
+ * why, once, and the hooks go on alone. */
+void mt_cupti_start(const struct mt_cupti_options *opt);
 /* Has CUPTI hand over every record it holds; they are queued before this
  * returns. Call before waiting for an out-of-memory event to be
  * committed, and at exit. Cheap and harmless when CUPTI is not running. */
@@ -33,6 +43,7 @@ void mt_cupti_stop(void);
 struct mt_cupti_parse {
 	int64_t clock_offset_ns; /* CUPTI timestamp + offset = CLOCK_MONOTONIC */
 	struct mt_stack_table *stacks; /* NULL: no stack for the pc */
+	bool (*sink)(const struct mt_event *ev); /* mt_cupti_drain's events */
 };
 
 /* What one record is to memtrace. */
@@ -44,8 +55,8 @@ enum mt_cupti_verdict mt_cupti_record_event(const CUpti_Activity *rec,
 					    const struct mt_cupti_parse *p, struct mt_event *ev);
 
 /* Walks a buffer CUPTI handed back, with CUPTI's own record iterator,
- * and queues an event for each record memtrace keeps (mt_record_external).
- * Returns the number queued. */
+ * and hands an event for each record memtrace keeps to p->sink. Returns
+ * the number handed over. */
 typedef CUptiResult (*mt_cupti_next_fn)(uint8_t *buffer, size_t valid, CUpti_Activity **rec);
 size_t mt_cupti_drain(uint8_t *buffer, size_t valid, mt_cupti_next_fn next,
 		      const struct mt_cupti_parse *p);

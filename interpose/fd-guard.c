@@ -382,7 +382,7 @@ static bool can_override(const sqlite3_vfs *vfs)
 
 bool mt_fdguard_sqlite(const char *path)
 {
-	static bool installed; /* under preload.c's start lock */
+	static bool installed; /* under the start lock (record.c) */
 	sqlite3_vfs *vfs = sqlite3_vfs_find(NULL); /* the one the writer opens with */
 	if (!vfs)
 		return false;

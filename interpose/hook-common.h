@@ -1,6 +1,6 @@
 /* Macros shared by the wrapper files. Each wrapper calls the real function
  * with the caller's arguments and returns its result untouched; recording
- * happens around it, following the rules in preload.c. */
+ * happens around it, in record.c, following the rules there. */
 #pragma once
 
 #include "hook-real.h"
@@ -16,6 +16,10 @@
 	mt_##name##_fn real = mt_real_##name(); \
 	if (MT_UNLIKELY(!real))                 \
 		return (err)
+
+/* A wrapper and its twin for the per-thread default stream (name_ptsz),
+ * which takes the same parameters: W(name, ...) and W(name_ptsz, ...). */
+#define MT_WITH_PTSZ(W, name, ...) W(name, __VA_ARGS__) W(name##_ptsz, __VA_ARGS__)
 
 /* An allocation: PTR, BYTES, MEM, STREAM, HANDLE are expressions over the
  * parameters, PTR evaluated only after success. */
@@ -60,4 +64,50 @@
 		}                                                                              \
 		mt_leave();                                                                    \
 		return rc;                                                                     \
+	}
+
+/* The pool calls, the same three in both libraries (LIB: cuda or cu):
+ * created; destroyed, recorded before the call (the handle may be reused
+ * once it returns); trimmed, whatever the result. */
+#define MT_POOL_WRAPPERS(RET, OK, ERR, LIB, POOL, PROPS)                                      \
+	MT_EXPORT RET LIB##MemPoolCreate(POOL *pool, const PROPS *props)                      \
+	{                                                                                     \
+		MT_REAL_OR(LIB##MemPoolCreate, ERR);                                          \
+		if (!mt_enter())                                                              \
+			return real(pool, props);                                             \
+		RET rc = real(pool, props);                                                   \
+		if (rc == (OK))                                                               \
+			mt_record_event(&(struct mt_rec){ .api = MT_API_##LIB##MemPoolCreate, \
+							  .kind = MT_EV_POOL_CREATE,          \
+							  .handle = MT_OUT(pool) });          \
+		mt_leave();                                                                   \
+		return rc;                                                                    \
+	}                                                                                     \
+                                                                                              \
+	MT_EXPORT RET LIB##MemPoolDestroy(POOL pool)                                          \
+	{                                                                                     \
+		MT_REAL_OR(LIB##MemPoolDestroy, ERR);                                         \
+		if (!pool || !mt_enter())                                                     \
+			return real(pool);                                                    \
+		mt_record_event(&(struct mt_rec){ .api = MT_API_##LIB##MemPoolDestroy,        \
+						  .kind = MT_EV_POOL_DESTROY,                 \
+						  .handle = MT_U64(pool) });                  \
+		RET rc = real(pool);                                                          \
+		mt_leave();                                                                   \
+		return rc;                                                                    \
+	}                                                                                     \
+                                                                                              \
+	MT_EXPORT RET LIB##MemPoolTrimTo(POOL pool, size_t minBytesToKeep)                    \
+	{                                                                                     \
+		MT_REAL_OR(LIB##MemPoolTrimTo, ERR);                                          \
+		if (!mt_enter())                                                              \
+			return real(pool, minBytesToKeep);                                    \
+		RET rc = real(pool, minBytesToKeep);                                          \
+		mt_record_event(&(struct mt_rec){ .api = MT_API_##LIB##MemPoolTrimTo,         \
+						  .kind = MT_EV_POOL_TRIM,                    \
+						  .status = (int)rc,                          \
+						  .bytes = minBytesToKeep,                    \
+						  .handle = MT_U64(pool) });                  \
+		mt_leave();                                                                   \
+		return rc;                                                                    \
 	}

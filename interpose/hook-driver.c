@@ -24,16 +24,11 @@ DRV_ALLOC(cuMemAllocPitch_v2,
 	  MT_MEM_DEVICE, 0, 0)
 DRV_ALLOC(cuMemAllocManaged, (CUdeviceptr *dptr, size_t bytesize, unsigned int flags),
 	  (dptr, bytesize, flags), MT_OUT(dptr), bytesize, MT_MEM_MANAGED, 0, 0)
-DRV_ALLOC(cuMemAllocAsync, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream),
-	  (dptr, bytesize, hStream), MT_OUT(dptr), bytesize, MT_MEM_DEVICE, hStream, 0)
-DRV_ALLOC(cuMemAllocAsync_ptsz, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream),
-	  (dptr, bytesize, hStream), MT_OUT(dptr), bytesize, MT_MEM_DEVICE, hStream, 0)
-DRV_ALLOC(cuMemAllocFromPoolAsync,
-	  (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
-	  (dptr, bytesize, pool, hStream), MT_OUT(dptr), bytesize, MT_MEM_POOL, hStream, pool)
-DRV_ALLOC(cuMemAllocFromPoolAsync_ptsz,
-	  (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
-	  (dptr, bytesize, pool, hStream), MT_OUT(dptr), bytesize, MT_MEM_POOL, hStream, pool)
+MT_WITH_PTSZ(DRV_ALLOC, cuMemAllocAsync, (CUdeviceptr *dptr, size_t bytesize, CUstream hStream),
+	     (dptr, bytesize, hStream), MT_OUT(dptr), bytesize, MT_MEM_DEVICE, hStream, 0)
+MT_WITH_PTSZ(DRV_ALLOC, cuMemAllocFromPoolAsync,
+	     (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream),
+	     (dptr, bytesize, pool, hStream), MT_OUT(dptr), bytesize, MT_MEM_POOL, hStream, pool)
 DRV_ALLOC(cuMemHostAlloc, (void **pp, size_t bytesize, unsigned int Flags),
 	  (pp, bytesize, Flags), MT_OUT(pp), bytesize, MT_MEM_HOST_PINNED, 0, 0)
 DRV_ALLOC(cuMemAllocHost_v2, (void **pp, size_t bytesize), (pp, bytesize), MT_OUT(pp),
@@ -88,9 +83,8 @@ DRV_ALLOC(cuArray3DCreate_v2, (CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *
 	  MT_MEM_ARRAY, 0, 0)
 
 DRV_FREE(cuMemFree_v2, (CUdeviceptr dptr), (dptr), dptr, 0)
-DRV_FREE(cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream), (dptr, hStream), dptr, hStream)
-DRV_FREE(cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream hStream), (dptr, hStream), dptr,
-	 hStream)
+MT_WITH_PTSZ(DRV_FREE, cuMemFreeAsync, (CUdeviceptr dptr, CUstream hStream), (dptr, hStream),
+	     dptr, hStream)
 DRV_FREE(cuMemFreeHost, (void *p), (p), p, 0)
 DRV_FREE(cuMemHostUnregister, (void *p), (p), p, 0)
 DRV_FREE(cuArrayDestroy, (CUarray hArray), (hArray), hArray, 0)
@@ -153,47 +147,8 @@ MT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 	return rc;
 }
 
-MT_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
-{
-	MT_REAL_OR(cuMemPoolCreate, CUDA_ERROR_NOT_INITIALIZED);
-	if (!mt_enter())
-		return real(pool, poolProps);
-	CUresult rc = real(pool, poolProps);
-	if (rc == CUDA_SUCCESS)
-		mt_record_event(&(struct mt_rec){ .api = MT_API_cuMemPoolCreate,
-						  .kind = MT_EV_POOL_CREATE,
-						  .handle = MT_OUT(pool) });
-	mt_leave();
-	return rc;
-}
-
-MT_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
-{
-	MT_REAL_OR(cuMemPoolDestroy, CUDA_ERROR_NOT_INITIALIZED);
-	if (!pool || !mt_enter())
-		return real(pool);
-	mt_record_event(&(struct mt_rec){ .api = MT_API_cuMemPoolDestroy,
-					  .kind = MT_EV_POOL_DESTROY,
-					  .handle = MT_U64(pool) });
-	CUresult rc = real(pool);
-	mt_leave();
-	return rc;
-}
-
-MT_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
-{
-	MT_REAL_OR(cuMemPoolTrimTo, CUDA_ERROR_NOT_INITIALIZED);
-	if (!mt_enter())
-		return real(pool, minBytesToKeep);
-	CUresult rc = real(pool, minBytesToKeep);
-	mt_record_event(&(struct mt_rec){ .api = MT_API_cuMemPoolTrimTo,
-					  .kind = MT_EV_POOL_TRIM,
-					  .status = rc,
-					  .bytes = minBytesToKeep,
-					  .handle = MT_U64(pool) });
-	mt_leave();
-	return rc;
-}
+MT_POOL_WRAPPERS(CUresult, CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, cu, CUmemoryPool,
+		 CUmemPoolProps)
 
 /* Every runtime, dynamic or static, gets its driver functions here. Call
  * the real one with the caller's symbol, version and flags, then hand back

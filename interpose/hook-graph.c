@@ -4,191 +4,45 @@
  * goes back only after cudaDeviceGraphMemTrim: the report works that out
  * from these events (docs/trace-format.md). Allocations and frees made on
  * a stream that is being captured become graph memory and free nodes of
- * the captured graph; the capture table below is how the allocation hooks
- * know (mt_graph_capturing). A capture spreads by fork/join: a stream
- * that waits on an event recorded in a capture joins it, and its work is
- * the capture's too, until the origin stream ends it (capture_join). */
+ * the captured graph; the wrappers here keep record.c's capture-stream
+ * table, which is how the allocation hooks know. A capture spreads by
+ * fork/join: a stream that waits on an event recorded in a capture joins
+ * it, and its work is the capture's too, until the origin stream ends it
+ * (mt_capture_join). */
 #include "hook-common.h"
-
-#include <pthread.h>
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
-/* Streams being captured, each with the capture's origin: the stream
- * that began it, or for a stream that joined it (fork/join: it waited on
- * an event recorded in the capture), the origin it joined. Captures are
- * few and short-lived: small arrays, changed under a lock after the real
- * call, read without one. Allocations pay one relaxed load while no
- * capture is open (ncapturing == 0), and a scan of the streams otherwise. */
-#define MT_MAX_CAPTURES 64
-#define MT_MAX_CAPTURE_EVENTS 256
-
-struct capture_slot {
-	_Atomic uint64_t stream; /* 0: free */
-	uint64_t origin;
+/* When a graph call is recorded. */
+enum when {
+	BEFORE_CALL, /* what may be reused once the call returns (destroy) */
+	ON_SUCCESS,
+	ON_RETURN, /* whatever the result (a failed launch tells something) */
 };
 
-/* An event recorded on a capturing stream: waiting on it joins its capture. */
-struct event_slot {
-	uint64_t event; /* 0: free */
-	uint64_t origin;
-};
-
-static struct capture_slot captures[MT_MAX_CAPTURES];
-static struct event_slot capture_events[MT_MAX_CAPTURE_EVENTS];
-static atomic_int ncapturing;
-static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Under capture_lock. */
-static struct capture_slot *capture_find(uint64_t stream)
-{
-	for (unsigned i = 0; stream && i < MT_MAX_CAPTURES; i++)
-		if (atomic_load_explicit(&captures[i].stream, memory_order_relaxed) == stream)
-			return &captures[i];
-	return NULL;
-}
-
-/* Under capture_lock. */
-static struct capture_slot *capture_find_free(void)
-{
-	for (unsigned i = 0; i < MT_MAX_CAPTURES; i++)
-		if (!atomic_load_explicit(&captures[i].stream, memory_order_relaxed))
-			return &captures[i];
-	return NULL;
-}
-
-static void capture_add(uint64_t stream, uint64_t origin)
-{
-	pthread_mutex_lock(&capture_lock);
-	if (!capture_find(stream)) {
-		struct capture_slot *free_slot = capture_find_free();
-		if (free_slot) {
-			free_slot->origin = origin;
-			atomic_store_explicit(&free_slot->stream, stream, memory_order_release);
-			atomic_fetch_add(&ncapturing, 1);
-		}
-	}
-	pthread_mutex_unlock(&capture_lock);
-}
-
-/* The capture begun on origin is over: on every stream that joined it. */
-static void capture_end(uint64_t origin)
-{
-	pthread_mutex_lock(&capture_lock);
-	for (unsigned i = 0; i < MT_MAX_CAPTURES; i++) {
-		uint64_t s = atomic_load_explicit(&captures[i].stream, memory_order_relaxed);
-		if (s && captures[i].origin == origin) {
-			atomic_store_explicit(&captures[i].stream, 0, memory_order_release);
-			atomic_fetch_sub(&ncapturing, 1);
-		}
-	}
-	for (unsigned i = 0; i < MT_MAX_CAPTURE_EVENTS; i++)
-		if (capture_events[i].event && capture_events[i].origin == origin)
-			capture_events[i].event = 0;
-	pthread_mutex_unlock(&capture_lock);
-}
-
-bool mt_graph_capturing(uint64_t stream)
-{
-	if (MT_LIKELY(atomic_load_explicit(&ncapturing, memory_order_relaxed) == 0) || !stream)
-		return false;
-	for (unsigned i = 0; i < MT_MAX_CAPTURES; i++)
-		if (atomic_load_explicit(&captures[i].stream, memory_order_relaxed) == stream)
-			return true;
-	return false;
-}
-
-void mt_graph_after_fork_child(void)
-{
-	pthread_mutex_init(&capture_lock, NULL);
-	for (unsigned i = 0; i < MT_MAX_CAPTURES; i++)
-		atomic_store(&captures[i].stream, 0);
-	for (unsigned i = 0; i < MT_MAX_CAPTURE_EVENTS; i++)
-		capture_events[i].event = 0;
-	atomic_store(&ncapturing, 0);
-}
-
-/* Under capture_lock. */
-static struct event_slot *event_find(uint64_t event)
-{
-	for (unsigned i = 0; i < MT_MAX_CAPTURE_EVENTS; i++)
-		if (capture_events[i].event == event)
-			return &capture_events[i];
-	return NULL;
-}
-
-/* event was recorded on stream: a capture event if stream is capturing
- * (and the record is not an external one), else no longer one. */
-static void event_recorded(uint64_t event, uint64_t stream, bool external)
-{
-	pthread_mutex_lock(&capture_lock);
-	struct capture_slot *c = external ? NULL : capture_find(stream);
-	struct event_slot *e = event_find(event);
-	if (!c) {
-		if (e)
-			e->event = 0;
-	} else if (e || (e = event_find(0))) {
-		e->event = event;
-		e->origin = c->origin;
-	}
-	pthread_mutex_unlock(&capture_lock);
-}
-
-/* stream waited on event: it joins the capture event was recorded in, if
- * that capture is still open and stream is in none. Returns the origin it
- * joined, or 0. */
-static uint64_t stream_waited(uint64_t stream, uint64_t event)
-{
-	uint64_t joined = 0;
-	pthread_mutex_lock(&capture_lock);
-	struct event_slot *e = event_find(event);
-	struct capture_slot *free_slot;
-	if (e && stream && capture_find(e->origin) && !capture_find(stream) &&
-	    (free_slot = capture_find_free())) {
-		free_slot->origin = joined = e->origin;
-		atomic_store_explicit(&free_slot->stream, stream, memory_order_release);
-		atomic_fetch_add(&ncapturing, 1);
-	}
-	pthread_mutex_unlock(&capture_lock);
-	return joined;
-}
-
-/* One wrapper shape for all of them: call, then record; or record, then
- * call for what may be reused once the call returns (destroy). */
-#define GRAPH_WRAPPER(ret, err, name, params, args, BEFORE, KIND, ADDR, BYTES, STREAM, HANDLE, \
-		      STACK, AFTER)                                                           \
-	MT_EXPORT ret name params                                                             \
-	{                                                                                     \
-		MT_REAL_OR(name, err);                                                        \
-		if (!mt_enter())                                                              \
-			return real args;                                                     \
-		struct mt_rec r_ = { .api = MT_API_##name, .kind = (KIND),                    \
-				     .no_stack = !(STACK) };                                  \
-		if (BEFORE) {                                                                 \
-			r_.address = MT_U64(ADDR);                                            \
-			r_.handle = MT_U64(HANDLE);                                           \
-			r_.stream = MT_U64(STREAM);                                           \
-			mt_record_event(&r_);                                                 \
-		}                                                                             \
-		ret rc = real args;                                                           \
-		if (!(BEFORE) && (rc == 0 || (AFTER))) {                                      \
-			r_.status = (int)rc;                                                  \
-			r_.address = MT_U64(ADDR);                                            \
-			r_.bytes = (uint64_t)(BYTES);                                         \
-			r_.handle = MT_U64(HANDLE);                                           \
-			r_.stream = MT_U64(STREAM);                                           \
-			mt_record_event(&r_);                                                 \
-		}                                                                             \
-		mt_leave();                                                                   \
-		return rc;                                                                    \
+/* One wrapper shape for the lifetimes: the event is the fields of a
+ * struct mt_rec, named (kind, address, bytes, stream, handle, no_stack),
+ * evaluated when it is recorded: after the call for ON_SUCCESS and
+ * ON_RETURN, so that they may read what the call wrote. */
+#define GRAPH_WRAPPER(RET, ERR, name, params, args, WHEN, ...)                                 \
+	MT_EXPORT RET name params                                                              \
+	{                                                                                      \
+		MT_REAL_OR(name, ERR);                                                         \
+		if (!mt_enter())                                                               \
+			return real args;                                                      \
+		if ((WHEN) == BEFORE_CALL)                                                     \
+			mt_record_event(&(struct mt_rec){ .api = MT_API_##name, __VA_ARGS__ }); \
+		RET rc = real args;                                                            \
+		if ((WHEN) == ON_RETURN || ((WHEN) == ON_SUCCESS && rc == 0))                  \
+			mt_record_event(&(struct mt_rec){ .api = MT_API_##name,                \
+							  .status = (int)rc,                   \
+							  __VA_ARGS__ });                      \
+		mt_leave();                                                                    \
+		return rc;                                                                     \
 	}
 
-#define RT_G(name, params, args, BEFORE, KIND, ADDR, BYTES, STREAM, HANDLE, STACK, AFTER)      \
-	GRAPH_WRAPPER(cudaError_t, cudaErrorInitializationError, name, params, args, BEFORE,   \
-		      KIND, ADDR, BYTES, STREAM, HANDLE, STACK, AFTER)
-#define DRV_G(name, params, args, BEFORE, KIND, ADDR, BYTES, STREAM, HANDLE, STACK, AFTER)     \
-	GRAPH_WRAPPER(CUresult, CUDA_ERROR_NOT_INITIALIZED, name, params, args, BEFORE, KIND,  \
-		      ADDR, BYTES, STREAM, HANDLE, STACK, AFTER)
+#define RT_GRAPH(...) GRAPH_WRAPPER(cudaError_t, cudaErrorInitializationError, __VA_ARGS__)
+#define DRV_GRAPH(...) GRAPH_WRAPPER(CUresult, CUDA_ERROR_NOT_INITIALIZED, __VA_ARGS__)
 
 /* ---- captures ----
  * The capture table is kept by the wrapper the program called; nested
@@ -202,7 +56,7 @@ static uint64_t stream_waited(uint64_t stream, uint64_t event)
 			return real args;                                                      \
 		RET rc = real args;                                                            \
 		if (rc == 0) {                                                                 \
-			capture_add(MT_U64(STREAM), MT_U64(STREAM));                           \
+			mt_capture_begin(MT_U64(STREAM));                                      \
 			mt_record_event(&(struct mt_rec){ .api = MT_API_##name,                \
 							  .kind = MT_EV_CAPTURE_BEGIN,         \
 							  .stream = MT_U64(STREAM),            \
@@ -213,35 +67,21 @@ static uint64_t stream_waited(uint64_t stream, uint64_t event)
 		return rc;                                                                     \
 	}
 
-#define RT_BEGIN(name, params, args, STREAM, GRAPH, MODE) \
-	BEGIN_CAPTURE(cudaError_t, cudaErrorInitializationError, name, params, args, STREAM, GRAPH, MODE)
-#define DRV_BEGIN(name, params, args, STREAM, GRAPH, MODE) \
-	BEGIN_CAPTURE(CUresult, CUDA_ERROR_NOT_INITIALIZED, name, params, args, STREAM, GRAPH, MODE)
+#define RT_BEGIN(...) BEGIN_CAPTURE(cudaError_t, cudaErrorInitializationError, __VA_ARGS__)
+#define DRV_BEGIN(...) BEGIN_CAPTURE(CUresult, CUDA_ERROR_NOT_INITIALIZED, __VA_ARGS__)
 
-RT_BEGIN(cudaStreamBeginCapture, (cudaStream_t stream, enum cudaStreamCaptureMode mode),
-	 (stream, mode), stream, 0, mode)
-RT_BEGIN(cudaStreamBeginCapture_ptsz, (cudaStream_t stream, enum cudaStreamCaptureMode mode),
-	 (stream, mode), stream, 0, mode)
-RT_BEGIN(cudaStreamBeginCaptureToGraph,
-	 (cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *deps,
-	  const cudaGraphEdgeData *edata, size_t ndeps, enum cudaStreamCaptureMode mode),
-	 (stream, graph, deps, edata, ndeps, mode), stream, graph, mode)
-RT_BEGIN(cudaStreamBeginCaptureToGraph_ptsz,
-	 (cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *deps,
-	  const cudaGraphEdgeData *edata, size_t ndeps, enum cudaStreamCaptureMode mode),
-	 (stream, graph, deps, edata, ndeps, mode), stream, graph, mode)
-DRV_BEGIN(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode), (hStream, mode),
-	  hStream, 0, mode)
-DRV_BEGIN(cuStreamBeginCapture_v2_ptsz, (CUstream hStream, CUstreamCaptureMode mode),
-	  (hStream, mode), hStream, 0, mode)
-DRV_BEGIN(cuStreamBeginCaptureToGraph,
-	  (CUstream hStream, CUgraph hGraph, const CUgraphNode *deps, const CUgraphEdgeData *edata,
-	   size_t ndeps, CUstreamCaptureMode mode),
-	  (hStream, hGraph, deps, edata, ndeps, mode), hStream, hGraph, mode)
-DRV_BEGIN(cuStreamBeginCaptureToGraph_ptsz,
-	  (CUstream hStream, CUgraph hGraph, const CUgraphNode *deps, const CUgraphEdgeData *edata,
-	   size_t ndeps, CUstreamCaptureMode mode),
-	  (hStream, hGraph, deps, edata, ndeps, mode), hStream, hGraph, mode)
+MT_WITH_PTSZ(RT_BEGIN, cudaStreamBeginCapture,
+	     (cudaStream_t stream, enum cudaStreamCaptureMode mode), (stream, mode), stream, 0, mode)
+MT_WITH_PTSZ(RT_BEGIN, cudaStreamBeginCaptureToGraph,
+	     (cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *deps,
+	      const cudaGraphEdgeData *edata, size_t ndeps, enum cudaStreamCaptureMode mode),
+	     (stream, graph, deps, edata, ndeps, mode), stream, graph, mode)
+MT_WITH_PTSZ(DRV_BEGIN, cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode),
+	     (hStream, mode), hStream, 0, mode)
+MT_WITH_PTSZ(DRV_BEGIN, cuStreamBeginCaptureToGraph,
+	     (CUstream hStream, CUgraph hGraph, const CUgraphNode *deps,
+	      const CUgraphEdgeData *edata, size_t ndeps, CUstreamCaptureMode mode),
+	     (hStream, hGraph, deps, edata, ndeps, mode), hStream, hGraph, mode)
 
 /* The capture ends whatever the result (a failed capture is invalidated). */
 #define END_CAPTURE(RET, ERR, name, params, args, STREAM, PGRAPH)                              \
@@ -251,7 +91,7 @@ DRV_BEGIN(cuStreamBeginCaptureToGraph_ptsz,
 		if (!mt_enter())                                                               \
 			return real args;                                                      \
 		RET rc = real args;                                                            \
-		capture_end(MT_U64(STREAM));                                                   \
+		mt_capture_end(MT_U64(STREAM));                                                \
 		mt_record_event(&(struct mt_rec){ .api = MT_API_##name,                        \
 						  .kind = MT_EV_CAPTURE_END,                   \
 						  .status = (int)rc,                           \
@@ -261,14 +101,13 @@ DRV_BEGIN(cuStreamBeginCaptureToGraph_ptsz,
 		return rc;                                                                     \
 	}
 
-END_CAPTURE(cudaError_t, cudaErrorInitializationError, cudaStreamEndCapture,
-	    (cudaStream_t stream, cudaGraph_t *pGraph), (stream, pGraph), stream, pGraph)
-END_CAPTURE(cudaError_t, cudaErrorInitializationError, cudaStreamEndCapture_ptsz,
-	    (cudaStream_t stream, cudaGraph_t *pGraph), (stream, pGraph), stream, pGraph)
-END_CAPTURE(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuStreamEndCapture,
-	    (CUstream hStream, CUgraph *phGraph), (hStream, phGraph), hStream, phGraph)
-END_CAPTURE(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuStreamEndCapture_ptsz,
-	    (CUstream hStream, CUgraph *phGraph), (hStream, phGraph), hStream, phGraph)
+#define RT_END(...) END_CAPTURE(cudaError_t, cudaErrorInitializationError, __VA_ARGS__)
+#define DRV_END(...) END_CAPTURE(CUresult, CUDA_ERROR_NOT_INITIALIZED, __VA_ARGS__)
+
+MT_WITH_PTSZ(RT_END, cudaStreamEndCapture, (cudaStream_t stream, cudaGraph_t *pGraph),
+	     (stream, pGraph), stream, pGraph)
+MT_WITH_PTSZ(DRV_END, cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph),
+	     (hStream, phGraph), hStream, phGraph)
 
 /* ---- fork and join ----
  * Only while a capture is open: events are recorded every step of a
@@ -278,34 +117,26 @@ END_CAPTURE(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuStreamEndCapture_ptsz,
 	MT_EXPORT RET name params                                                              \
 	{                                                                                      \
 		MT_REAL_OR(name, ERR);                                                         \
-		if (MT_LIKELY(atomic_load_explicit(&ncapturing, memory_order_relaxed) == 0) || \
-		    !mt_enter())                                                               \
+		if (MT_LIKELY(mt_capture_none()) || !mt_enter())                               \
 			return real args;                                                      \
 		RET rc = real args;                                                            \
 		if (rc == 0)                                                                   \
-			event_recorded(MT_U64(EVENT), MT_U64(STREAM), (FLAGS) & 1);            \
+			mt_capture_event_recorded(MT_U64(EVENT), MT_U64(STREAM), (FLAGS) & 1); \
 		mt_leave();                                                                    \
 		return rc;                                                                     \
 	}
 
-EVENT_RECORD(cudaError_t, cudaErrorInitializationError, cudaEventRecord,
-	     (cudaEvent_t event, cudaStream_t stream), (event, stream), event, stream, 0)
-EVENT_RECORD(cudaError_t, cudaErrorInitializationError, cudaEventRecord_ptsz,
-	     (cudaEvent_t event, cudaStream_t stream), (event, stream), event, stream, 0)
-EVENT_RECORD(cudaError_t, cudaErrorInitializationError, cudaEventRecordWithFlags,
+#define RT_RECORD(...) EVENT_RECORD(cudaError_t, cudaErrorInitializationError, __VA_ARGS__)
+#define DRV_RECORD(...) EVENT_RECORD(CUresult, CUDA_ERROR_NOT_INITIALIZED, __VA_ARGS__)
+
+MT_WITH_PTSZ(RT_RECORD, cudaEventRecord, (cudaEvent_t event, cudaStream_t stream),
+	     (event, stream), event, stream, 0)
+MT_WITH_PTSZ(RT_RECORD, cudaEventRecordWithFlags,
 	     (cudaEvent_t event, cudaStream_t stream, unsigned int flags), (event, stream, flags),
 	     event, stream, flags)
-EVENT_RECORD(cudaError_t, cudaErrorInitializationError, cudaEventRecordWithFlags_ptsz,
-	     (cudaEvent_t event, cudaStream_t stream, unsigned int flags), (event, stream, flags),
-	     event, stream, flags)
-EVENT_RECORD(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuEventRecord,
-	     (CUevent hEvent, CUstream hStream), (hEvent, hStream), hEvent, hStream, 0)
-EVENT_RECORD(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuEventRecord_ptsz,
-	     (CUevent hEvent, CUstream hStream), (hEvent, hStream), hEvent, hStream, 0)
-EVENT_RECORD(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuEventRecordWithFlags,
-	     (CUevent hEvent, CUstream hStream, unsigned int flags), (hEvent, hStream, flags),
-	     hEvent, hStream, flags)
-EVENT_RECORD(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuEventRecordWithFlags_ptsz,
+MT_WITH_PTSZ(DRV_RECORD, cuEventRecord, (CUevent hEvent, CUstream hStream), (hEvent, hStream),
+	     hEvent, hStream, 0)
+MT_WITH_PTSZ(DRV_RECORD, cuEventRecordWithFlags,
 	     (CUevent hEvent, CUstream hStream, unsigned int flags), (hEvent, hStream, flags),
 	     hEvent, hStream, flags)
 
@@ -314,12 +145,11 @@ EVENT_RECORD(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuEventRecordWithFlags_ptsz,
 	MT_EXPORT RET name params                                                              \
 	{                                                                                      \
 		MT_REAL_OR(name, ERR);                                                         \
-		if (MT_LIKELY(atomic_load_explicit(&ncapturing, memory_order_relaxed) == 0) || \
-		    !mt_enter())                                                               \
+		if (MT_LIKELY(mt_capture_none()) || !mt_enter())                               \
 			return real args;                                                      \
 		RET rc = real args;                                                            \
 		uint64_t origin_ = rc == 0 && !((FLAGS) & 1)                                   \
-					   ? stream_waited(MT_U64(STREAM), MT_U64(EVENT))      \
+					   ? mt_capture_join(MT_U64(STREAM), MT_U64(EVENT))    \
 					   : 0;                                                \
 		if (origin_)                                                                   \
 			mt_record_event(&(struct mt_rec){ .api = MT_API_##name,                \
@@ -331,92 +161,83 @@ EVENT_RECORD(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuEventRecordWithFlags_ptsz,
 		return rc;                                                                     \
 	}
 
-WAIT_EVENT(cudaError_t, cudaErrorInitializationError, cudaStreamWaitEvent,
-	   (cudaStream_t stream, cudaEvent_t event, unsigned int flags), (stream, event, flags),
-	   stream, event, flags)
-WAIT_EVENT(cudaError_t, cudaErrorInitializationError, cudaStreamWaitEvent_ptsz,
-	   (cudaStream_t stream, cudaEvent_t event, unsigned int flags), (stream, event, flags),
-	   stream, event, flags)
-WAIT_EVENT(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuStreamWaitEvent,
-	   (CUstream hStream, CUevent hEvent, unsigned int Flags), (hStream, hEvent, Flags),
-	   hStream, hEvent, Flags)
-WAIT_EVENT(CUresult, CUDA_ERROR_NOT_INITIALIZED, cuStreamWaitEvent_ptsz,
-	   (CUstream hStream, CUevent hEvent, unsigned int Flags), (hStream, hEvent, Flags),
-	   hStream, hEvent, Flags)
+#define RT_WAIT(...) WAIT_EVENT(cudaError_t, cudaErrorInitializationError, __VA_ARGS__)
+#define DRV_WAIT(...) WAIT_EVENT(CUresult, CUDA_ERROR_NOT_INITIALIZED, __VA_ARGS__)
+
+MT_WITH_PTSZ(RT_WAIT, cudaStreamWaitEvent,
+	     (cudaStream_t stream, cudaEvent_t event, unsigned int flags), (stream, event, flags),
+	     stream, event, flags)
+MT_WITH_PTSZ(DRV_WAIT, cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags),
+	     (hStream, hEvent, Flags), hStream, hEvent, Flags)
 
 /* ---- graphs and execs ---- */
 
-RT_G(cudaGraphCreate, (cudaGraph_t *pGraph, unsigned int flags), (pGraph, flags), false,
-     MT_EV_GRAPH_CREATE, 0, 0, 0, MT_OUT(pGraph), true, false)
-DRV_G(cuGraphCreate, (CUgraph *phGraph, unsigned int flags), (phGraph, flags), false,
-      MT_EV_GRAPH_CREATE, 0, 0, 0, MT_OUT(phGraph), true, false)
-RT_G(cudaGraphClone, (cudaGraph_t *pGraphClone, cudaGraph_t originalGraph),
-     (pGraphClone, originalGraph), false, MT_EV_GRAPH_CLONE, originalGraph, 0, 0,
-     MT_OUT(pGraphClone), true, false)
-DRV_G(cuGraphClone, (CUgraph *phGraphClone, CUgraph originalGraph), (phGraphClone, originalGraph),
-      false, MT_EV_GRAPH_CLONE, originalGraph, 0, 0, MT_OUT(phGraphClone), true, false)
-RT_G(cudaGraphDestroy, (cudaGraph_t graph), (graph), true, MT_EV_GRAPH_DESTROY, 0, 0, 0, graph,
-     true, false)
-DRV_G(cuGraphDestroy, (CUgraph hGraph), (hGraph), true, MT_EV_GRAPH_DESTROY, 0, 0, 0, hGraph, true,
-      false)
+RT_GRAPH(cudaGraphCreate, (cudaGraph_t *pGraph, unsigned int flags), (pGraph, flags), ON_SUCCESS,
+	 .kind = MT_EV_GRAPH_CREATE, .handle = MT_OUT(pGraph))
+DRV_GRAPH(cuGraphCreate, (CUgraph *phGraph, unsigned int flags), (phGraph, flags), ON_SUCCESS,
+	  .kind = MT_EV_GRAPH_CREATE, .handle = MT_OUT(phGraph))
+RT_GRAPH(cudaGraphClone, (cudaGraph_t *pGraphClone, cudaGraph_t originalGraph),
+	 (pGraphClone, originalGraph), ON_SUCCESS, .kind = MT_EV_GRAPH_CLONE,
+	 .address = MT_U64(originalGraph), .handle = MT_OUT(pGraphClone))
+DRV_GRAPH(cuGraphClone, (CUgraph *phGraphClone, CUgraph originalGraph),
+	  (phGraphClone, originalGraph), ON_SUCCESS, .kind = MT_EV_GRAPH_CLONE,
+	  .address = MT_U64(originalGraph), .handle = MT_OUT(phGraphClone))
+RT_GRAPH(cudaGraphDestroy, (cudaGraph_t graph), (graph), BEFORE_CALL, .kind = MT_EV_GRAPH_DESTROY,
+	 .handle = MT_U64(graph))
+DRV_GRAPH(cuGraphDestroy, (CUgraph hGraph), (hGraph), BEFORE_CALL, .kind = MT_EV_GRAPH_DESTROY,
+	  .handle = MT_U64(hGraph))
 
-#define INSTANTIATE(L, name, params, args, PEXEC, GRAPH, FLAGS)                                \
-	L(name, params, args, false, MT_EV_EXEC_CREATE, GRAPH, FLAGS, 0, MT_OUT(PEXEC), true, \
-	  false)
+/* The exec is the handle, the graph it was made from the address, the
+ * flags the bytes. */
+#define INSTANTIATE(L, name, params, args, PEXEC, GRAPH, FLAGS)                            \
+	L(name, params, args, ON_SUCCESS, .kind = MT_EV_EXEC_CREATE, .address = MT_U64(GRAPH), \
+	  .bytes = (FLAGS), .handle = MT_OUT(PEXEC))
+#define RT_INSTANTIATE(name, params, args, PEXEC, GRAPH, FLAGS) \
+	INSTANTIATE(RT_GRAPH, name, params, args, PEXEC, GRAPH, FLAGS)
+#define DRV_INSTANTIATE(name, params, args, PEXEC, GRAPH, FLAGS) \
+	INSTANTIATE(DRV_GRAPH, name, params, args, PEXEC, GRAPH, FLAGS)
 
-INSTANTIATE(RT_G, cudaGraphInstantiate,
-	    (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags),
-	    (pGraphExec, graph, flags), pGraphExec, graph, flags)
-INSTANTIATE(RT_G, cudaGraphInstantiateWithFlags,
-	    (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags),
-	    (pGraphExec, graph, flags), pGraphExec, graph, flags)
-INSTANTIATE(RT_G, cudaGraphInstantiateWithParams,
-	    (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *params),
-	    (pGraphExec, graph, params), pGraphExec, graph, params ? params->flags : 0)
-INSTANTIATE(RT_G, cudaGraphInstantiateWithParams_ptsz,
-	    (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *params),
-	    (pGraphExec, graph, params), pGraphExec, graph, params ? params->flags : 0)
-INSTANTIATE(DRV_G, cuGraphInstantiateWithFlags,
-	    (CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags),
-	    (phGraphExec, hGraph, flags), phGraphExec, hGraph, flags)
-INSTANTIATE(DRV_G, cuGraphInstantiateWithParams,
-	    (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *params),
-	    (phGraphExec, hGraph, params), phGraphExec, hGraph, params ? params->flags : 0)
-INSTANTIATE(DRV_G, cuGraphInstantiateWithParams_ptsz,
-	    (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *params),
-	    (phGraphExec, hGraph, params), phGraphExec, hGraph, params ? params->flags : 0)
+RT_INSTANTIATE(cudaGraphInstantiate,
+	       (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags),
+	       (pGraphExec, graph, flags), pGraphExec, graph, flags)
+RT_INSTANTIATE(cudaGraphInstantiateWithFlags,
+	       (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags),
+	       (pGraphExec, graph, flags), pGraphExec, graph, flags)
+MT_WITH_PTSZ(RT_INSTANTIATE, cudaGraphInstantiateWithParams,
+	     (cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *params),
+	     (pGraphExec, graph, params), pGraphExec, graph, params ? params->flags : 0)
+DRV_INSTANTIATE(cuGraphInstantiateWithFlags,
+		(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags),
+		(phGraphExec, hGraph, flags), phGraphExec, hGraph, flags)
+MT_WITH_PTSZ(DRV_INSTANTIATE, cuGraphInstantiateWithParams,
+	     (CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *params),
+	     (phGraphExec, hGraph, params), phGraphExec, hGraph, params ? params->flags : 0)
 
-RT_G(cudaGraphExecDestroy, (cudaGraphExec_t graphExec), (graphExec), true, MT_EV_EXEC_DESTROY, 0, 0,
-     0, graphExec, true, false)
-DRV_G(cuGraphExecDestroy, (CUgraphExec hGraphExec), (hGraphExec), true, MT_EV_EXEC_DESTROY, 0, 0,
-      0, hGraphExec, true, false)
+RT_GRAPH(cudaGraphExecDestroy, (cudaGraphExec_t graphExec), (graphExec), BEFORE_CALL,
+	 .kind = MT_EV_EXEC_DESTROY, .handle = MT_U64(graphExec))
+DRV_GRAPH(cuGraphExecDestroy, (CUgraphExec hGraphExec), (hGraphExec), BEFORE_CALL,
+	  .kind = MT_EV_EXEC_DESTROY, .handle = MT_U64(hGraphExec))
 
 /* Launches happen every step: recorded without a stack. A failed launch is
  * recorded too (relaunching with unfreed graph memory fails). */
-#define LAUNCH(L, name, params, args, KIND, EXEC, STREAM) \
-	L(name, params, args, false, KIND, 0, 0, STREAM, EXEC, false, true)
+MT_WITH_PTSZ(RT_GRAPH, cudaGraphLaunch, (cudaGraphExec_t graphExec, cudaStream_t stream),
+	     (graphExec, stream), ON_RETURN, .kind = MT_EV_GRAPH_LAUNCH,
+	     .stream = MT_U64(stream), .handle = MT_U64(graphExec), .no_stack = true)
+MT_WITH_PTSZ(DRV_GRAPH, cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream),
+	     (hGraphExec, hStream), ON_RETURN, .kind = MT_EV_GRAPH_LAUNCH,
+	     .stream = MT_U64(hStream), .handle = MT_U64(hGraphExec), .no_stack = true)
+MT_WITH_PTSZ(RT_GRAPH, cudaGraphUpload, (cudaGraphExec_t graphExec, cudaStream_t stream),
+	     (graphExec, stream), ON_RETURN, .kind = MT_EV_GRAPH_UPLOAD,
+	     .stream = MT_U64(stream), .handle = MT_U64(graphExec), .no_stack = true)
+MT_WITH_PTSZ(DRV_GRAPH, cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream),
+	     (hGraphExec, hStream), ON_RETURN, .kind = MT_EV_GRAPH_UPLOAD,
+	     .stream = MT_U64(hStream), .handle = MT_U64(hGraphExec), .no_stack = true)
 
-LAUNCH(RT_G, cudaGraphLaunch, (cudaGraphExec_t graphExec, cudaStream_t stream), (graphExec, stream),
-       MT_EV_GRAPH_LAUNCH, graphExec, stream)
-LAUNCH(RT_G, cudaGraphLaunch_ptsz, (cudaGraphExec_t graphExec, cudaStream_t stream),
-       (graphExec, stream), MT_EV_GRAPH_LAUNCH, graphExec, stream)
-LAUNCH(DRV_G, cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream),
-       MT_EV_GRAPH_LAUNCH, hGraphExec, hStream)
-LAUNCH(DRV_G, cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream),
-       (hGraphExec, hStream), MT_EV_GRAPH_LAUNCH, hGraphExec, hStream)
-LAUNCH(RT_G, cudaGraphUpload, (cudaGraphExec_t graphExec, cudaStream_t stream), (graphExec, stream),
-       MT_EV_GRAPH_UPLOAD, graphExec, stream)
-LAUNCH(RT_G, cudaGraphUpload_ptsz, (cudaGraphExec_t graphExec, cudaStream_t stream),
-       (graphExec, stream), MT_EV_GRAPH_UPLOAD, graphExec, stream)
-LAUNCH(DRV_G, cuGraphUpload, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream),
-       MT_EV_GRAPH_UPLOAD, hGraphExec, hStream)
-LAUNCH(DRV_G, cuGraphUpload_ptsz, (CUgraphExec hGraphExec, CUstream hStream),
-       (hGraphExec, hStream), MT_EV_GRAPH_UPLOAD, hGraphExec, hStream)
-
-RT_G(cudaDeviceGraphMemTrim, (int device), (device), false, MT_EV_GRAPH_MEM_TRIM, 0, device, 0, 0,
-     true, true)
-DRV_G(cuDeviceGraphMemTrim, (CUdevice device), (device), false, MT_EV_GRAPH_MEM_TRIM, 0, device, 0,
-      0, true, true)
+/* The device trimmed travels as the bytes. */
+RT_GRAPH(cudaDeviceGraphMemTrim, (int device), (device), ON_RETURN, .kind = MT_EV_GRAPH_MEM_TRIM,
+	 .bytes = (uint64_t)device)
+DRV_GRAPH(cuDeviceGraphMemTrim, (CUdevice device), (device), ON_RETURN,
+	  .kind = MT_EV_GRAPH_MEM_TRIM, .bytes = (uint64_t)device)
 
 /* ---- memory nodes ---- */
 
@@ -438,13 +259,13 @@ ALLOC_NODE(CUresult, CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_INIT
 	    CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams),
 	   (phGraphNode, hGraph, deps, ndeps, nodeParams), nodeParams, hGraph)
 
-RT_G(cudaGraphAddMemFreeNode,
-     (cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *deps, size_t ndeps,
-      void *dptr),
-     (pGraphNode, graph, deps, ndeps, dptr), false, MT_EV_GRAPH_FREE_NODE, dptr, 0, 0, graph, true,
-     false)
-DRV_G(cuGraphAddMemFreeNode,
-      (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *deps, size_t ndeps,
-       CUdeviceptr dptr),
-      (phGraphNode, hGraph, deps, ndeps, dptr), false, MT_EV_GRAPH_FREE_NODE, dptr, 0, 0, hGraph,
-      true, false)
+RT_GRAPH(cudaGraphAddMemFreeNode,
+	 (cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *deps,
+	  size_t ndeps, void *dptr),
+	 (pGraphNode, graph, deps, ndeps, dptr), ON_SUCCESS, .kind = MT_EV_GRAPH_FREE_NODE,
+	 .address = MT_U64(dptr), .handle = MT_U64(graph))
+DRV_GRAPH(cuGraphAddMemFreeNode,
+	  (CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *deps, size_t ndeps,
+	   CUdeviceptr dptr),
+	  (phGraphNode, hGraph, deps, ndeps, dptr), ON_SUCCESS, .kind = MT_EV_GRAPH_FREE_NODE,
+	  .address = MT_U64(dptr), .handle = MT_U64(hGraph))

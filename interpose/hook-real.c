@@ -1,5 +1,6 @@
-/* Finding the real functions behind the hooks, and handing callers our
- * wrappers on every route they take to a CUDA function pointer.
+/* Finding the real functions behind the hooks, asking CUDA what memtrace
+ * needs to know for itself, and handing callers our wrappers on every
+ * route they take to a CUDA function pointer.
  *
  * Never guess. The real runtime function is the next definition after ours
  * in the global scope (RTLD_NEXT), or the one in the loaded libcudart when
@@ -98,6 +99,34 @@ void *mt_real_resolve(unsigned api)
 	}
 	set_real(api, p);
 	return atomic_load(&mt_real_ptrs[api]);
+}
+
+int16_t mt_real_device(unsigned api)
+{
+	if (mt_api_is_driver(api)) {
+		CUdevice dev;
+		mt_cuCtxGetDevice_fn get = mt_real_cuCtxGetDevice();
+		return get && get(&dev) == CUDA_SUCCESS ? (int16_t)dev : -1;
+	}
+	int dev;
+	mt_cudaGetDevice_fn get = mt_real_cudaGetDevice();
+	return get && get(&dev) == cudaSuccess ? (int16_t)dev : -1;
+}
+
+bool mt_real_mem_info(unsigned api, uint64_t *free_b, uint64_t *total_b)
+{
+	size_t f = 0, t = 0;
+	bool ok;
+	if (mt_api_is_driver(api)) {
+		mt_cuMemGetInfo_v2_fn get = mt_real_cuMemGetInfo_v2();
+		ok = get && get(&f, &t) == CUDA_SUCCESS;
+	} else {
+		mt_cudaMemGetInfo_fn get = mt_real_cudaMemGetInfo();
+		ok = get && get(&f, &t) == cudaSuccess;
+	}
+	*free_b = f;
+	*total_b = t;
+	return ok && t;
 }
 
 static bool is_wrapper(const void *p)

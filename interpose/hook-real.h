@@ -31,6 +31,17 @@ void *mt_real_resolve(unsigned api);
 #define MT_REAL MT_HOOK
 #include "hooks.def"
 
+/* hook-real.c: the questions memtrace asks CUDA for itself (the MT_REAL
+ * lines), of the library the call api went to: both answers are
+ * thread-local reads in the real libraries. record.c gets them as
+ * callbacks (struct mt_record_options). */
+
+/* The device current on this thread; -1 when unknown. */
+int16_t mt_real_device(unsigned api);
+/* The device's free/total memory. Only called after a call of the
+ * program that already used a context (a failure, a first allocation). */
+bool mt_real_mem_info(unsigned api, uint64_t *free_b, uint64_t *total_b);
+
 /* hook-real.c: the routes by which a caller gets a function pointer. */
 
 /* symbol is a base name as cuGetProcAddress takes it ("cuMemAlloc"); p the

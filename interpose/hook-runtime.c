@@ -17,16 +17,11 @@
 
 RT_ALLOC(cudaMalloc, (void **devPtr, size_t size), (devPtr, size), MT_OUT(devPtr), size,
 	 MT_MEM_DEVICE, 0, 0)
-RT_ALLOC(cudaMallocAsync, (void **devPtr, size_t size, cudaStream_t stream),
-	 (devPtr, size, stream), MT_OUT(devPtr), size, MT_MEM_DEVICE, stream, 0)
-RT_ALLOC(cudaMallocAsync_ptsz, (void **devPtr, size_t size, cudaStream_t stream),
-	 (devPtr, size, stream), MT_OUT(devPtr), size, MT_MEM_DEVICE, stream, 0)
-RT_ALLOC(cudaMallocFromPoolAsync,
-	 (void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream),
-	 (ptr, size, pool, stream), MT_OUT(ptr), size, MT_MEM_POOL, stream, pool)
-RT_ALLOC(cudaMallocFromPoolAsync_ptsz,
-	 (void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream),
-	 (ptr, size, pool, stream), MT_OUT(ptr), size, MT_MEM_POOL, stream, pool)
+MT_WITH_PTSZ(RT_ALLOC, cudaMallocAsync, (void **devPtr, size_t size, cudaStream_t stream),
+	     (devPtr, size, stream), MT_OUT(devPtr), size, MT_MEM_DEVICE, stream, 0)
+MT_WITH_PTSZ(RT_ALLOC, cudaMallocFromPoolAsync,
+	     (void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream),
+	     (ptr, size, pool, stream), MT_OUT(ptr), size, MT_MEM_POOL, stream, pool)
 RT_ALLOC(cudaMallocManaged, (void **devPtr, size_t size, unsigned int flags),
 	 (devPtr, size, flags), MT_OUT(devPtr), size, MT_MEM_MANAGED, 0, 0)
 RT_ALLOC(cudaMallocHost, (void **ptr, size_t size), (ptr, size), MT_OUT(ptr), size,
@@ -71,54 +66,12 @@ RT_ALLOC(cudaMalloc3DArray,
 
 RT_FREE(cudaFree, (void *devPtr), (devPtr), devPtr, 0)
 RT_FREE(cudaFreeHost, (void *ptr), (ptr), ptr, 0)
-RT_FREE(cudaFreeAsync, (void *devPtr, cudaStream_t stream), (devPtr, stream), devPtr, stream)
-RT_FREE(cudaFreeAsync_ptsz, (void *devPtr, cudaStream_t stream), (devPtr, stream), devPtr,
-	stream)
+MT_WITH_PTSZ(RT_FREE, cudaFreeAsync, (void *devPtr, cudaStream_t stream), (devPtr, stream),
+	     devPtr, stream)
 RT_FREE(cudaFreeArray, (cudaArray_t array), (array), array, 0)
 
-/* Pools: created, destroyed (recorded before, the handle may be reused),
- * trimmed. */
-MT_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props)
-{
-	MT_REAL_OR(cudaMemPoolCreate, cudaErrorInitializationError);
-	if (!mt_enter())
-		return real(pool, props);
-	cudaError_t rc = real(pool, props);
-	if (rc == cudaSuccess)
-		mt_record_event(&(struct mt_rec){ .api = MT_API_cudaMemPoolCreate,
-						  .kind = MT_EV_POOL_CREATE,
-						  .handle = MT_OUT(pool) });
-	mt_leave();
-	return rc;
-}
-
-MT_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t pool)
-{
-	MT_REAL_OR(cudaMemPoolDestroy, cudaErrorInitializationError);
-	if (!pool || !mt_enter())
-		return real(pool);
-	mt_record_event(&(struct mt_rec){ .api = MT_API_cudaMemPoolDestroy,
-					  .kind = MT_EV_POOL_DESTROY,
-					  .handle = MT_U64(pool) });
-	cudaError_t rc = real(pool);
-	mt_leave();
-	return rc;
-}
-
-MT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t minBytesToKeep)
-{
-	MT_REAL_OR(cudaMemPoolTrimTo, cudaErrorInitializationError);
-	if (!mt_enter())
-		return real(pool, minBytesToKeep);
-	cudaError_t rc = real(pool, minBytesToKeep);
-	mt_record_event(&(struct mt_rec){ .api = MT_API_cudaMemPoolTrimTo,
-					  .kind = MT_EV_POOL_TRIM,
-					  .status = rc,
-					  .bytes = minBytesToKeep,
-					  .handle = MT_U64(pool) });
-	mt_leave();
-	return rc;
-}
+MT_POOL_WRAPPERS(cudaError_t, cudaSuccess, cudaErrorInitializationError, cuda, cudaMemPool_t,
+		 struct cudaMemPoolProps)
 
 /* Driver entry points (PyTorch's expandable segments take cuMemCreate and
  * cuMemMap this way): hand back our wrapper of the pointer's ABI. */
@@ -132,19 +85,11 @@ MT_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t minBytesToKee
 		return rc;                                                     \
 	}
 
-RT_ENTRY_POINT(cudaGetDriverEntryPoint,
-	       (const char *symbol, void **funcPtr, unsigned long long flags,
-		enum cudaDriverEntryPointQueryResult *driverStatus),
-	       (symbol, funcPtr, flags, driverStatus))
-RT_ENTRY_POINT(cudaGetDriverEntryPoint_ptsz,
-	       (const char *symbol, void **funcPtr, unsigned long long flags,
-		enum cudaDriverEntryPointQueryResult *driverStatus),
-	       (symbol, funcPtr, flags, driverStatus))
-RT_ENTRY_POINT(cudaGetDriverEntryPointByVersion,
-	       (const char *symbol, void **funcPtr, unsigned int cudaVersion,
-		unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus),
-	       (symbol, funcPtr, cudaVersion, flags, driverStatus))
-RT_ENTRY_POINT(cudaGetDriverEntryPointByVersion_ptsz,
-	       (const char *symbol, void **funcPtr, unsigned int cudaVersion,
-		unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus),
-	       (symbol, funcPtr, cudaVersion, flags, driverStatus))
+MT_WITH_PTSZ(RT_ENTRY_POINT, cudaGetDriverEntryPoint,
+	     (const char *symbol, void **funcPtr, unsigned long long flags,
+	      enum cudaDriverEntryPointQueryResult *driverStatus),
+	     (symbol, funcPtr, flags, driverStatus))
+MT_WITH_PTSZ(RT_ENTRY_POINT, cudaGetDriverEntryPointByVersion,
+	     (const char *symbol, void **funcPtr, unsigned int cudaVersion,
+	      unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus),
+	     (symbol, funcPtr, cudaVersion, flags, driverStatus))

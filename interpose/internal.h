@@ -1,8 +1,44 @@
 /* Shared declarations of the capture library, grouped by the file that
- * defines them. Everything not declared here is static. */
+ * defines them, from the bottom layer up. Everything not declared here is
+ * static.
+ *
+ * The layers. A file calls into its own layer and the layers below it;
+ * it reaches a layer above only through a callback it was given. No call
+ * runs back up, so there is no call cycle between the layers.
+ *
+ *   5  preload.c            start and stop, fork, the public API: makes the
+ *                           trace's parts and hands each its callbacks
+ *   4  hook-*.c, nvtx.c,    the witnesses: the wrappers (hook-real.h,
+ *      cupti.c              hook-common.h), the NVTX entry points, CUPTI
+ *   3  record.c             the record path: the guard and lazy start, the
+ *                           events, the capture-stream table
+ *   2  unwind.c, python*.c, what an event carries: native stacks, Python
+ *      nvtx-names.c         frames, operation names and range stacks
+ *   1  the core             api, config, log, fd-guard, queue, stack-table,
+ *      (libmemtrace-core.a) trace-writer, site-table, symbols, u64map
+ *
+ * The callbacks, all given by preload.c: record.c's start at load
+ * (mt_record_set_start), the rest when the trace starts. The writer (1)
+ * asks for names (struct mt_writer_options: op_name, nvtx-names.c;
+ * pyframe, python.c). record.c (3) asks hook-real.c for the current
+ * device and its memory and has CUPTI flush before an OOM (struct
+ * mt_record_options: device, mem_info, flush). cupti.c hands its events
+ * to a sink, mt_record_external, and finds CUPTI's functions with the
+ * real dlsym (struct mt_cupti_options), so that it links with layers 1
+ * and 2 alone (tests/sim-cupti).
+ *
+ * The check: the benchmark's libbench-producer-core.so (tests/bench) is
+ * layers 1 to 3 alone (libmemtrace-record.a, libmemtrace-core.a), linked
+ * with --no-undefined, so a call from them into layer 4 or 5 breaks its
+ * link. Two calls the linker routes up, not written as calls to a layer
+ * above: under -Bsymbolic-functions, memtrace's own close() (trace-writer.c)
+ * and dlsym() (python.c) bind to its exported wrappers (hook-fd.c,
+ * hook-dl.c), which pass them through. Within layer 4, hook-real.c and
+ * hook-dl.c call each other (the real dlsym; our wrappers for a handle). */
 #pragma once
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +48,8 @@
 #define MT_TLS __thread __attribute__((tls_model("initial-exec")))
 #define MT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define MT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ==== layer 1: the core (libmemtrace-core.a) ==== */
 
 /* ---- hooks.def: API ids (0 is "none") ---- */
 enum mt_api {
@@ -49,6 +87,8 @@ struct mt_event {
 	uint8_t pad;
 	uint32_t op; /* innermost NVTX range of the thread; marks: the label */
 };
+/* The queue's cells (queue.c) and the documents count on this size. */
+_Static_assert(sizeof(struct mt_event) == 80, "an event is 80 bytes");
 
 /* ---- log.c: the one error funnel ---- */
 enum mt_who {
@@ -135,18 +175,6 @@ void mt_fdguard_after_fork_child(void);
  * -wal, -shm, -journal) are adopted. false when this SQLite cannot. */
 bool mt_fdguard_sqlite(const char *path);
 
-/* ---- hook-fd.c: close, close_range, closefrom, dup2, dup3, pipe, pipe2 ---- */
-/* Finds the real functions (called at load). */
-void mt_hook_fd_init(void);
-
-/* ---- unwind.c: native stacks ---- */
-void mt_unwind_init(void);
-/* Up to max return addresses, the caller of the hooked function first.
- * ips must have room for max + MT_UNWIND_SLACK entries (the unwind
- * starts inside memtrace; its own frames are dropped in place). */
-#define MT_UNWIND_SLACK 8
-unsigned mt_unwind(uintptr_t *ips, unsigned max);
-
 /* ---- symbols.c: writer side, turns addresses into modules and names ---- */
 struct mt_symbol {
 	const char *module_path; /* never NULL; "" when unknown */
@@ -211,7 +239,74 @@ void mt_writer_lock(struct mt_writer *w); /* around fork */
 void mt_writer_unlock(struct mt_writer *w);
 uint64_t mt_writer_committed(const struct mt_writer *w);
 
-/* ---- preload.c: the hook-path rules ---- */
+/* ==== layer 2: what an event carries (and python.h) ==== */
+
+/* ---- unwind.c: native stacks ---- */
+void mt_unwind_init(void);
+/* Up to max return addresses, the caller of the hooked function first.
+ * ips must have room for max + MT_UNWIND_SLACK entries (the unwind
+ * starts inside memtrace; its own frames are dropped in place). */
+#define MT_UNWIND_SLACK 8
+unsigned mt_unwind(uintptr_t *ips, unsigned max);
+
+/* ---- nvtx-names.c: operation names and each thread's range stack ---- */
+#define MT_NVTX_DOMAINS 64
+#define MT_NVTX_NO_DOMAIN 0 /* the default domain */
+/* Interns a mark label or range name given by the program. */
+uint32_t mt_nvtx_intern(const char *name);
+/* A range name in a domain, cut before a per-call field (", seq = ");
+ * the same from UTF-32. 0 for NULL. */
+uint32_t mt_nvtx_intern_op(uint32_t domain, const char *s);
+uint32_t mt_nvtx_intern_wide(uint32_t domain, const wchar_t *w);
+/* The index of the domain named by an interned name (MT_NVTX_NO_DOMAIN
+ * when there are too many). */
+uint32_t mt_nvtx_domain(uint32_t name);
+/* This thread's range stack, as NVTX's calls return. id: 0 for a
+ * push/pop range; mt_nvtx_start gives a start/end range its id. */
+int mt_nvtx_push(uint32_t domain, uint32_t op, uint64_t id);
+uint64_t mt_nvtx_start(uint32_t domain, uint32_t op);
+int mt_nvtx_pop(uint32_t domain);
+void mt_nvtx_end(uint64_t id);
+/* The innermost range of this thread (0: none). */
+uint32_t mt_nvtx_current_op(void);
+/* Writer side: the name (and domain, "" for the default) of an id. */
+bool mt_nvtx_name(uint32_t id, char *out, size_t outsz, char *domain, size_t domainsz);
+
+/* ==== layer 3: the record path ==== */
+
+/* ---- record.c: the record path and the hook-path rules ---- */
+/* What the record path writes into and what it asks, given at start. */
+struct mt_record_options {
+	struct mt_queue *queue;
+	struct mt_stack_table *stacks;
+	struct mt_writer *writer; /* an OOM waits for its commit (NULL: no wait) */
+	const char *path; /* the trace's, for messages */
+	int depth; /* native frames */
+	/* The device current on this thread (-1: unknown), and its free and
+	 * total memory, asked of the library the call api went to. */
+	int16_t (*device)(unsigned api);
+	bool (*mem_info)(unsigned api, uint64_t *free_b, uint64_t *total_b);
+	/* Queues another witness's records so far (CUPTI) before an OOM
+	 * (NULL: none). */
+	void (*flush)(void);
+};
+/* At load: what the first recorded call runs, under the start lock, to
+ * start the trace. It calls mt_record_begin once the trace runs; if it
+ * does not, tracing is off. */
+void mt_record_set_start(void (*start)(void));
+/* The trace runs: the marks made before it go first, then every hook
+ * records. */
+void mt_record_begin(const struct mt_record_options *opt);
+bool mt_record_running(void);
+/* No more events (exit). */
+void mt_record_stop(void);
+/* The start lock: held while the trace starts, at exit and across fork. */
+void mt_record_lock(void);
+void mt_record_unlock(void);
+/* The child of a fork: no trace, no capture; follow: it starts its own at
+ * its first CUDA call. */
+void mt_record_after_fork_child(bool follow);
+
 /* false: pass the call straight through (nested call, or tracing off). */
 bool mt_enter(void);
 void mt_leave(void);
@@ -243,16 +338,28 @@ void mt_record_mark(unsigned api, uint32_t label);
  * Returns false when the trace is not running. */
 bool mt_record_external(const struct mt_event *ev);
 
-/* ---- hook-graph.c ---- */
-/* Whether a stream is being captured into a graph right now: one that
- * began a capture, or one that joined it by waiting on its event. */
-bool mt_graph_capturing(uint64_t stream);
-/* The child of a fork has no capture (CUDA does not cross fork). */
-void mt_graph_after_fork_child(void);
+/* The capture-stream table: which streams are being captured into a
+ * graph, kept by the graph wrappers after their real calls. */
+void mt_capture_begin(uint64_t stream);
+/* The capture begun on origin is over: on every stream that joined it. */
+void mt_capture_end(uint64_t origin);
+/* event was recorded on stream: a capture event if stream is capturing
+ * (and the record is not an external one), else no longer one. */
+void mt_capture_event_recorded(uint64_t event, uint64_t stream, bool external);
+/* stream waited on event: it joins the capture event was recorded in, if
+ * that capture is still open and stream is in none. Returns the origin it
+ * joined, or 0. */
+uint64_t mt_capture_join(uint64_t stream, uint64_t event);
+/* Streams in the table. The wrappers that matter only during a capture
+ * (event records, stream waits) look at it first: one load. */
+extern atomic_int mt_capture_streams;
+static inline bool mt_capture_none(void)
+{
+	return atomic_load_explicit(&mt_capture_streams, memory_order_relaxed) == 0;
+}
 
-/* ---- nvtx.c: NVTX ranges and names ---- */
-uint32_t mt_nvtx_current_op(void);
-/* Interns a mark label or range name given by the program. */
-uint32_t mt_nvtx_intern(const char *name);
-/* Writer side: the name (and domain, "" for the default) of an id. */
-bool mt_nvtx_name(uint32_t id, char *out, size_t outsz, char *domain, size_t domainsz);
+/* ==== layer 4: the witnesses (and hook-real.h, hook-common.h, cupti.h) ==== */
+
+/* ---- hook-fd.c: close, close_range, closefrom, dup2, dup3, pipe, pipe2 ---- */
+/* Finds the real functions (called at load). */
+void mt_hook_fd_init(void);

@@ -1,6 +1,6 @@
 /* bench-producer: what an event costs the application thread, without
- * preload, CUDA or the writer: the steps of interpose/preload.c's
- * recording path called through producer-core.c, at the bottom of a call
+ * preload, CUDA or the writer: interpose/record.c's recording path called
+ * through producer-core.c, at the bottom of a call
  * chain of a chosen depth, on one or more threads, with a consumer that
  * discards (or no consumer: --stalled).
  *
@@ -81,7 +81,7 @@ leaf(struct worker *w, int slot, bool capture)
 	switch (w->o->mode) {
 	case MODE_PAIR:
 		bp_free_event(addr);
-		bp_alloc_event(addr, 4096, MAX_DEPTH);
+		bp_alloc_event(addr, 4096);
 		break;
 	case MODE_UNWIND:
 		bp_unwind(MAX_DEPTH);
@@ -186,7 +186,7 @@ static unsigned
 queue_log2(const struct opts *o)
 {
 	if (!o->stalled)
-		return 16; /* MT_QUEUE_LOG2 in preload.c */
+		return 16; /* MT_QUEUE_LOG2 in interpose/preload.c */
 	unsigned l = 10;
 	while (((uint64_t)1 << l) < 2 * (uint64_t)o->iterations + 2 && l < 30)
 		l++;
@@ -204,7 +204,7 @@ main(int argc, char **argv)
 			argv[0]);
 		return 64;
 	}
-	if (!bp_start(queue_log2(&o), o.stalled)) {
+	if (!bp_start(queue_log2(&o), o.stalled, MAX_DEPTH)) {
 		fprintf(stderr, "bench-producer: cannot set up the queue\n");
 		return 1;
 	}

@@ -1,15 +1,19 @@
 /* The application-thread half of a recorded event, without preload and
- * without CUDA: the same steps as mt_record_alloc and mt_record_free in
- * interpose/preload.c (clock, thread id, native unwind, stack intern,
- * queue push), built from the capture core (libmemtrace-core.a) and
- * interpose/unwind.c. A consumer thread drains the queue and discards
- * (or, with bp_start(stalled = true), nobody drains a queue big enough
- * for every event). This is a shared library so that unwind.c drops its
- * frames as it drops libmemtrace.so's, and the caller's are kept. */
+ * without CUDA: interpose/record.c's own mt_record_alloc and
+ * mt_record_free (clock, thread id, operation, native unwind, Python
+ * frames, stack intern, current device, queue push), from the record
+ * path's library (libmemtrace-record.a) and the capture core
+ * (libmemtrace-core.a). The device is asked of a stand-in for the runtime,
+ * a thread-local read as in the real one. A consumer thread drains the
+ * queue and discards (or, with bp_start(stalled = true), nobody drains a
+ * queue big enough for every event). This is a shared library so that
+ * unwind.c drops its frames (the record path's) as it drops
+ * libmemtrace.so's, and the caller's are kept. */
 #include "producer-core.h"
 
 #include "clock.h"
 #include "internal.h"
+#include "python.h"
 #include "trace-schema.h"
 
 #include <pthread.h>
@@ -19,6 +23,7 @@
 #include <unistd.h>
 
 #define BP_MAX_FRAMES 512
+#define BP_API 1 /* the first hook of hooks.def: a runtime call */
 
 static struct mt_queue *queue;
 static struct mt_stack_table *stacks;
@@ -26,6 +31,7 @@ static pthread_t consumer;
 static _Atomic bool stop;
 static bool have_consumer;
 static _Atomic uint64_t consumed;
+static MT_TLS int16_t tls_device; /* what cudaSetDevice would set: 0 */
 static __thread uint32_t tls_tid;
 
 static void *
@@ -47,14 +53,39 @@ consume(void *arg)
 	return NULL;
 }
 
+static int16_t
+current_device(unsigned api)
+{
+	(void)api;
+	return tls_device;
+}
+
+/* No device to ask: the first allocation notes none. */
+static bool
+mem_info(unsigned api, uint64_t *free_b, uint64_t *total_b)
+{
+	(void)api;
+	*free_b = *total_b = 0;
+	return false;
+}
+
 bool
-bp_start(unsigned queue_log2, bool stalled)
+bp_start(unsigned queue_log2, bool stalled, unsigned depth)
 {
 	mt_unwind_init();
+	mt_python_init();
 	queue = mt_queue_new(queue_log2);
 	stacks = mt_stack_table_new(21, 64u << 20);
 	if (!queue || !stacks)
 		return false;
+	mt_record_begin(&(struct mt_record_options){
+		.queue = queue,
+		.stacks = stacks,
+		.path = "(bench-producer)",
+		.depth = (int)depth,
+		.device = current_device,
+		.mem_info = mem_info,
+	});
 	have_consumer = !stalled;
 	return !have_consumer || pthread_create(&consumer, NULL, consume, NULL) == 0;
 }
@@ -81,25 +112,6 @@ bp_stack_count(void)
 	return mt_stack_count(stacks);
 }
 
-static uint32_t
-current_tid(void)
-{
-	if (__builtin_expect(!tls_tid, 0))
-		tls_tid = (uint32_t)syscall(SYS_gettid);
-	return tls_tid;
-}
-
-static void
-fill(struct mt_event *ev, unsigned kind, uint64_t address, uint64_t bytes)
-{
-	ev->time_ns = mt_now_ns();
-	ev->kind = (uint8_t)kind;
-	ev->address = address;
-	ev->bytes = bytes;
-	ev->tid = current_tid();
-	ev->api = 1;
-}
-
 unsigned
 bp_unwind(unsigned depth)
 {
@@ -119,31 +131,29 @@ bp_capture(uintptr_t *ips, unsigned depth)
 	return mt_unwind(ips, depth);
 }
 
+/* A push with the fields every event has (clock, thread id), without
+ * the rest of the record path. */
 void
 bp_push(uint64_t address)
 {
-	struct mt_event ev = { 0 };
-	fill(&ev, MT_EV_FREE, address, 0);
+	if (__builtin_expect(!tls_tid, 0))
+		tls_tid = (uint32_t)syscall(SYS_gettid);
+	struct mt_event ev = { .time_ns = mt_now_ns(), .kind = MT_EV_FREE, .address = address,
+			       .tid = tls_tid, .api = BP_API };
 	mt_queue_push(queue, &ev);
 }
 
 void
-bp_alloc_event(uint64_t address, uint64_t bytes, unsigned depth)
+bp_alloc_event(uint64_t address, uint64_t bytes)
 {
-	uintptr_t ips[BP_MAX_FRAMES];
-	struct mt_event ev = { 0 };
-	fill(&ev, MT_EV_ALLOC, address, bytes);
-	unsigned n = mt_unwind(ips, depth);
-	ev.stack = n ? mt_stack_intern(stacks, ips, n) : 0;
-	ev.device = 0;
-	mt_queue_push(queue, &ev);
+	mt_record_alloc(&(struct mt_rec){ .api = BP_API,
+					  .address = address,
+					  .bytes = bytes,
+					  .mem = MT_MEM_DEVICE });
 }
 
 void
 bp_free_event(uint64_t address)
 {
-	struct mt_event ev = { 0 };
-	fill(&ev, MT_EV_FREE, address, 0);
-	ev.device = -1;
-	mt_queue_push(queue, &ev);
+	mt_record_free(&(struct mt_rec){ .api = BP_API, .address = address });
 }

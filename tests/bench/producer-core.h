@@ -1,5 +1,5 @@
-/* producer-core.c: the application-thread steps of an event, callable
- * from a benchmark without preload or CUDA. */
+/* producer-core.c: the application-thread steps of an event (the record
+ * path's own), callable from a benchmark without preload or CUDA. */
 #pragma once
 
 #include <stdbool.h>
@@ -8,8 +8,9 @@
 #pragma GCC visibility push(default)
 
 /* A queue of 2^queue_log2 events, drained by a discarding consumer thread,
- * or by nobody when stalled (then the queue must hold every event). */
-bool bp_start(unsigned queue_log2, bool stalled);
+ * or by nobody when stalled (then the queue must hold every event); an
+ * allocation's stack keeps up to depth native frames (MEMTRACE_DEPTH). */
+bool bp_start(unsigned queue_log2, bool stalled, unsigned depth);
 /* Stops the consumer; returns the events it took (stalled: pushed). */
 uint64_t bp_stop(void);
 uint64_t bp_wait_ns(void);
@@ -21,9 +22,10 @@ unsigned bp_capture(uintptr_t *ips, unsigned depth);
 uint32_t bp_intern(const uintptr_t *ips, unsigned n);
 void bp_push(uint64_t address);
 
-/* A whole allocation event (clock, tid, unwind, intern, push) and a whole
- * free event (clock, tid, push), as mt_record_alloc and mt_record_free. */
-void bp_alloc_event(uint64_t address, uint64_t bytes, unsigned depth);
+/* A whole allocation event (clock, tid, unwind, intern, device, push)
+ * and a whole free event (clock, tid, push): mt_record_alloc and
+ * mt_record_free themselves. */
+void bp_alloc_event(uint64_t address, uint64_t bytes);
 void bp_free_event(uint64_t address);
 
 #pragma GCC visibility pop

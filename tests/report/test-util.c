@@ -5,6 +5,8 @@
 
 #include "suites.h"
 #include "util-map.h"
+#include "util-pickle.h"
+#include "util-proto.h"
 #include "util-str.h"
 
 typedef void (*escape_fn)(FILE *f, const char *s);
@@ -149,6 +151,91 @@ START_TEST(test_cuda_header)
 }
 END_TEST
 
+/* The pickle writer's bytes, opcode by opcode (Lib/pickletools.py):
+ * {"a": 1, "b": [2, 300, 70000, -1, 2**40, 2**63], "c": "\u00e9\ufffd",
+ *  "d": {"a": True, "p": (0, 7)}, "e": None, "f": False} */
+START_TEST(test_pickle)
+{
+	static const char a[] = "a", b[] = "b", c[] = "c", d[] = "d", e[] = "e", f[] = "f";
+	static const unsigned char want[] = {
+		0x80, 4, '}', '(',
+		0x8c, 1, 'a', 0x94, 'K', 1,
+		0x8c, 1, 'b', 0x94, ']', '(', 'K', 2, 'M', 0x2c, 0x01, 'J', 0x70, 0x11, 0x01, 0x00,
+		'J', 0xff, 0xff, 0xff, 0xff, 0x8a, 6, 0, 0, 0, 0, 0, 1,
+		0x8a, 9, 0, 0, 0, 0, 0, 0, 0, 0x80, 0, 'e',
+		0x8c, 1, 'c', 0x94, 0x8c, 5, 0xc3, 0xa9, 0xef, 0xbf, 0xbd,
+		0x8c, 1, 'd', 0x94, '}', '(', 'h', 0, 0x88, 0x8c, 1, 'p', 'K', 0, 'K', 7, 0x86, 'u',
+		0x8c, 1, 'e', 0x94, 'N', 0x8c, 1, 'f', 0x94, 0x89,
+		'u', '.',
+	};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct pickle p;
+
+	ck_assert_ptr_nonnull(out);
+	pickle_begin(&p, out);
+	pickle_dict(&p);
+	pickle_key(&p, a);
+	pickle_int(&p, 1);
+	pickle_key(&p, b);
+	pickle_list(&p);
+	pickle_int(&p, 2);
+	pickle_int(&p, 300);
+	pickle_int(&p, 70000);
+	pickle_int(&p, -1);
+	pickle_uint(&p, 1ull << 40);
+	pickle_uint(&p, 1ull << 63);
+	pickle_close_list(&p);
+	pickle_key(&p, c);
+	pickle_str(&p, "\xc3\xa9\xff"); /* the invalid byte becomes U+FFFD */
+	pickle_key(&p, d);
+	pickle_dict(&p);
+	pickle_key(&p, a); /* memoized: BINGET 0 */
+	pickle_bool(&p, true);
+	pickle_str(&p, "p");
+	pickle_int_pair(&p, 0, 7);
+	pickle_close_dict(&p);
+	pickle_key(&p, e);
+	pickle_none(&p);
+	pickle_key(&p, f);
+	pickle_bool(&p, false);
+	pickle_close_dict(&p);
+	pickle_end(&p);
+	fclose(out);
+	ck_assert_uint_eq(len, sizeof(want));
+	ck_assert_mem_eq(buf, want, sizeof(want));
+	free(buf);
+}
+END_TEST
+
+/* Protocol buffer varints and fields: the encoding examples of the
+ * protobuf documentation (150 -> 08 96 01) and a nested, packed field. */
+START_TEST(test_proto)
+{
+	struct proto b = { 0 }, inner = { 0 };
+	static const uint64_t packed[] = { 3, 270, 86942 };
+	static const uint8_t want[] = {
+		0x08, 0x96, 0x01,			 /* field 1 = 150 */
+		0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, /* 2 = -1 */
+		0x1a, 0x07, 't', 'e', 's', 't', 'i', 'n', 'g', /* 3 = "testing" */
+		0x22, 0x08, 0x2a, 0x06, 0x03, 0x8e, 0x02, 0x9e, 0xa7, 0x05, /* 4 = { 5: [3, 270, 86942] } */
+		0x28, 0x00,				 /* 5 = 0 */
+	};
+
+	proto_uint(&b, 1, 150);
+	proto_int(&b, 2, -1);
+	proto_str(&b, 3, "testing");
+	proto_packed(&inner, 5, packed, 3);
+	proto_msg(&b, 4, &inner);
+	proto_uint(&b, 5, 0);
+	ck_assert_uint_eq(b.len, sizeof(want));
+	ck_assert_mem_eq(b.data, want, sizeof(want));
+	proto_free(&b);
+	proto_free(&inner);
+}
+END_TEST
+
 START_TEST(test_map_random)
 {
 	enum { N = 4096 };
@@ -208,6 +295,8 @@ Suite *util_suite(void)
 	tcase_add_test(tc, test_fmt_seconds);
 	tcase_add_test(tc, test_map_random);
 	tcase_add_test(tc, test_cuda_header);
+	tcase_add_test(tc, test_pickle);
+	tcase_add_test(tc, test_proto);
 	suite_add_tcase(s, tc);
 	return s;
 }

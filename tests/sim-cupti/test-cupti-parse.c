@@ -1,37 +1,26 @@
 /* interpose/cupti.c without CUPTI: hand-built activity buffers, in the
  * record layouts of cupti_activity.h, walked and turned into events; the
- * graph callbacks' events. The events that cupti.c would queue are
- * caught by the mt_record_external below. */
+ * graph callbacks' events. The events that cupti.c would queue go to the
+ * sink below, which every parse is given. */
 #include <check.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cupti.h"
-#include "hook-real.h"
 #include "trace-schema.h"
 
-/* ---- what cupti.c needs from the rest of the library ---- */
+/* ---- where cupti.c's events go ---- */
 
 #define MAX_CAUGHT 32
 static struct mt_event caught[MAX_CAUGHT];
 static unsigned ncaught;
 
-bool mt_record_external(const struct mt_event *ev)
+static bool catch_event(const struct mt_event *ev)
 {
 	ck_assert_uint_lt(ncaught, MAX_CAUGHT);
 	caught[ncaught++] = *ev;
 	return true;
-}
-
-void *mt_real_dlsym(void *handle, const char *name)
-{
-	return NULL;
-}
-
-uint32_t mt_nvtx_intern(const char *name)
-{
-	return 1;
 }
 
 /* ---- older records are read through the newest layout ---- */
@@ -128,7 +117,7 @@ static void setup(void)
 START_TEST(memory_records)
 {
 	struct mt_stack_table *stacks = mt_stack_table_new(8, 1024);
-	struct mt_cupti_parse p = { .clock_offset_ns = -500, .stacks = stacks };
+	struct mt_cupti_parse p = { .clock_offset_ns = -500, .stacks = stacks, .sink = catch_event };
 	add_memory(ALLOC, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0x200000000, 3000000, 10000, 7,
 		   0x401234);
 	add_memory(RELEASE, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0x200000000, 3000000, 20000, 8,
@@ -175,7 +164,7 @@ END_TEST
 
 START_TEST(pool_allocation_names_its_pool)
 {
-	struct mt_cupti_parse p = { 0 };
+	struct mt_cupti_parse p = { .sink = catch_event };
 	CUpti_ActivityMemory4 r;
 	memset(&r, 0, sizeof(r));
 	r.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
@@ -199,7 +188,7 @@ END_TEST
  * records of other kinds are walked past. */
 START_TEST(ignored_records)
 {
-	struct mt_cupti_parse p = { 0 };
+	struct mt_cupti_parse p = { .sink = catch_event };
 	CUpti_ActivityAPI api;
 	memset(&api, 0, sizeof(api));
 	api.kind = CUPTI_ACTIVITY_KIND_DRIVER;
@@ -219,7 +208,7 @@ END_TEST
 /* A buffer whose last record is cut short yields the whole ones only. */
 START_TEST(truncated_buffer)
 {
-	struct mt_cupti_parse p = { 0 };
+	struct mt_cupti_parse p = { .sink = catch_event };
 	add_memory(ALLOC, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0x5000, 64, 5, 5, 0);
 	add_memory(ALLOC, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0x6000, 64, 6, 6, 0);
 	ck_assert_uint_eq(mt_cupti_drain(buffer, used - 8, next, &p), 1);
@@ -246,7 +235,7 @@ static void add_pool(CUpti_ActivityMemoryPoolOperationType op, uint64_t size, si
 
 START_TEST(pool_records)
 {
-	struct mt_cupti_parse p = { .clock_offset_ns = 1000 };
+	struct mt_cupti_parse p = { .clock_offset_ns = 1000, .sink = catch_event };
 	add_pool(CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED, 4 << 20, 0);
 	add_pool(CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED, 4 << 20, 1 << 20);
 	add_pool(CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED, 4 << 20, 0);
