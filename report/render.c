@@ -1,5 +1,5 @@
 /* The formats by --format name (render.h): what main.c dispatches
- * through. A new format is a render-NAME.c and a line here. */
+ * through. A new format is a render-NAME.c and an entry here. */
 #include "render.h"
 
 #include <string.h>
@@ -7,12 +7,18 @@
 #include "compare.h"
 
 const struct renderer render_formats[] = {
-	{ .name = "text", .render = render_text, .diff = compare_diff_text,
+	{ .name = "text",
+	  .render = render_text,
+	  .diff = compare_diff_text,
 	  .ranks = compare_ranks_text },
-	{ .name = "json", .render = render_json, .diff = compare_diff_json,
+	{ .name = "json",
+	  .render = render_json,
+	  .diff = compare_diff_json,
 	  .ranks = compare_ranks_json },
 	{ .name = "html", .render = render_html },
-	{ .name = "folded", .render = render_folded, .refuse = render_folded_refuse,
+	{ .name = "folded",
+	  .render = render_folded,
+	  .refuse = render_folded_refuse,
 	  .takes_weight = true },
 	{ .name = "perfetto", .render = render_perfetto },
 	{ .name = NULL },
