@@ -36,7 +36,7 @@ struct compare_rank;
 typedef void (*render_fn)(FILE *f, const struct trace *t, const struct model *m,
 			  const struct render_opts *o);
 
-/* One --format: a line of render.c's table. */
+/* One --format: an entry of render.c's table. */
 struct renderer {
 	const char *name;
 	render_fn render;
