@@ -5,7 +5,7 @@
  * stacks and frames are written once, frees get the size of what they
  * release, allocations and frees go into their narrow tables with their
  * repeating columns interned as sites. The schema is
- * docs/trace-format.md (interpose/trace-schema.h). */
+ * docs/trace-format.md (trace/trace-schema.h). */
 #include "clock.h"
 #include "internal.h"
 #include "trace-schema.h"

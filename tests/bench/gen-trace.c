@@ -1,6 +1,6 @@
 /* gen-trace: writes a trace of N events (docs/trace-format.md),
  * shaped like a training job's, for the reporter benchmark. The schema is
- * interpose/trace-schema.h's own, so the generator stays in step with it.
+ * trace/trace-schema.h's own, so the generator stays in step with it.
  *
  *   gen-trace --events N --out FILE [--stacks S] [--depth D] [--threads T]
  *             [--live L] [--seed X] [--unique-addresses]

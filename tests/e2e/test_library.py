@@ -31,6 +31,18 @@ class LibraryTest(mtest.TraceTest):
                          if not re.search(r"`%s[`(]" % re.escape(name), doc))
         self.assertEqual(missing, [])
 
+    def test_architecture_names_every_source_file(self):
+        """docs/architecture.md names every source file of the library and
+        the reporter (with its one idea): a new file must be placed there."""
+        with open(os.path.join(mtest.SOURCE, "docs", "architecture.md")) as f:
+            doc = f.read()
+        missing = []
+        for part in ("interpose", "report", "trace"):
+            for name in sorted(os.listdir(os.path.join(mtest.SOURCE, part))):
+                if name.endswith((".c", ".h", ".def")) and f"`{name}`" not in doc:
+                    missing.append(f"{part}/{name}")
+        self.assertEqual(missing, [])
+
     def test_rtld_next_from_another_preload_keeps_its_meaning(self):
         shim = os.path.join(mtest.BUILD, "tests", "e2e", "librtld-next-shim.so")
         env = {"LD_PRELOAD": f"{shim} {mtest.LIB}",
