@@ -15,3 +15,9 @@ static inline uint64_t sat_sub(uint64_t a, uint64_t b)
 {
 	return a < b ? 0 : a - b;
 }
+
+/* a + b for a, b >= 0 (times), at INT64_MAX when it would wrap. */
+static inline int64_t sat_add_i64(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}

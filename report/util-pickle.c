@@ -16,6 +16,7 @@ enum {
 	OP_BINUNICODE = 'X',
 	OP_APPENDS = 'e',
 	OP_BINGET = 'h',
+	OP_LONG_BINGET = 'j',
 	OP_SETITEMS = 'u',
 	OP_EMPTY_LIST = ']',
 	OP_EMPTY_DICT = '}',
@@ -121,19 +122,35 @@ void pickle_str(struct pickle *p, const char *s)
 	clean_write(p, u, n);
 }
 
+uint32_t pickle_memoize(struct pickle *p)
+{
+	op(p, OP_MEMOIZE); /* MEMOIZE takes the next index, from 0 */
+	return p->n_memo++;
+}
+
+void pickle_get(struct pickle *p, uint32_t memo)
+{
+	if (memo < 256) {
+		op(p, OP_BINGET);
+		fputc((int)memo, p->f);
+	} else {
+		op(p, OP_LONG_BINGET);
+		le32(p, memo);
+	}
+}
+
 void pickle_key(struct pickle *p, const char *key)
 {
-	for (uint32_t i = 0; i < p->n_memo; i++) {
-		if (p->memo_key[i] != key)
-			continue;
-		op(p, OP_BINGET); /* PICKLE_MEMO_KEYS < 256: one byte */
-		fputc((int)i, p->f);
-		return;
+	for (uint32_t i = 0; i < p->n_keys; i++) {
+		if (p->memo_key[i] == key) {
+			pickle_get(p, p->key_memo[i]);
+			return;
+		}
 	}
 	pickle_str(p, key);
-	if (p->n_memo < PICKLE_MEMO_KEYS) {
-		op(p, OP_MEMOIZE); /* memo index n_memo: MEMOIZE counts from 0 */
-		p->memo_key[p->n_memo++] = key;
+	if (p->n_keys < PICKLE_MEMO_KEYS) {
+		p->memo_key[p->n_keys] = key;
+		p->key_memo[p->n_keys++] = pickle_memoize(p);
 	}
 }
 

@@ -73,6 +73,12 @@ void proto_msg(struct proto *b, unsigned field, const struct proto *msg)
 	proto_bytes(b, field, msg->data, msg->len);
 }
 
+void proto_append(struct proto *b, const struct proto *fields)
+{
+	if (fields->len)
+		put(b, fields->data, fields->len);
+}
+
 void proto_packed(struct proto *b, unsigned field, const uint64_t *v, size_t n)
 {
 	struct proto inner = { 0 };

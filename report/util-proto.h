@@ -22,5 +22,7 @@ void proto_int(struct proto *b, unsigned field, int64_t v);
 void proto_bytes(struct proto *b, unsigned field, const void *data, size_t n);
 void proto_str(struct proto *b, unsigned field, const char *s);
 void proto_msg(struct proto *b, unsigned field, const struct proto *msg);
+/* Fields already encoded (messages built apart), appended as they are. */
+void proto_append(struct proto *b, const struct proto *fields);
 /* A packed repeated varint field. */
 void proto_packed(struct proto *b, unsigned field, const uint64_t *v, size_t n);

@@ -1,5 +1,7 @@
 #include "util-str.h"
 
+#include "util-mem.h"
+
 #include <ctype.h>
 #include <inttypes.h>
 #include <string.h>
@@ -370,4 +372,28 @@ bool path_is_cuda_header(const char *path)
 			return true;
 	}
 	return strstr(path, "/nvidia/cuda_runtime/include/") != NULL;
+}
+
+char *utf8_clean(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), out = 0;
+	char *r = xmalloc(3 * n + 1);
+
+	while (n > 0) {
+		uint32_t cp;
+		size_t len = utf8_decode(p, n, &cp);
+
+		if (cp == 0xFFFD && len == 1) {
+			memcpy(r + out, "\xef\xbf\xbd", 3);
+			out += 3;
+		} else {
+			memcpy(r + out, p, len);
+			out += len;
+		}
+		p += len;
+		n -= len;
+	}
+	r[out] = '\0';
+	return r;
 }

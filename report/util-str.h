@@ -50,6 +50,10 @@ void escape_json(FILE *f, const char *s);
 #define ESCAPE_JSON_MAX(n) (6 * (n) + 2)
 char *escape_json_mem(char *out, const char *s, size_t n);
 
+/* A copy of s that is valid UTF-8: invalid bytes become U+FFFD. Caller
+ * frees. */
+char *utf8_clean(const char *s);
+
 /* Write s HTML-escaped (<>&"' as entities), invalid UTF-8 replaced. */
 void escape_html(FILE *f, const char *s);
 
