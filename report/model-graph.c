@@ -318,7 +318,8 @@ static void materialize(struct model *m, struct gmem *gm, const struct trace_eve
 		.has_op = gm->has_op, .op = gm->op,
 	};
 	struct model_live rec = {
-		.bytes = gm->bytes, .stack = gm->stack, .mem = MT_MEM_GRAPH, .device = gm->device,
+		.bytes = gm->bytes, .stream = gm->stream, .stack = gm->stack, .mem = MT_MEM_GRAPH,
+		.device = gm->device,
 		.site = MODEL_NONE, .holder = MODEL_NONE, .pool = MODEL_NONE, .op = MODEL_NONE,
 	};
 
@@ -337,6 +338,7 @@ static void dematerialize(struct model *m, struct gmem *gm)
 	if (map_remove(&m->live, gm->address, &rec)) {
 		model_count_free(m, rec.mem, 1);
 		model_live_sub(m, &rec);
+		model_moment_live(m, gm->address, &rec, false, m->last_time_ns);
 	}
 	set_live(m->graphs.priv, gm, false);
 	gm->uploaded = false;
@@ -352,6 +354,14 @@ void model_graph_freed(struct model *m, uint64_t address, bool freed)
 	set_live(m->graphs.priv, gm, !freed);
 	gm->uploaded = false;
 	pool_live(m, gm, !freed);
+}
+
+uint64_t model_graph_of(const struct model *m, uint64_t address)
+{
+	const struct model_graph_priv *p = m->graphs.priv;
+	const struct gmem *gm = mem_find(p, address);
+
+	return gm && gm->graph < p->n_graphs ? p->graphs[gm->graph].handle : 0;
 }
 
 bool model_graph_known(const struct model *m, uint64_t address)

@@ -11,6 +11,7 @@
 
 struct model_live {
 	uint64_t bytes;
+	uint64_t stream; /* the allocation's stream, 0 when none */
 	/* who holds it now: the allocating stack, or for a mapped VMM handle
 	 * the stack of its first live mapping (model-vmm.c) */
 	int64_t stack;
@@ -59,6 +60,29 @@ void model_uncount_alloc(struct model *m, const struct model_live *rec);
 void model_count_free(struct model *m, int mem, int delta);
 
 /* ---- model-vmm.c ---- */
+
+/* ---- model-moment.c ---- */
+void model_moment_fini(struct model *m);
+/* An entry of m->live becomes live (live) or stops being live. */
+void model_moment_live(struct model *m, uint64_t address, const struct model_live *rec,
+		       bool live, int64_t time_ns);
+/* A VMM handle's memory is shown at va from now on (mapped), or no more. */
+void model_moment_map(struct model *m, uint64_t va, const struct model_live *handle,
+		      bool mapped);
+void model_moment_oom(struct model *m, const struct trace_event *ev);
+/* After each event: take the moment when it is due. */
+void model_moment_after(struct model *m, const struct trace_event *ev);
+/* At the end: take it now if it is still due. */
+void model_moment_finish(struct model *m);
+
+/* ---- model-graph.c, for the moment ---- */
+/* The handle of the graph whose allocation is at address, 0 when none. */
+uint64_t model_graph_of(const struct model *m, uint64_t address);
+
+/* A live VMM handle the moment shows, at the address of its first live
+ * mapping; iterate with pos = 0 first. */
+bool model_vmm_next_shown(const struct model *m, size_t *pos, uint64_t *va,
+			  const struct model_live **rec);
 
 void model_vmm_init(struct model *m);
 void model_vmm_fini(struct model *m);

@@ -35,6 +35,8 @@ void model_timeline_fini(struct model_timeline *tl)
 {
 	for (size_t i = 0; i < tl->n_snaps; i++)
 		free(tl->snaps[i].stacks);
+	for (size_t i = 0; i < tl->n_devices; i++)
+		free(tl->devices[i].buckets);
 	free(tl->markers);
 	map_fini(&tl->stream_live);
 	memset(tl, 0, sizeof(*tl));
@@ -78,20 +80,26 @@ static int64_t snap_period(const struct model_timeline *tl)
 
 /* Double the width: bucket i takes buckets 2i and 2i+1; the snapshots
  * kept are those on the new, twice as wide grid. */
+static void halve_buckets(struct timeline_bucket *buckets)
+{
+	for (size_t i = 0; i < TIMELINE_BUCKETS / 2; i++) {
+		struct timeline_bucket b = { 0 };
+
+		merge_into(&b, &buckets[2 * i]);
+		merge_into(&b, &buckets[2 * i + 1]);
+		buckets[i] = b;
+	}
+	memset(&buckets[TIMELINE_BUCKETS / 2], 0, sizeof(buckets[0]) * (TIMELINE_BUCKETS / 2));
+}
+
 static void halve(struct model_timeline *tl)
 {
 	size_t n = 0;
 	int64_t period;
 
-	for (size_t i = 0; i < TIMELINE_BUCKETS / 2; i++) {
-		struct timeline_bucket b = { 0 };
-
-		merge_into(&b, &tl->buckets[2 * i]);
-		merge_into(&b, &tl->buckets[2 * i + 1]);
-		tl->buckets[i] = b;
-	}
-	memset(&tl->buckets[TIMELINE_BUCKETS / 2], 0,
-	       sizeof(tl->buckets[0]) * (TIMELINE_BUCKETS / 2));
+	halve_buckets(tl->buckets);
+	for (size_t i = 0; i < tl->n_devices; i++)
+		halve_buckets(tl->devices[i].buckets);
 	tl->n_buckets = (tl->n_buckets + 1) / 2;
 	tl->width *= 2;
 	tl->cur_lo = 1; /* the bucket memo is empty */
@@ -110,9 +118,72 @@ static void halve(struct model_timeline *tl)
 					   : INT64_MAX;
 }
 
-static void record(struct model_timeline *tl, int64_t t, uint64_t live)
+/* The bucket takes the value after an event at t. */
+static void bucket_put(struct timeline_bucket *b, int64_t t, uint64_t live, uint64_t *last_live)
 {
-	struct timeline_bucket *b;
+	if (!b->used) {
+		*b = (struct timeline_bucket){ .used = true, .min = live, .max = live,
+					       .t_max = t };
+	} else if (live > b->max) {
+		b->max = live;
+		b->t_max = t;
+	}
+	if (live < b->min)
+		b->min = live;
+	if (live < *last_live && b->drops < UINT32_MAX)
+		b->drops++;
+	*last_live = live;
+	b->last = live;
+	b->t_last = t;
+}
+
+/* The line of device d (the model's k-th), added when it first holds
+ * memory; NULL past TIMELINE_DEVICES. Until the model sorts its devices
+ * (model_finish), line k is device k's: no search per event. */
+static struct timeline_device_line *device_line(struct model_timeline *tl, size_t k, int d)
+{
+	struct timeline_device_line *l;
+
+	if (k < tl->n_devices && tl->devices[k].device == d)
+		return &tl->devices[k];
+	for (size_t i = 0; i < tl->n_devices; i++) {
+		if (tl->devices[i].device == d)
+			return &tl->devices[i];
+	}
+	if (tl->n_devices >= TIMELINE_DEVICES)
+		return NULL;
+	l = &tl->devices[tl->n_devices++];
+	*l = (struct timeline_device_line){ .device = d };
+	l->buckets = xcalloc(TIMELINE_BUCKETS, sizeof(*l->buckets));
+	return l;
+}
+
+static void record_devices(struct model_timeline *tl, const struct model *m, size_t i, int64_t t)
+{
+	for (size_t k = 0; k < m->n_devices; k++) {
+		const struct model_device *d = &m->devices[k];
+		struct timeline_device_line *l;
+
+		if (!d->live_bytes && (k >= tl->n_devices || tl->devices[k].device != d->id)) {
+			bool seen = false;
+
+			for (size_t j = 0; j < tl->n_devices && !seen; j++)
+				seen = tl->devices[j].device == d->id;
+			if (!seen)
+				continue; /* not a line until it holds memory */
+		}
+		l = device_line(tl, k, d->id);
+		if (!l)
+			continue;
+		bucket_put(&l->buckets[i], t, d->live_bytes, &l->last_live);
+		if (d->live_bytes > l->max)
+			l->max = d->live_bytes;
+	}
+}
+
+static void record(struct model_timeline *tl, const struct model *m, int64_t t)
+{
+	uint64_t live = m->device.live_bytes;
 	size_t i;
 
 	if (t >= tl->cur_lo && t < tl->cur_hi) {
@@ -130,21 +201,8 @@ static void record(struct model_timeline *tl, int64_t t, uint64_t live)
 									  : INT64_MAX;
 		}
 	}
-	b = &tl->buckets[i];
-	if (!b->used) {
-		*b = (struct timeline_bucket){ .used = true, .min = live, .max = live,
-					       .t_max = t };
-	} else if (live > b->max) {
-		b->max = live;
-		b->t_max = t;
-	}
-	if (live < b->min)
-		b->min = live;
-	if (live < tl->last_live && b->drops < UINT32_MAX)
-		b->drops++;
-	tl->last_live = live;
-	b->last = live;
-	b->t_last = t;
+	bucket_put(&tl->buckets[i], t, live, &tl->last_live);
+	record_devices(tl, m, i, t);
 	if (i + 1 > tl->n_buckets)
 		tl->n_buckets = i + 1;
 }
@@ -333,7 +391,7 @@ void model_timeline_feed(struct model_timeline *tl, const struct model *m,
 	int64_t t = ev->time_ns > tl->last_ns ? ev->time_ns : tl->last_ns;
 
 	if (tl->pending)
-		record(tl, tl->pending_ns, m->device.live_bytes);
+		record(tl, m, tl->pending_ns);
 	if (!tl->started) {
 		tl->started = true;
 		tl->first_ns = t;
@@ -361,7 +419,7 @@ void model_timeline_feed(struct model_timeline *tl, const struct model *m,
 void model_timeline_finish(struct model_timeline *tl, const struct model *m)
 {
 	if (tl->pending)
-		record(tl, tl->pending_ns, m->device.live_bytes);
+		record(tl, m, tl->pending_ns);
 	tl->pending = false;
 	stream_peak(tl, m);
 }

@@ -25,6 +25,9 @@
 #define TIMELINE_STREAMS 32
 /* the same for the threads allocations were made on */
 #define TIMELINE_THREADS 32
+/* devices with a line of their own (the first seen); the total line
+ * counts them all */
+#define TIMELINE_DEVICES 16
 
 /* Bucket i covers [i * width, (i + 1) * width) ns. */
 struct timeline_bucket {
@@ -62,6 +65,13 @@ struct timeline_thread {
 	uint64_t bytes, count;
 };
 
+/* One device's bytes live, on the same buckets as the total line. */
+struct timeline_device_line {
+	int device;
+	struct timeline_bucket *buckets; /* TIMELINE_BUCKETS */
+	uint64_t last_live, max;
+};
+
 struct model_timeline {
 	int64_t width; /* ns per bucket, doubled when time runs past the last */
 	struct timeline_bucket buckets[TIMELINE_BUCKETS];
@@ -84,6 +94,10 @@ struct model_timeline {
 	bool started;
 	int64_t first_ns; /* the first event's time */
 	uint64_t last_live; /* the value recorded last */
+	/* by device, when a trace has more than one: the lines grow as
+	 * devices appear (a line starts at zero, as its device did) */
+	struct timeline_device_line devices[TIMELINE_DEVICES];
+	size_t n_devices;
 
 	/* by the stream allocations were made on: what was live at the
 	 * device peak. Allocations and frees with an address only, of the

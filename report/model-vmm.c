@@ -27,6 +27,9 @@ struct model_vmm {
 	int64_t create_stack;
 	uint32_t create_site, create_holder;
 	bool released;
+	/* where the moment (model-moment.c) shows the handle's memory: its
+	 * first live mapping's address, 0 while it has none */
+	uint64_t shown_va;
 	struct vmm_ref *maps; /* its live mappings, oldest first */
 	size_t n_maps, cap_maps;
 };
@@ -106,11 +109,13 @@ void model_vmm_unrelease(struct model *m, uint64_t handle)
 		v->released = false;
 }
 
-/* Give the handle's bytes to its first live mapping, or to its creator. */
-static void update_owner(struct model *m, uint64_t handle, const struct model_vmm *v)
+/* Give the handle's bytes to its first live mapping, or to its creator;
+ * the moment sees the memory move to that mapping's address. */
+static void update_owner(struct model *m, uint64_t handle, struct model_vmm *v)
 {
 	struct model_live *rec = map_get(&m->live, handle);
 	const struct model_mapping *mp;
+	uint64_t va = v->n_maps ? v->maps[0].va : 0;
 
 	if (!rec || rec->mem != MT_MEM_VMM_PHYSICAL)
 		return;
@@ -118,6 +123,13 @@ static void update_owner(struct model *m, uint64_t handle, const struct model_vm
 		model_live_move(m, rec, mp->stack, mp->site, mp->holder);
 	else
 		model_live_move(m, rec, v->create_stack, v->create_site, v->create_holder);
+	if (va == v->shown_va)
+		return;
+	if (v->shown_va)
+		model_moment_map(m, v->shown_va, rec, false);
+	if (va)
+		model_moment_map(m, va, rec, true);
+	v->shown_va = va;
 }
 
 static void attach(struct model *m, uint64_t handle, uint64_t va, int64_t seq)
@@ -159,6 +171,24 @@ static bool detach(struct model *m, uint64_t handle, uint64_t va, struct model_l
 	model_count_free(m, freed->mem, 1);
 	model_live_sub(m, freed);
 	return true;
+}
+
+bool model_vmm_next_shown(const struct model *m, size_t *pos, uint64_t *va,
+			  const struct model_live **rec)
+{
+	struct model_vmm *v;
+	uint64_t handle;
+
+	while (map_next(&m->vmm, pos, &handle, (void **)&v)) {
+		const struct model_live *h = map_get(&m->live, handle);
+
+		if (!v->shown_va || !h || h->mem != MT_MEM_VMM_PHYSICAL)
+			continue;
+		*va = v->shown_va;
+		*rec = h;
+		return true;
+	}
+	return false;
 }
 
 void model_vmm_map(struct model *m, const struct trace_event *ev)

@@ -83,6 +83,7 @@ void model_init(struct model *m)
 
 void model_fini(struct model *m)
 {
+	model_moment_fini(m);
 	for (size_t i = 0; i < m->n_ooms; i++)
 		free(m->ooms[i].holders);
 	free(m->ooms);
@@ -162,6 +163,13 @@ uint32_t model_op_for(struct model *m, int64_t op)
 	return *idx;
 }
 
+int model_stack_device(const struct model *m, int64_t stack)
+{
+	const uint32_t *idx = map_get(&m->stack_index, (uint64_t)stack);
+
+	return idx ? m->stacks[*idx].device : MODEL_DEVICE_NONE;
+}
+
 uint32_t model_stack_for(struct model *m, int64_t stack)
 {
 	bool inserted;
@@ -170,7 +178,9 @@ uint32_t model_stack_for(struct model *m, int64_t stack)
 	if (inserted) {
 		grow_array(&m->stacks, &m->cap_stacks, m->n_stacks + 1, sizeof(*m->stacks));
 		grow_array(&m->stack_memo, &m->cap_stack_memo, m->n_stacks + 1, sizeof(*m->stack_memo));
-		m->stacks[m->n_stacks] = (struct model_stack_live){ .stack = stack };
+		m->stacks[m->n_stacks] = (struct model_stack_live){
+			.stack = stack, .device = MODEL_DEVICE_NONE,
+		};
 		m->stack_memo[m->n_stacks] = (struct model_stack_memo){ .site = MODEL_NONE };
 		*idx = (uint32_t)m->n_stacks++;
 	}
@@ -186,6 +196,7 @@ static void site_touch(struct model *m, struct model_site *s)
 {
 	if (s->epoch < m->peak_epoch) {
 		s->at_peak = s->live;
+		s->at_peak_count = s->live_count;
 		s->epoch = m->peak_epoch;
 	}
 }
@@ -212,12 +223,16 @@ static void charge(struct model *m, const struct model_live *rec, bool add)
 		op_touch(m, op);
 	if (add) {
 		s->live = sat_add(s->live, rec->bytes);
+		s->live_count++;
+		if (st->device != rec->device)
+			st->device = st->device == MODEL_DEVICE_NONE ? rec->device : MODEL_DEVICE_MIXED;
 		st->bytes = sat_add(st->bytes, rec->bytes);
 		st->count++;
 		if (op)
 			op->live = sat_add(op->live, rec->bytes);
 	} else {
 		s->live = sat_sub(s->live, rec->bytes);
+		s->live_count -= s->live_count > 0;
 		st->bytes = sat_sub(st->bytes, rec->bytes);
 		st->count--;
 		if (op)
@@ -417,6 +432,7 @@ void model_live_insert(struct model *m, uint64_t address, const struct model_liv
 		struct model_live old = *slot;
 
 		m->reused_addresses++;
+		model_moment_live(m, address, &old, false, time_ns);
 		model_live_sub(m, &old);
 		if (old.mem == MT_MEM_VMM_PHYSICAL)
 			model_vmm_forget(m, address);
@@ -426,13 +442,15 @@ void model_live_insert(struct model *m, uint64_t address, const struct model_liv
 	}
 	*slot = *rec;
 	model_live_add(m, rec, time_ns);
+	model_moment_live(m, address, rec, true, time_ns);
 }
 
 static void on_alloc(struct model *m, const struct trace_event *ev)
 {
 	struct model_live rec = {
-		.bytes = ev->bytes, .stack = ev->stack, .mem = ev->mem, .device = ev->device,
-		.site = MODEL_NONE, .holder = MODEL_NONE, .pool = MODEL_NONE, .op = MODEL_NONE,
+		.bytes = ev->bytes, .stream = ev->stream, .stack = ev->stack, .mem = ev->mem,
+		.device = ev->device, .site = MODEL_NONE, .holder = MODEL_NONE, .pool = MODEL_NONE,
+		.op = MODEL_NONE,
 	};
 
 	/* cudaMalloc of 0 bytes returns NULL: nothing to track */
@@ -493,6 +511,7 @@ static void on_free(struct model *m, const struct trace_event *ev)
 		model_vmm_forget(m, ev->address);
 	model_count_free(m, rec.mem, 1);
 	model_live_sub(m, &rec);
+	model_moment_live(m, ev->address, &rec, false, ev->time_ns);
 	if (rec.mem == MT_MEM_GRAPH)
 		model_graph_freed(m, ev->address, true);
 	model_cupti_hooked_free(m, ev->address, ev->time_ns, false);
@@ -539,6 +558,7 @@ static void on_free_error(struct model *m, const struct trace_event *ev)
 	*slot = r->rec;
 	model_count_free(m, r->rec.mem, -1);
 	model_live_add(m, &r->rec, ev->time_ns);
+	model_moment_live(m, ev->address, &r->rec, true, ev->time_ns);
 	if (r->rec.mem == MT_MEM_VMM_PHYSICAL)
 		model_vmm_created(m, ev->address, &r->rec, false);
 	if (r->rec.mem == MT_MEM_GRAPH)
@@ -636,6 +656,7 @@ static void on_oom(struct model *m, const struct trace_event *ev)
 	oom_unexplained(m, o);
 	model_device_oom(m, ev);
 	maybe_snapshot(m, m->n_ooms);
+	model_moment_oom(m, ev);
 	m->n_ooms++;
 }
 
@@ -693,6 +714,8 @@ void model_feed(struct model *m, const struct trace_event *ev)
 	case MT_EV_CAPTURE_JOIN: model_graph_event(m, ev); break;
 	default: m->unknown_events++; break;
 	}
+	if (m->moment.wanted)
+		model_moment_after(m, ev);
 }
 
 static int cmp_live_by_stack(const void *a, const void *b)
@@ -768,6 +791,7 @@ void model_finish(struct model *m)
 {
 	if (m->finished)
 		return;
+	model_moment_finish(m); /* the live set as the trace left it */
 	model_cupti_finish(m); /* before the graphs: CUPTI's own go to them */
 	model_graph_finish(m);
 	model_points_close(m);

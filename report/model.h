@@ -59,6 +59,7 @@ struct model_site {
 	int64_t stack;	/* stack of its first allocation */
 	uint64_t live;	/* device bytes live now (at the end, after model_finish) */
 	uint64_t at_peak;
+	uint64_t live_count, at_peak_count; /* its allocations live now, at the peak */
 	uint64_t total_bytes;
 	uint64_t count;
 	uint64_t stacks; /* distinct stacks among its allocations */
@@ -267,10 +268,65 @@ struct model_stack_live {
 	int64_t stack;
 	uint64_t bytes, count;
 	uint64_t site_key; /* the site of its first allocation */
+	/* the device of its device-side allocations: MODEL_DEVICE_NONE before
+	 * the first, MODEL_DEVICE_MIXED once two devices are seen */
+	int device;
 };
+#define MODEL_DEVICE_NONE (-2)
+#define MODEL_DEVICE_MIXED (-3)
 struct model_recent_free;
 struct model_recent_unmap;
 struct model_stack_memo;
+
+/* The live set at one moment and the changes that led to it
+ * (model-moment.c), for the torch-snapshot export: device-side memory
+ * that has an address (allocations, graph memory while a launch made it
+ * live, VMM mappings), not pinned host memory, not VMM handles (their
+ * mappings stand for them), not what CUPTI alone saw. Off unless wanted
+ * is set before the pass. */
+enum model_action_kind {
+	MODEL_ACTION_ALLOC, /* became live */
+	MODEL_ACTION_FREE,  /* stopped being live */
+	MODEL_ACTION_MAP,   /* a VMM mapping */
+	MODEL_ACTION_UNMAP,
+	MODEL_ACTION_OOM, /* bytes: the request; device_free as the OOM said */
+};
+
+struct model_action {
+	int64_t seq, time_ns;
+	uint64_t address, bytes, stream;
+	int64_t stack;
+	uint64_t device_free;
+	int kind; /* enum model_action_kind */
+	int mem, device;
+	bool has_device_free;
+};
+
+struct model_block {
+	uint64_t address, bytes, stream;
+	int64_t stack;
+	int mem, device;
+	uint64_t graph; /* graph memory: its graph's handle (0: none known) */
+	bool mapping;	/* a VMM mapping */
+};
+
+/* actions kept: the most recent ones before the moment */
+#define MODEL_MOMENT_ACTIONS 100000
+
+struct model_moment {
+	/* set before the pass: take it after the event seq, or at the first
+	 * --at-mark mark when at_mark, else at the end */
+	bool wanted, at_mark;
+	int64_t seq; /* -1: not by seq */
+	/* after the pass */
+	bool taken;
+	int64_t at_seq, time_ns;
+	struct model_block *blocks; /* by address */
+	size_t n_blocks;
+	struct model_action *actions; /* a ring: the oldest at head */
+	size_t n_actions, head;
+	uint64_t actions_dropped;
+};
 
 struct model {
 	struct model_mem device; /* device-side kinds together */
@@ -324,6 +380,7 @@ struct model {
 	struct model_stack_memo *stack_memo;
 	size_t cap_stack_memo;
 
+	struct model_moment moment; /* model-moment.c */
 	struct map live; /* address -> struct model_live */
 	struct model_recent_free *recent;
 	size_t recent_next;
@@ -358,6 +415,10 @@ struct model {
 	/* optional: fed before each event when set (model-timeline.h); the caller owns it */
 	struct model_timeline *timeline;
 };
+
+/* The device a stack's device-side allocations were made on: an ordinal,
+ * -1 unknown, MODEL_DEVICE_NONE (no allocation) or MODEL_DEVICE_MIXED. */
+int model_stack_device(const struct model *m, int64_t stack);
 
 void model_init(struct model *m);
 void model_fini(struct model *m);
