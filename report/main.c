@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compare.h"
 #include "config.h"
@@ -41,37 +42,43 @@ struct loaded {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: memtrace report TRACE [--format text|json|html|folded|perfetto] [-o FILE]\n"
-		"                             [--top N] [--weight peak|oom|leaked]\n"
+		"Usage: memtrace report TRACE [--format FORMAT] [-o FILE] [--top N]\n"
+		"                             [--weight peak|oom|leaked] [--at-mark L]\n"
 		"       memtrace report NEW --diff BASE [--format text|json]\n"
-		"       memtrace report TRACE1 TRACE2... [--format text|json]\n"
+		"       memtrace report TRACE1 TRACE2... [--format text|json|perfetto]\n"
 		"\n"
 		"Report what a memtrace trace shows: the out-of-memory failure, what the\n"
 		"device had free, who held the memory and what to try; the peak, the top\n"
 		"allocation sites, leaks, pinned host memory, memory kinds and pools.\n"
 		"\n"
 		"  -f, --format FMT    text (default); json; html (one self-contained page:\n"
-		"                      timeline, flame graph, tables); folded (stacks for\n"
-		"                      flamegraph.pl and speedscope); perfetto (a Chrome trace\n"
-		"                      for ui.perfetto.dev or chrome://tracing)\n"
+		"                      timeline, flame graph, tables); and for other tools:\n"
+		"                      torch-snapshot (a pickle for PyTorch's memory viewer);\n"
+		"                      pprof (gzipped profile.proto for go tool pprof,\n"
+		"                      Pyroscope, Parca); speedscope (speedscope's JSON);\n"
+		"                      folded (stacks for flamegraph.pl); perfetto (a Chrome\n"
+		"                      trace for ui.perfetto.dev)\n"
 		"  -o, --output FILE   write the report to FILE instead of standard output\n"
 		"  -n, --top N         entries per section (default %d; 0: all); JSON lists\n"
 		"                      all entries unless --top is given\n"
-		"  -w, --weight W      folded: bytes at the peak, at the OOM, or leaked (live\n"
-		"                      at the end); default: oom when there was one, else peak\n"
+		"  -w, --weight W      folded, pprof: bytes at the peak, at the OOM, or leaked\n"
+		"                      (live at the end); default: oom when there was one,\n"
+		"                      else peak (speedscope has all three)\n"
 		"  -d, --diff BASE     compare TRACE with BASE: totals, and what grew by site\n"
 		"      --group-by G    sites by: site (default: the user's own Python frame,\n"
 		"                      else the NVTX operation, else native frame), python,\n"
 		"                      op, native or stack\n"
 		"      --at-mark L     graphs and execs left behind as of the first mark L\n"
-		"                      (default: the end of the trace)\n"
+		"                      (default: the end of the trace); torch-snapshot: the\n"
+		"                      live set then (default: the last OOM, else the end)\n"
 		"      --no-progress   never draw a progress bar (drawn on a terminal when\n"
 		"                      reading takes more than a second)\n"
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n"
 		"\n"
 		"Several traces (one per rank of a job) give a table of the ranks: peak,\n"
-		"OOMs, leaks, and which rank failed first.\n"
+		"OOMs, leaks, and which rank failed first; with --format perfetto, one\n"
+		"Perfetto trace of the job, a process per rank on the wall clock.\n"
 		"\n"
 		"Native frames are symbolized from the module files named in the trace,\n"
 		"when they are still on disk and their build ids match. Set\n"
@@ -112,7 +119,7 @@ static bool format_has(const struct renderer *r, enum format_has what)
 	switch (what) {
 	case HAS_RENDER: return true;
 	case HAS_DIFF: return r->diff != NULL;
-	case HAS_RANKS: return r->ranks != NULL;
+	case HAS_RANKS: return r->ranks != NULL || r->merges;
 	case HAS_WEIGHT: return r->takes_weight;
 	}
 	return false;
@@ -176,11 +183,17 @@ static int check_args(const struct options *opt)
 				   opt->traces[1]);
 	if (opt->diff && !f->diff)
 		return formats_error("--diff writes ", HAS_DIFF, "", f->name);
-	if (!opt->diff && opt->n_traces > 1 && !f->ranks)
-		return formats_error("several traces give a table of ranks, in ", HAS_RANKS, "",
-				     f->name);
+	if (!opt->diff && opt->n_traces > 1 && !f->ranks && !f->merges)
+		return formats_error("several traces give a table of ranks, or one Perfetto file, in ",
+				     HAS_RANKS, "", f->name);
 	if (opt->weight_given && !f->takes_weight)
 		return formats_error("--weight applies to --format ", HAS_WEIGHT, "", NULL);
+	if (f->binary && !opt->output && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "memtrace report: --format %s writes a binary file, not for a "
+				"terminal: give -o FILE (or redirect standard output)\n",
+			f->name);
+		return 2;
+	}
 	return -1;
 }
 
@@ -271,28 +284,32 @@ static void feed(void *ctx, const struct trace_event *ev)
 	progress_tick(c->p);
 }
 
-static int load(struct loaded *l, const char *path, bool progress,
-		const struct report_options *report)
+/* What the model keeps of one moment (model.moment), for the formats
+ * that show one: the first --at-mark mark, the event with seq moment_seq
+ * (>= 0), or the end. */
+struct moment_request {
+	bool wanted;
+	int64_t seq;
+};
+
+/* One pass of the model over the trace's events. */
+static int run_model(struct loaded *l, bool progress, struct moment_request moment)
 {
-	struct symbolizer *sym;
 	struct progress p;
 	struct feed_ctx ctx = { .m = &l->m, .p = &p };
 	int64_t duration = 0;
 	int rc;
 
-	if (trace_open(&l->t, path, &model_site_rules) < 0 || trace_load(&l->t) < 0)
-		return -1;
-	l->t.opts = *report;
-	sym = symbolizer_new();
-	symbolize_trace(sym, &l->t);
-	symbolizer_free(sym);
 	for (size_t i = 0; i < l->t.n_devices; i++)
 		model_device_info(&l->m, l->t.devices[i].id, l->t.devices[i].total_bytes,
 				  l->t.devices[i].has_free, l->t.devices[i].free_bytes_at_first_use);
 	render_meta_int(&l->t, "end_monotonic_ns", &duration);
 	model_timeline_init(&l->tl, duration);
 	l->m.timeline = &l->tl;
-	progress_start(&p, stderr, progress && progress_wanted(stderr), path,
+	l->m.moment.wanted = moment.wanted;
+	l->m.moment.seq = moment.seq;
+	l->m.moment.at_mark = moment.wanted && moment.seq < 0 && l->t.opts.at_mark;
+	progress_start(&p, stderr, progress && progress_wanted(stderr), l->t.path,
 		       progress ? trace_count_events(&l->t) : 0);
 	rc = trace_read_events(&l->t, feed, &ctx);
 	progress_end(&p);
@@ -301,6 +318,30 @@ static int load(struct loaded *l, const char *path, bool progress,
 	model_finish(&l->m);
 	model_timeline_finish(&l->tl, &l->m);
 	return 0;
+}
+
+static int load(struct loaded *l, const char *path, bool progress,
+		const struct report_options *report, bool wants_moment)
+{
+	struct symbolizer *sym;
+
+	if (trace_open(&l->t, path, &model_site_rules) < 0 || trace_load(&l->t) < 0)
+		return -1;
+	l->t.opts = *report;
+	sym = symbolizer_new();
+	symbolize_trace(sym, &l->t);
+	symbolizer_free(sym);
+	if (run_model(l, progress, (struct moment_request){ wants_moment, -1 }) < 0)
+		return -1;
+	if (!wants_moment || report->at_mark || l->m.n_ooms == 0)
+		return 0;
+	/* the moment is the last OOM, known now: a second pass to stop there */
+	int64_t seq = l->m.ooms[l->m.n_ooms - 1].seq;
+
+	model_fini(&l->m);
+	model_timeline_fini(&l->tl);
+	model_init(&l->m);
+	return run_model(l, progress, (struct moment_request){ true, seq });
 }
 
 static void unload(struct loaded *l)
@@ -333,7 +374,7 @@ static struct loaded *load_one(const char *path, const struct options *opt)
 	struct loaded *l = xcalloc(1, sizeof(*l));
 
 	model_init(&l->m);
-	if (load(l, path, opt->progress, &opt->report) < 0) {
+	if (load(l, path, opt->progress, &opt->report, opt->format->wants_moment) < 0) {
 		fprintf(stderr, "memtrace report: %s\n", l->t.error);
 		unload(l);
 		free(l);
@@ -421,6 +462,31 @@ static int report_diff(const struct options *opt)
 }
 
 /* The traces are read one at a time; only their summaries stay. */
+/* Several traces into one file (perfetto): loaded one at a time, so that
+ * memory does not grow with their number. */
+static int report_merged(const struct options *opt)
+{
+	struct output out;
+	struct perfetto_job *job;
+	int rc = 0;
+
+	if (open_output(&out, opt))
+		return 1;
+	job = render_perfetto_job_begin(out.f);
+	for (size_t i = 0; i < opt->n_traces && rc == 0; i++) {
+		struct loaded *l = load_one(opt->traces[i], opt);
+
+		if (!l) {
+			rc = 1;
+			break;
+		}
+		render_perfetto_job_rank(job, &l->t, &l->m, (int64_t)i);
+		free_loaded(l);
+	}
+	render_perfetto_job_end(job);
+	return close_output(&out) | rc;
+}
+
 static int report_ranks(const struct options *opt)
 {
 	struct compare_rank *ranks = xcalloc(opt->n_traces, sizeof(*ranks));
@@ -460,6 +526,6 @@ int main(int argc, char **argv)
 	if (opt.diff)
 		return report_diff(&opt);
 	if (opt.n_traces > 1)
-		return report_ranks(&opt);
+		return opt.format->merges ? report_merged(&opt) : report_ranks(&opt);
 	return report_one(&opt);
 }

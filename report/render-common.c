@@ -180,9 +180,19 @@ const struct trace_frame *render_site_frame(const struct trace *t,
 	return trace_stack_frame(t, s, 0);
 }
 
-char *render_frame_label(const struct trace *t, const struct trace_frame *f, bool short_file)
+char *render_frame_name(const struct trace *t, const struct trace_frame *f)
 {
 	const struct trace_module *mod = trace_frame_module(t, f);
+
+	if (f && f->function)
+		return xasprintf("%s", f->function);
+	if (f && mod && f->has_offset)
+		return xasprintf("%s+0x%" PRIx64, path_basename(mod->path), (uint64_t)f->offset);
+	return xasprintf("??");
+}
+
+char *render_frame_label(const struct trace *t, const struct trace_frame *f, bool short_file)
+{
 	const char *file;
 
 	if (!f)
@@ -192,11 +202,7 @@ char *render_frame_label(const struct trace *t, const struct trace_frame *f, boo
 		return xasprintf("%s (%s:%" PRId64 ")", f->function, file, f->line);
 	if (f->function && file)
 		return xasprintf("%s (%s)", f->function, file);
-	if (f->function)
-		return xasprintf("%s", f->function);
-	if (mod && f->has_offset)
-		return xasprintf("%s+0x%" PRIx64, path_basename(mod->path), (uint64_t)f->offset);
-	return xasprintf("??");
+	return render_frame_name(t, f);
 }
 
 char *render_stack_label(const struct trace *t, int64_t stack, bool short_file)

@@ -9,14 +9,6 @@
 #include "util-mem.h"
 #include "util-str.h"
 
-/* The weight WEIGHT_DEFAULT stands for in this model. */
-static enum render_weight weight_resolve(const struct model *m, enum render_weight w)
-{
-	if (w != WEIGHT_DEFAULT)
-		return w;
-	return render_headline_oom(m) ? WEIGHT_OOM : WEIGHT_PEAK;
-}
-
 static void put_frame(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -39,59 +31,36 @@ static void put_frame(FILE *f, const char *s)
 	}
 }
 
-static void folded_line(FILE *f, const struct trace *t, int64_t stack, uint64_t bytes)
+struct folded {
+	FILE *f;
+	const struct trace *t;
+};
+
+static void folded_line(void *ctx, const struct model_group *g)
 {
-	const struct trace_stack *s = trace_find_stack(t, stack);
+	const struct folded *fo = ctx;
+	const struct trace_stack *s = trace_find_stack(fo->t, g->stack);
 
-	if (bytes == 0)
-		return;
 	if (!s || s->depth == 0) {
-		_autofree_ char *label = render_stack_label(t, stack, true);
+		_autofree_ char *label = render_stack_label(fo->t, g->stack, true);
 
-		put_frame(f, label);
+		put_frame(fo->f, label);
 	}
 	for (uint32_t i = s ? s->depth : 0; i-- > 0;) {
-		_autofree_ char *label = render_frame_label(t, trace_stack_frame(t, s, i), true);
+		_autofree_ char *label = render_frame_label(fo->t, trace_stack_frame(fo->t, s, i),
+							    true);
 
-		put_frame(f, label);
+		put_frame(fo->f, label);
 		if (i)
-			fputc(';', f);
+			fputc(';', fo->f);
 	}
-	fprintf(f, " %" PRIu64 "\n", bytes);
-}
-
-const char *render_folded_refuse(const struct model *m, const struct render_opts *o)
-{
-	const struct model_oom *oom = render_headline_oom(m);
-
-	if (weight_resolve(m, o->weight) == WEIGHT_OOM && !(oom && oom->has_holders))
-		return "has no out-of-memory failure to weigh stacks by; use --weight peak or "
-		       "--weight leaked";
-	return NULL;
+	fprintf(fo->f, " %" PRIu64 "\n", g->bytes);
 }
 
 void render_folded(FILE *f, const struct trace *t, const struct model *m,
 		   const struct render_opts *o)
 {
-	const struct model_oom *oom = render_headline_oom(m);
+	struct folded fo = { f, t };
 
-	switch (weight_resolve(m, o->weight)) {
-	case WEIGHT_OOM:
-		if (!oom || !oom->has_holders)
-			return;
-		for (size_t i = 0; i < oom->n_holders; i++)
-			folded_line(f, t, oom->holders[i].stack, oom->holders[i].bytes);
-		return;
-	case WEIGHT_LEAKED:
-		for (size_t i = 0; i < m->n_leaks; i++) {
-			if (model_mem_is_device(m->leaks[i].mem))
-				folded_line(f, t, m->leaks[i].stack, m->leaks[i].bytes);
-		}
-		return;
-	case WEIGHT_PEAK:
-	case WEIGHT_DEFAULT:
-		break;
-	}
-	for (size_t i = 0; i < m->n_sites; i++)
-		folded_line(f, t, m->sites[i].stack, m->sites[i].at_peak);
+	render_weighted_stacks(m, o->weight, folded_line, &fo);
 }

@@ -44,11 +44,18 @@ struct renderer {
 	 * before any output is opened; NULL when it can. NULL: it always can. */
 	const char *(*refuse)(const struct model *m, const struct render_opts *o);
 	bool takes_weight; /* --weight applies */
+	/* it shows one moment's live set (model.moment): the OOM when there
+	 * was one, else the end, or the --at-mark mark */
+	bool wants_moment;
 	/* --diff and several traces' ranks (compare.h) in this format; NULL
 	 * when the format has no such report */
 	void (*diff)(FILE *f, const struct trace *tn, const struct model *mn,
 		     const struct trace *tb, const struct model *mb, const struct render_opts *o);
 	void (*ranks)(FILE *f, const struct compare_rank *ranks, size_t n);
+	/* several traces merged into one file, one trace at a time */
+	bool merges;
+	/* a binary file: not written to a terminal */
+	bool binary;
 };
 
 /* ---- render.c ---- */
@@ -71,14 +78,50 @@ void render_html(FILE *f, const struct trace *t, const struct model *m,
  * bytes left out, weighed as o->weight says. */
 void render_folded(FILE *f, const struct trace *t, const struct model *m,
 		   const struct render_opts *o);
-/* The weight asks for an OOM the trace does not have, or whose live set
- * was not kept. */
-const char *render_folded_refuse(const struct model *m, const struct render_opts *o);
+/* pprof's profile.proto, gzip-compressed: samples allocations/count and
+ * space/bytes by stack, weighed as o->weight says (render-pprof.c). */
+void render_pprof(FILE *f, const struct trace *t, const struct model *m,
+		  const struct render_opts *o);
+/* speedscope's JSON file format: one sampled profile per weight. */
+void render_speedscope(FILE *f, const struct trace *t, const struct model *m,
+		       const struct render_opts *o);
+/* A pickle of PyTorch's memory snapshot (torch.cuda.memory._snapshot()),
+ * at the moment m->moment was taken (render-torch.c). */
+void render_torch_snapshot(FILE *f, const struct trace *t, const struct model *m,
+			   const struct render_opts *o);
 /* Chrome trace event JSON: a counter of device bytes live (from
  * m->timeline), instant events for the peak, every OOM, marks and graph
  * events. */
 void render_perfetto(FILE *f, const struct trace *t, const struct model *m,
 		     const struct render_opts *o);
+/* Several traces in one Perfetto file (a job): begin, one rank at a time
+ * (index: the trace's place, the pid when it names no rank), end. */
+struct perfetto_job;
+struct perfetto_job *render_perfetto_job_begin(FILE *f);
+void render_perfetto_job_rank(struct perfetto_job *j, const struct trace *t,
+			      const struct model *m, int64_t index);
+void render_perfetto_job_end(struct perfetto_job *j);
+
+/* ---- render-stacks.c: what the exports weigh ---- */
+
+/* The weight WEIGHT_DEFAULT stands for in this model: the OOM when there
+ * was one, else the peak. */
+enum render_weight render_weight_resolve(const struct model *m, enum render_weight w);
+/* "peak", "oom" or "leaked". */
+const char *render_weight_name(enum render_weight w);
+/* False when the weight asks for an OOM the trace does not have, or whose
+ * live set was not kept. */
+bool render_weight_possible(const struct model *m, enum render_weight w);
+/* A renderer's refuse for the weighed formats. */
+const char *render_weight_refuse(const struct model *m, const struct render_opts *o);
+
+/* Each stack of the weight with bytes, as a group (stack, bytes, count,
+ * mem: 0 where kinds mix): the OOM's holders, the leaks of the
+ * device-side kinds, or each site's bytes and allocations at the peak at
+ * the site's first stack. */
+typedef void (*render_stack_fn)(void *ctx, const struct model_group *g);
+void render_weighted_stacks(const struct model *m, enum render_weight w, render_stack_fn fn,
+			    void *ctx);
 
 /* ---- render-common.c ---- */
 
@@ -119,6 +162,9 @@ const struct model_oom *render_headline_oom(const struct model *m);
  * has no frame to show. */
 const struct trace_frame *render_site_frame(const struct trace *t,
 					    const struct trace_stack *s, uint32_t *depth);
+
+/* The frame's function, else "module+0x1a2b", else "??". Caller frees. */
+char *render_frame_name(const struct trace *t, const struct trace_frame *f);
 
 /* "function (file:line)", "function", "module+0x1a2b" or "??"; file as a
  * basename when short. Untrusted: escape it to output. Caller frees. */

@@ -15,13 +15,14 @@
 # (tests/fuzz); without them that test skips.
 MEMTRACE_DEB_PACKAGES=(
 	gcc g++ libc6-dev pkg-config meson ninja-build
-	libunwind-dev libsqlite3-dev sqlite3 check libdw-dev
+	libunwind-dev libsqlite3-dev sqlite3 check libdw-dev zlib1g-dev
 	python3 jq file clang libclang-rt-14-dev
 )
 
 # Only the tests need these: python3-venv and python3-mesonpy for the
-# wheel installed into a fresh virtual environment (tests/install).
-MEMTRACE_TEST_PACKAGES=(python3-venv python3-mesonpy)
+# wheel installed into a fresh virtual environment (tests/install);
+# golang-go for pprof (go tool pprof), which reads the pprof export.
+MEMTRACE_TEST_PACKAGES=(python3-venv python3-mesonpy golang-go)
 
 MEMTRACE_APT_UPDATED=
 
@@ -101,7 +102,7 @@ memtrace_check_without_dpkg()
 	for cmd in gcc pkg-config meson ninja sqlite3 python3 jq file; do
 		command -v "$cmd" >/dev/null || missing+=("$cmd")
 	done
-	for mod in libunwind sqlite3 check libdw; do
+	for mod in libunwind sqlite3 check libdw zlib; do
 		pkg-config --exists "$mod" 2>/dev/null || missing+=("$mod (pkg-config)")
 	done
 	[[ ${#missing[@]} == 0 ]] && return 0

@@ -3,6 +3,8 @@ device, traced and reported. Every expected number below is derived from
 the program's own logic (see the comment at the top of each program), not
 from the tool's output. Each program's stdout and exit status must be the
 same with and without the preload."""
+import json
+import os
 import subprocess
 
 import mtest
@@ -66,6 +68,61 @@ class DemoOom(mtest.TraceTest):
         self.assertEqual((leaks["forward"]["bytes"], leaks["forward"]["count"]), (7 * A, 7))
         self.assertEqual((leaks["load_weights"]["bytes"], leaks["load_weights"]["count"]),
                          (4 * W, 4))
+
+    def test_exports_at_the_oom(self):
+        """The exports for other tools at the OOM: PyTorch's snapshot holds
+        the 11 allocations live then, each a segment of one block, and the
+        way there; pprof (read by go tool pprof) and speedscope weigh the
+        two holders."""
+        import pickle
+        import shutil
+        run = self.run_program("demo-oom")
+        W, A = self.WEIGHT, self.ACT
+        forward_ok = 5 * 3 + 2
+        snap = pickle.loads(subprocess.run(
+            [mtest.REPORTER, run.trace, "--format", "torch-snapshot"], capture_output=True,
+            check=True).stdout)
+        sizes = sorted(s["total_size"] for s in snap["segments"])
+        self.assertEqual(sizes, [W] * 4 + [A] * 7)
+        for seg in snap["segments"]:
+            self.assertEqual([b["size"] for b in seg["blocks"]], [seg["total_size"]])
+            self.assertEqual(seg["blocks"][0]["state"], "active_allocated")
+        trace, = snap["device_traces"]
+        # every allocation up to the OOM (segment_alloc + alloc), every free
+        # (free_requested, free_completed, segment_free), the OOM last
+        self.assertEqual(len(trace), 2 * (4 + forward_ok) + 3 * 5 * 2 + 1)
+        oom = trace[-1]
+        self.assertEqual((oom["action"], oom["size"]), ("oom", A))
+        self.assertEqual(oom["device_free"], 1 * GiB - 4 * W - 7 * self.CHARGED_ACT)
+        self.assertEqual(oom["frames"][0]["name"], "forward")
+        weights = [s for s in snap["segments"] if s["total_size"] == W]
+        self.assertEqual({s["frames"][0]["name"] for s in weights}, {"load_weights"})
+
+        doc = json.loads(self.report_text(run.trace, "--format", "speedscope"))
+        active = doc["profiles"][doc["activeProfileIndex"]]
+        self.assertIn("OOM", active["name"])
+        self.assertEqual(sorted(active["weights"]), [4 * W, 7 * A])
+        leaf = {doc["shared"]["frames"][s[-1]]["name"]: w
+                for s, w in zip(active["samples"], active["weights"])}
+        self.assertEqual(leaf, {"forward": 7 * A, "load_weights": 4 * W})
+
+        if not shutil.which("go"):
+            self.skipTest("no go tool pprof (Debian: golang-go)")
+        path = os.path.join(self.tmp, "demo.pb.gz")
+        subprocess.run([mtest.REPORTER, run.trace, "--format", "pprof", "-o", path], check=True)
+        top = subprocess.run(["go", "tool", "pprof", "-top", "-sample_index=space",
+                              "-unit=B", path], capture_output=True, text=True, check=True).stdout
+        flat = {}
+        for line in top.splitlines():
+            parts = line.split()
+            if len(parts) == 6 and parts[0].endswith("B") and parts[5] in ("forward",
+                                                                         "load_weights"):
+                flat[parts[5]] = int(parts[0][:-1])
+        self.assertEqual(flat, {"forward": 7 * A, "load_weights": 4 * W})
+        counts = subprocess.run(["go", "tool", "pprof", "-top", "-sample_index=allocations",
+                                 path], capture_output=True, text=True, check=True).stdout
+        self.assertRegex(counts, r"\n\s+7\s.*forward\n")
+        self.assertRegex(counts, r"\n\s+4\s.*load_weights\n")
 
     def test_text_report_names_the_oom(self):
         run = self.run_program("demo-oom")

@@ -41,4 +41,4 @@ flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
 "$cc" $flags -I"$src/report" -I"$src/trace" -I"$build" -I"$build/report" \
 	-Dmain=memtrace_report_main \
 	-o "$output" "$here/fuzz-report.c" "$src"/report/*.c \
-	$(pkg-config --cflags --libs sqlite3 libdw) -lm
+	$(pkg-config --cflags --libs sqlite3 libdw zlib) -lm
