@@ -11,20 +11,6 @@
 #include "trace-event.h"
 #include "trace.h"
 
-/* A Python file of the user's: not the standard library (a path with
- * "/lib/python3." and no "site-packages"/"dist-packages", or "<frozen ")
- * and not a framework's package (torch, tensorflow, keras, jax, jaxlib,
- * cupy, cupyx under site-packages or dist-packages). NULL counts as the
- * user's. */
-bool model_site_python_is_user(const char *file);
-
-/* A native frame of the user's: its module is known and is none of CUDA's
- * libraries, the C and C++ runtimes, the Python interpreter, memtrace, a
- * framework's allocator (libc10_cuda, CUDACachingAllocator in
- * libtorch_cuda, the allocators of TensorFlow and XLA, libjax*, CuPy's
- * memory module). */
-bool model_site_native_is_user(const char *module_path, const char *function);
-
 /* enum mark_kind of a mark with this label. */
 int model_mark_kind(const char *label);
 

@@ -9,6 +9,7 @@
 #include "model.h"
 #include "suites.h"
 #include "trace-schema.h"
+#include "trace-user-frame.h"
 
 #define MiB (1024ull * 1024)
 
@@ -96,59 +97,59 @@ static void setup(struct model *m)
 
 START_TEST(test_python_user)
 {
-	ck_assert(model_site_python_is_user("/home/u/train.py"));
-	ck_assert(model_site_python_is_user("<stdin>"));
-	ck_assert(model_site_python_is_user(NULL));
-	ck_assert(!model_site_python_is_user("/usr/lib/python3.11/threading.py"));
-	ck_assert(!model_site_python_is_user("/opt/conda/lib/python3.12/asyncio/base_events.py"));
-	ck_assert(!model_site_python_is_user("<frozen importlib._bootstrap>"));
-	ck_assert(!model_site_python_is_user(
+	ck_assert(trace_python_frame_is_user("/home/u/train.py"));
+	ck_assert(trace_python_frame_is_user("<stdin>"));
+	ck_assert(trace_python_frame_is_user(NULL));
+	ck_assert(!trace_python_frame_is_user("/usr/lib/python3.11/threading.py"));
+	ck_assert(!trace_python_frame_is_user("/opt/conda/lib/python3.12/asyncio/base_events.py"));
+	ck_assert(!trace_python_frame_is_user("<frozen importlib._bootstrap>"));
+	ck_assert(!trace_python_frame_is_user(
 		"/venv/lib/python3.11/site-packages/torch/nn/modules/module.py"));
-	ck_assert(!model_site_python_is_user("/usr/lib/python3/dist-packages/jax/_src/api.py"));
-	ck_assert(!model_site_python_is_user("/venv/lib/python3.11/site-packages/jaxlib/x.py"));
-	ck_assert(!model_site_python_is_user("/venv/lib/python3.11/site-packages/cupyx/y.py"));
-	ck_assert(!model_site_python_is_user("/venv/lib/python3.11/site-packages/keras/z.py"));
-	ck_assert(!model_site_python_is_user(
+	ck_assert(!trace_python_frame_is_user("/usr/lib/python3/dist-packages/jax/_src/api.py"));
+	ck_assert(!trace_python_frame_is_user("/venv/lib/python3.11/site-packages/jaxlib/x.py"));
+	ck_assert(!trace_python_frame_is_user("/venv/lib/python3.11/site-packages/cupyx/y.py"));
+	ck_assert(!trace_python_frame_is_user("/venv/lib/python3.11/site-packages/keras/z.py"));
+	ck_assert(!trace_python_frame_is_user(
 		"/venv/lib/python3.11/site-packages/tensorflow/python/ops/a.py"));
 	/* other packages are the user's code: their models, their trainers */
-	ck_assert(model_site_python_is_user(
+	ck_assert(trace_python_frame_is_user(
 		"/venv/lib/python3.11/site-packages/transformers/models/llama/modeling_llama.py"));
-	ck_assert(model_site_python_is_user("/venv/lib/python3.11/site-packages/torchvision/a.py"));
-	ck_assert(model_site_python_is_user("/venv/lib/python3.11/site-packages/mytorch/a.py"));
+	ck_assert(trace_python_frame_is_user("/venv/lib/python3.11/site-packages/torchvision/a.py"));
+	ck_assert(trace_python_frame_is_user("/venv/lib/python3.11/site-packages/mytorch/a.py"));
 }
 END_TEST
 
 START_TEST(test_native_user)
 {
-	ck_assert(model_site_native_is_user("/home/u/app", "main"));
-	ck_assert(model_site_native_is_user("/home/u/ext/myext.so", NULL));
-	ck_assert(model_site_native_is_user("/venv/torch/lib/libtorch_cuda.so",
+	ck_assert(trace_native_frame_is_user("/home/u/app", "main"));
+	ck_assert(trace_native_frame_is_user("/home/u/ext/myext.so", NULL));
+	ck_assert(trace_native_frame_is_user("/venv/torch/lib/libtorch_cuda.so",
 					    "at::native::empty_cuda"));
-	ck_assert(!model_site_native_is_user("/venv/torch/lib/libtorch_cuda.so",
+	ck_assert(!trace_native_frame_is_user("/venv/torch/lib/libtorch_cuda.so",
 					     "_ZN3c104cuda20CUDACachingAllocator6mallocEv"));
-	ck_assert(!model_site_native_is_user("/venv/torch/lib/libc10_cuda.so", "anything"));
-	ck_assert(!model_site_native_is_user("/usr/lib/libcuda.so.1", NULL));
-	ck_assert(!model_site_native_is_user("/usr/local/cuda/lib64/libcudart.so.12", "cudaMalloc"));
-	ck_assert(!model_site_native_is_user("/x/libcublasLt.so.12", "f"));
-	ck_assert(!model_site_native_is_user("/x/libcupti.so.13", "f"));
-	ck_assert(!model_site_native_is_user("/lib/x86_64-linux-gnu/libc.so.6", "__libc_start_main"));
-	ck_assert(!model_site_native_is_user("/lib64/ld-linux-x86-64.so.2", "_dl_start"));
-	ck_assert(!model_site_native_is_user("/usr/lib/libstdc++.so.6", "f"));
-	ck_assert(!model_site_native_is_user("/usr/lib/libffi.so.8", "ffi_call"));
-	ck_assert(!model_site_native_is_user("/usr/lib/libpython3.11.so.1.0", "PyObject_Call"));
-	ck_assert(!model_site_native_is_user("/usr/bin/python3.11", "_PyEval_EvalFrameDefault"));
-	ck_assert(!model_site_native_is_user("/usr/bin/python3", "main"));
-	ck_assert(!model_site_native_is_user("/usr/bin/python3.13t", "main"));
-	ck_assert(model_site_native_is_user("/usr/bin/python-tool", "main"));
-	ck_assert(!model_site_native_is_user("/build/libmemtrace.so", "f"));
-	ck_assert(!model_site_native_is_user("/x/libtensorflow_framework.so.2",
+	ck_assert(!trace_native_frame_is_user("/venv/torch/lib/libc10_cuda.so", "anything"));
+	ck_assert(!trace_native_frame_is_user("/usr/lib/libcuda.so.1", NULL));
+	ck_assert(!trace_native_frame_is_user("/usr/local/cuda/lib64/libcudart.so.12", "cudaMalloc"));
+	ck_assert(!trace_native_frame_is_user("/x/libcublasLt.so.12", "f"));
+	ck_assert(!trace_native_frame_is_user("/x/libcupti.so.13", "f"));
+	ck_assert(!trace_native_frame_is_user("/lib/x86_64-linux-gnu/libc.so.6", "__libc_start_main"));
+	ck_assert(!trace_native_frame_is_user("/lib64/ld-linux-x86-64.so.2", "_dl_start"));
+	ck_assert(!trace_native_frame_is_user("/usr/lib/libstdc++.so.6", "f"));
+	ck_assert(!trace_native_frame_is_user("/usr/lib/libffi.so.8", "ffi_call"));
+	ck_assert(!trace_native_frame_is_user("/usr/lib/libpython3.11.so.1.0", "PyObject_Call"));
+	ck_assert(!trace_native_frame_is_user("/usr/bin/python3.11", "_PyEval_EvalFrameDefault"));
+	ck_assert(!trace_native_frame_is_user("/usr/bin/python3", "main"));
+	ck_assert(!trace_native_frame_is_user("/usr/bin/python3.13t", "main"));
+	ck_assert(trace_native_frame_is_user("/usr/bin/python-tool", "main"));
+	ck_assert(!trace_native_frame_is_user("/build/libmemtrace.so", "f"));
+	ck_assert(!trace_native_frame_is_user("/x/libtensorflow_framework.so.2",
 					     "tsl::BFCAllocator::AllocateRaw"));
-	ck_assert(model_site_native_is_user("/x/libtensorflow_framework.so.2", "tensorflow::Conv"));
-	ck_assert(!model_site_native_is_user("/x/xla_extension.so", "xla::DeviceMemoryAllocator"));
-	ck_assert(!model_site_native_is_user("/x/libjax_common.so", "f"));
-	ck_assert(!model_site_native_is_user(
+	ck_assert(trace_native_frame_is_user("/x/libtensorflow_framework.so.2", "tensorflow::Conv"));
+	ck_assert(!trace_native_frame_is_user("/x/xla_extension.so", "xla::DeviceMemoryAllocator"));
+	ck_assert(!trace_native_frame_is_user("/x/libjax_common.so", "f"));
+	ck_assert(!trace_native_frame_is_user(
 		"/venv/site-packages/cupy/cuda/memory.cpython-311-x86_64-linux-gnu.so", "f"));
-	ck_assert(!model_site_native_is_user(NULL, "f"));
+	ck_assert(!trace_native_frame_is_user(NULL, "f"));
 }
 END_TEST
 
