@@ -11,6 +11,8 @@
 #define MT_DEFAULT_OUTPUT "memtrace-%p.db"
 #define MT_DEFAULT_DEPTH 64
 #define MT_MAX_DEPTH 256
+#define MT_DEFAULT_FLIGHT (64ull << 20)
+#define MT_MIN_FLIGHT (1ull << 20)
 
 static int parse_depth(const char *s)
 {
@@ -51,6 +53,57 @@ static void parse_output(const char *s, char *out, size_t outsz)
 	snprintf(out, outsz, "%s", s);
 }
 
+/* MEMTRACE_FLIGHT: a size (bytes, or with K, M, G: KiB, MiB, GiB; an
+ * optional "iB" or "B" after), 1/yes/true for the default, 0/no/false or
+ * unset for the full trace. */
+static uint64_t parse_flight(const char *s)
+{
+	if (!s || !*s || !strcmp(s, "0") || !strcmp(s, "no") || !strcmp(s, "false"))
+		return 0;
+	if (!strcmp(s, "1") || !strcmp(s, "yes") || !strcmp(s, "true"))
+		return MT_DEFAULT_FLIGHT;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (shift && (!strcmp(end, "iB") || !strcmp(end, "B")))
+		end += strlen(end);
+	else if (!shift && !strcmp(end, "B"))
+		end++;
+	if (errno || end == s || *end || *s == '-' || v > (UINT64_MAX >> 30)) {
+		mt_log(MT_USER, "MEMTRACE_FLIGHT=%.64s is not a size such as 64M or 1G; using 64M",
+		       s);
+		return MT_DEFAULT_FLIGHT;
+	}
+	v <<= shift;
+	if (v < MT_MIN_FLIGHT) {
+		mt_log(MT_USER, "MEMTRACE_FLIGHT=%.64s is less than the 1M it needs at least; "
+				"using 1M",
+		       s);
+		return MT_MIN_FLIGHT;
+	}
+	return v;
+}
+
+static void parse_report(const char *s, char *out, size_t outsz)
+{
+	out[0] = '\0';
+	if (!s || !*s || !strcmp(s, "0") || !strcmp(s, "no"))
+		return;
+	if (!strcmp(s, "text") || !strcmp(s, "json") || !strcmp(s, "html")) {
+		snprintf(out, outsz, "%s", s);
+		return;
+	}
+	mt_log(MT_USER, "MEMTRACE_REPORT_AT_EXIT=%.64s is not text, json or html; no report at "
+			"exit",
+	       s);
+}
+
 void mt_config_load(struct mt_config *cfg, mt_getenv_fn get)
 {
 	cfg->quiet = parse_bool("MEMTRACE_QUIET", get("MEMTRACE_QUIET"), false);
@@ -59,6 +112,9 @@ void mt_config_load(struct mt_config *cfg, mt_getenv_fn get)
 	cfg->follow = parse_bool("MEMTRACE_FOLLOW", get("MEMTRACE_FOLLOW"), true);
 	snprintf(cfg->rank, sizeof(cfg->rank), "%s", mt_config_rank(get));
 	parse_output(get("MEMTRACE_OUTPUT"), cfg->output, sizeof(cfg->output));
+	cfg->flight = parse_flight(get("MEMTRACE_FLIGHT"));
+	parse_report(get("MEMTRACE_REPORT_AT_EXIT"), cfg->report_at_exit,
+		     sizeof(cfg->report_at_exit));
 }
 
 const char *mt_config_rank(mt_getenv_fn get)

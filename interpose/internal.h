@@ -99,6 +99,8 @@ enum mt_who {
 };
 void mt_log(enum mt_who who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void mt_log_set_quiet(bool quiet);
+/* Lines already prefixed, in one write: informational, as MT_INFO. */
+void mt_log_text(const char *text, size_t len);
 /* Remembers which file descriptor 2 is (called at load). */
 void mt_log_init(void);
 void mt_log_reset(void);
@@ -111,6 +113,8 @@ struct mt_config {
 	bool quiet;
 	bool follow; /* trace children (fork, exec) too */
 	char rank[64]; /* RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID at load; "0" */
+	uint64_t flight; /* MEMTRACE_FLIGHT in bytes; 0: the full trace */
+	char report_at_exit[8]; /* MEMTRACE_REPORT_AT_EXIT: "", "text", "json", "html" */
 };
 typedef const char *(*mt_getenv_fn)(const char *name);
 void mt_config_load(struct mt_config *cfg, mt_getenv_fn get);
@@ -182,6 +186,9 @@ struct mt_symbol {
 	const char *function; /* NULL when none */
 };
 bool mt_symbol_lookup(uintptr_t ip, struct mt_symbol *sym);
+/* The function of the file's .symtab that holds vaddr (ip less the load
+ * bias): names dladdr does not know. Reads the file: the writer only. */
+bool mt_symbol_static(const char *path, uintptr_t vaddr, char *out, size_t outsz);
 /* Writes the hex GNU build id of the object loaded at base; "" if none. */
 void mt_symbol_build_id(uintptr_t base, const char *path, char *out, size_t outsz);
 
@@ -219,6 +226,7 @@ struct mt_writer_options {
 	unsigned interval_ms;
 	uint64_t start_ns; /* CLOCK_MONOTONIC at trace start */
 	const char *rank;
+	uint64_t flight; /* MEMTRACE_FLIGHT in bytes; 0: the full trace */
 	/* Names the capture side interned (NULL: none): NVTX operations and
 	 * marks, Python frames. */
 	bool (*op_name)(uint32_t id, char *out, size_t outsz, char *domain, size_t domainsz);

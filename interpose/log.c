@@ -92,3 +92,15 @@ void mt_log(enum mt_who who, const char *fmt, ...)
 out:
 	errno = saved_errno;
 }
+
+void mt_log_text(const char *text, size_t len)
+{
+	if (atomic_load(&log_quiet))
+		return;
+	int saved_errno = errno;
+	if (stderr_is_ours() && atomic_fetch_add(&log_count, 1) < MT_LOG_LIMIT) {
+		ssize_t r = write(STDERR_FILENO, text, len);
+		(void)r;
+	}
+	errno = saved_errno;
+}

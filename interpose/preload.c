@@ -86,6 +86,7 @@ static void start(void)
 		.interval_ms = MT_INTERVAL_MS,
 		.start_ns = mt_now_ns(),
 		.rank = config.rank,
+		.flight = config.flight,
 		.op_name = mt_nvtx_name,
 		.pyframe = mt_python_frame,
 	};

@@ -1,14 +1,18 @@
 /* Writer-side symbol work: which loaded object holds an address, its load
- * bias, its build id, and the dynamic symbol dladdr knows. Never called
- * on an application thread. The reporter adds file:line and static
+ * bias, its build id, and the dynamic symbol dladdr knows (the static one
+ * of the file's .symtab for the out-of-memory summary). Never called on
+ * an application thread. The reporter adds file:line and static
  * symbols from debug info later (report/symbolize.c). */
 #include "internal.h"
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char exe_path[MT_PATH_MAX];
@@ -97,4 +101,60 @@ void mt_symbol_build_id(uintptr_t base, const char *path, char *out, size_t outs
 	struct build_id_query q = { base, path, out, outsz };
 	out[0] = '\0';
 	dl_iterate_phdr(find_build_id, &q);
+}
+
+/* The function symbol of the ELF file at path that holds vaddr (an
+ * address less the module's load bias), from its .symtab, which dladdr
+ * does not read: the names of a program's own static and unexported
+ * functions, for the out-of-memory summary. Reads the file; false when it
+ * is gone, stripped or holds no such symbol. */
+bool mt_symbol_static(const char *path, uintptr_t vaddr, char *out, size_t outsz)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	bool found = false;
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(ElfW(Ehdr))) {
+		close(fd);
+		return false;
+	}
+	size_t size = (size_t)st.st_size;
+	const unsigned char *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return false;
+	const ElfW(Ehdr) *eh = (const void *)p;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shentsize != sizeof(ElfW(Shdr)) || eh->e_shoff > size ||
+	    (size - eh->e_shoff) / sizeof(ElfW(Shdr)) < eh->e_shnum)
+		goto out;
+	const ElfW(Shdr) *sh = (const void *)(p + eh->e_shoff);
+	for (unsigned i = 0; i < eh->e_shnum && !found; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum ||
+		    sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset)
+			continue;
+		const ElfW(Shdr) *str = &sh[sh[i].sh_link];
+		if (str->sh_offset > size || str->sh_size > size - str->sh_offset)
+			continue;
+		const ElfW(Sym) *sym = (const void *)(p + sh[i].sh_offset);
+		const char *names = (const char *)(p + str->sh_offset);
+		size_t n = sh[i].sh_size / sizeof(*sym);
+		for (size_t k = 0; k < n; k++) {
+			if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC || !sym[k].st_value ||
+			    vaddr < sym[k].st_value || vaddr - sym[k].st_value >= sym[k].st_size ||
+			    sym[k].st_name >= str->sh_size)
+				continue;
+			const char *name = names + sym[k].st_name;
+			size_t len = strnlen(name, str->sh_size - sym[k].st_name);
+			if (len == str->sh_size - sym[k].st_name)
+				continue; /* not terminated inside the table */
+			snprintf(out, outsz, "%s", name);
+			found = true;
+			break;
+		}
+	}
+out:
+	munmap((void *)p, size);
+	return found;
 }

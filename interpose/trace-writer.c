@@ -8,6 +8,7 @@
  * docs/trace-format.md (trace/trace-schema.h). */
 #include "clock.h"
 #include "internal.h"
+#include "trace-live.h"
 #include "trace-schema.h"
 #include "python.h"
 #include "u64map.h"
@@ -15,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -61,30 +63,6 @@ struct module {
 	char *path;
 };
 
-/* An allocation the writer knows live: what a free of it records. */
-struct live_alloc {
-	uint64_t seq;
-	uint64_t bytes;
-	uint8_t mem;
-};
-
-/* The live allocations: address -> index + 1 in slab; unused entries of
- * the slab are chained through their seq (index + 1, 0 ends). */
-struct live_set {
-	struct u64map by_address;
-	struct live_alloc *slab;
-	size_t cap, used;
-	uint64_t free_head;
-};
-
-/* Recently freed allocations, so that a free that failed (free_error)
- * can put its allocation back. */
-#define FREED_RING 64
-struct freed {
-	uint64_t address;
-	struct live_alloc info;
-};
-
 /* The event tables. Rows wait here and go into their table EVENT_BATCH at
  * a time, with one multi-row INSERT: a quarter less work per event in
  * SQLite than one INSERT each (tests/bench, docs/performance.md). */
@@ -126,6 +104,8 @@ struct mt_writer {
 	struct batch batch[B_COUNT];
 	struct mt_queue *queue;
 	struct mt_stack_table *stacks;
+	struct mt_live *live; /* the live set and what comes of it, the ring */
+	uint64_t flight_bound;
 	uint64_t start_ns;
 	unsigned interval_ms;
 	char path[MT_PATH_MAX];
@@ -145,10 +125,7 @@ struct mt_writer {
 	struct u64map frames; /* ip -> frame id */
 	struct u64map threads; /* tid -> 1 */
 	struct u64map ops; /* op ids written */
-	struct live_set live;
 	struct mt_site_table *sites;
-	struct freed freed[FREED_RING];
-	unsigned freed_next;
 	uint8_t *stack_written; /* by stack id */
 	size_t stack_written_cap;
 	struct module *modules;
@@ -287,6 +264,8 @@ static bool open_db(struct mt_writer *w)
 	 * being killed (it is in the OS), which is the failure that matters. */
 	if (!exec_sql(w, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"))
 		return false;
+	if (!mt_live_pragmas(w->db, w->flight_bound))
+		return sql_ok(w, SQLITE_ERROR, "the flight mode pragmas");
 	char sql[sizeof(MT_SCHEMA_SQL) + 64];
 	snprintf(sql, sizeof(sql), "BEGIN;" MT_SCHEMA_SQL "PRAGMA user_version=%d;",
 		 MT_SCHEMA_VERSION);
@@ -299,7 +278,17 @@ static bool open_db(struct mt_writer *w)
 	for (int i = 0; i < B_COUNT; i++)
 		if (!prepare_batch(w, (enum batch_id)i))
 			return false;
-	return true;
+	/* the summary names the trace by a path that a chdir does not break */
+	char abs[PATH_MAX];
+	w->live = mt_live_new(&(struct mt_live_options){
+		.db = w->db,
+		.path = realpath(w->path, abs) ? abs : w->path,
+		.bound = w->flight_bound,
+		.stacks = w->stacks,
+		.op_name = w->op_name,
+		.pyframe = w->pyframe,
+	});
+	return w->live ? true : sql_ok(w, SQLITE_ERROR, "the live set's statements");
 }
 
 static void read_file(const char *path, char *buf, size_t bufsz, bool nul_to_space)
@@ -348,6 +337,9 @@ static void write_static_meta(struct mt_writer *w, const struct mt_writer_option
 	put_meta_u64(w, "queue_capacity", mt_queue_capacity(opt->queue));
 	put_meta_u64(w, "commit_interval_ms", opt->interval_ms);
 	put_meta(w, "end", "running");
+	put_meta(w, "mode", opt->flight ? "flight" : "full");
+	if (opt->flight)
+		put_meta_u64(w, "flight_bytes", opt->flight);
 
 	sqlite3_stmt *s;
 	if (sqlite3_prepare_v2(w->db, "INSERT INTO apis(id,name) VALUES(?,?)", -1, &s, NULL))
@@ -499,86 +491,7 @@ static void write_thread(struct mt_writer *w, uint32_t tid)
 	step(w, ST_THREAD);
 }
 
-/* ---- the live allocations ---- */
-
-static void live_put(struct live_set *l, uint64_t address, const struct live_alloc *a)
-{
-	uint64_t *known = u64map_get(&l->by_address, address);
-	if (known) {
-		l->slab[*known - 1] = *a;
-		return;
-	}
-	uint64_t idx = l->free_head;
-	if (idx) {
-		l->free_head = l->slab[idx - 1].seq;
-	} else {
-		if (l->used == l->cap) {
-			size_t cap = l->cap ? l->cap * 2 : 1024;
-			struct live_alloc *p = realloc(l->slab, cap * sizeof(*p));
-			if (!p)
-				return;
-			l->slab = p;
-			l->cap = cap;
-		}
-		idx = ++l->used;
-	}
-	l->slab[idx - 1] = *a;
-	if (!u64map_put(&l->by_address, address, idx)) {
-		l->slab[idx - 1].seq = l->free_head;
-		l->free_head = idx;
-	}
-}
-
-static bool live_take(struct live_set *l, uint64_t address, struct live_alloc *a)
-{
-	uint64_t idx;
-	if (!u64map_del(&l->by_address, address, &idx))
-		return false;
-	*a = l->slab[idx - 1];
-	l->slab[idx - 1].seq = l->free_head;
-	l->free_head = idx;
-	return true;
-}
-
 /* ---- events ---- */
-
-/* Keeps the live map in step and fills in what a free releases. Returns
- * the seq of the allocation a free releases, -1 when none is known. */
-static int64_t track_live(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
-{
-	struct live_alloc a;
-	/* Only the hooked calls: CUPTI's records of the same memory arrive
-	 * late and in batches, and are matched by the reporter. */
-	if (ev->source != MT_SOURCE_HOOK)
-		return -1;
-	switch (ev->kind) {
-	case MT_EV_ALLOC:
-		a = (struct live_alloc){ seq, ev->bytes, ev->mem };
-		live_put(&w->live, ev->address, &a);
-		return -1;
-	case MT_EV_FREE:
-		if (!live_take(&w->live, ev->address, &a))
-			return -1;
-		ev->bytes = a.bytes;
-		ev->mem = a.mem;
-		w->freed[w->freed_next++ % FREED_RING] = (struct freed){ ev->address, a };
-		return (int64_t)a.seq;
-	case MT_EV_FREE_ERROR:
-		for (unsigned i = 0; i < FREED_RING; i++) {
-			struct freed *f = &w->freed[i];
-			if (f->address == ev->address && f->address) {
-				live_put(&w->live, f->address, &f->info);
-				ev->bytes = f->info.bytes;
-				ev->mem = f->info.mem;
-				f->address = 0;
-				break;
-			}
-		}
-		return -1;
-	default:
-		return -1;
-	}
-}
 
 static void write_site(struct mt_writer *w, uint32_t id, const struct mt_site_key *k)
 {
@@ -596,6 +509,8 @@ static void write_site(struct mt_writer *w, uint32_t id, const struct mt_site_ke
 	bind_u64_or_null(s, 11, k->handle, k->handle != 0);
 	bind_u64_or_null(s, 12, k->source, k->source != MT_SOURCE_HOOK);
 	step(w, ST_SITE);
+	if (w->live)
+		mt_live_site(w->live, id, k);
 }
 
 /* The id of the event's site (its row written when new); 0 when the
@@ -681,16 +596,19 @@ static void add_other(struct mt_writer *w, uint64_t seq, uint64_t t, const struc
 /* The row of the event: allocs for an allocation, frees for a free of an
  * allocation known live (its address and bytes are the allocation's),
  * other_events for the rest. */
-static void add_event_row(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
+static void add_event_row(struct mt_writer *w, uint64_t seq, uint64_t t, struct mt_event *ev)
 {
-	int64_t alloc = track_live(w, seq, ev);
-	/* Marks made before the trace started and CUPTI records timed before
-	 * it are placed at its start. */
-	uint64_t t = ev->time_ns > w->start_ns ? ev->time_ns - w->start_ns : 0;
+	/* an allocation's site is its own; a free's has the memory kind of
+	 * what it releases, which mt_live_track fills in */
+	uint32_t site = ev->kind == MT_EV_ALLOC ? site_id(w, ev) : 0;
+	int64_t alloc = mt_live_track(w->live, seq, t, ev, site);
 	bool narrow = ev->kind == MT_EV_ALLOC || (alloc >= 0 && ev->mem != 0);
-	uint32_t site = narrow ? site_id(w, ev) : 0;
 	struct event_row *r;
 
+	if (narrow && ev->kind != MT_EV_ALLOC)
+		site = site_id(w, ev);
+	if (site && mt_live_row(w->live, seq, t, site, ev, alloc))
+		return; /* flight mode: into the ring */
 	if (site && ev->kind == MT_EV_ALLOC) {
 		r = add_row(w, B_ALLOC);
 		*r = (struct event_row){ .v = { (int64_t)seq, (int64_t)t, site,
@@ -699,16 +617,20 @@ static void add_event_row(struct mt_writer *w, uint64_t seq, struct mt_event *ev
 		r = add_row(w, B_FREE);
 		*r = (struct event_row){ .v = { (int64_t)seq, (int64_t)t, site, alloc } };
 	} else {
+		mt_live_other(w->live, ev->kind);
 		add_other(w, seq, t, ev);
 	}
 }
 
 static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 {
+	/* Marks made before the trace started and CUPTI records timed before
+	 * it are placed at its start. */
+	uint64_t t = ev->time_ns > w->start_ns ? ev->time_ns - w->start_ns : 0;
 	write_thread(w, ev->tid);
 	write_stack(w, ev->stack);
 	write_op(w, ev->op);
-	add_event_row(w, seq, ev);
+	add_event_row(w, seq, t, ev);
 	sqlite3_stmt *s;
 
 	if (ev->source == MT_SOURCE_CUPTI) {
@@ -735,9 +657,31 @@ static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 		bind_u64_or_null(s, 3, ev->device_total, ev->device_total != 0);
 		step(w, ST_OOM);
 	}
+	if (!mt_live_event(w->live, seq, t, ev))
+		w->failed = true;
 }
 
-/* One flush: everything in the queue now, in one transaction. */
+/* The waiting rows, the meta keys and the live sets, then COMMIT. */
+static void commit(struct mt_writer *w, uint64_t seq)
+{
+	for (int i = 0; i < B_COUNT; i++) {
+		if (!w->failed)
+			flush_batch(w, (enum batch_id)i);
+		w->batch[i].n = 0;
+	}
+	if (w->failed)
+		return;
+	put_meta_u64(w, "events_written", seq);
+	put_meta_u64(w, "producer_wait_ns", mt_queue_wait_ns(w->queue));
+	put_meta_u64(w, "end_monotonic_ns", mt_now_ns() - w->start_ns);
+	if (!mt_live_commit(w->live))
+		w->failed = true;
+	exec_sql(w, "COMMIT");
+}
+
+/* One flush: everything in the queue now, in one transaction; in flight
+ * mode in transactions of MT_FLIGHT_CHUNK events, each followed by the
+ * ring's trim when the file nears its bound. */
 static void drain(struct mt_writer *w)
 {
 	pthread_mutex_lock(&w->work);
@@ -746,7 +690,8 @@ static void drain(struct mt_writer *w)
 	struct mt_event ev;
 	uint64_t seq = mt_queue_popped(w->queue);
 	uint64_t first = seq;
-	bool open = false;
+	unsigned in_tx = 0;
+	bool open = false, flight = w->live && mt_live_flight(w->live);
 	while (mt_queue_pop(w->queue, &ev)) {
 		if (!open && !w->failed)
 			open = exec_sql(w, "BEGIN");
@@ -755,18 +700,20 @@ static void drain(struct mt_writer *w)
 		else
 			w->dropped++;
 		seq++;
+		if (open && flight && ++in_tx >= MT_FLIGHT_CHUNK) {
+			commit(w, seq);
+			open = false;
+			in_tx = 0;
+			if (!w->failed && !mt_live_trim(w->live))
+				w->failed = true;
+		}
 	}
-	for (int i = 0; i < B_COUNT; i++) {
-		if (open && !w->failed)
-			flush_batch(w, (enum batch_id)i);
+	if (open)
+		commit(w, seq);
+	for (int i = 0; i < B_COUNT; i++)
 		w->batch[i].n = 0;
-	}
-	if (open && !w->failed) {
-		put_meta_u64(w, "events_written", seq);
-		put_meta_u64(w, "producer_wait_ns", mt_queue_wait_ns(w->queue));
-		put_meta_u64(w, "end_monotonic_ns", mt_now_ns() - w->start_ns);
-		exec_sql(w, "COMMIT");
-	}
+	if (open && flight && !w->failed && !mt_live_trim(w->live))
+		w->failed = true;
 	pthread_mutex_unlock(&w->work);
 
 	if (seq != first || w->failed) {
@@ -882,6 +829,8 @@ static bool start_thread(struct mt_writer *w)
 /* Finalizes the statements and closes the database (which checkpoints). */
 static void close_db(struct mt_writer *w)
 {
+	mt_live_free(w->live);
+	w->live = NULL;
 	for (int i = 0; i < ST_COUNT; i++) {
 		sqlite3_finalize(w->stmt[i]);
 		w->stmt[i] = NULL;
@@ -901,8 +850,6 @@ static void destroy(struct mt_writer *w)
 	close_db(w);
 	u64map_fini(&w->frames);
 	u64map_fini(&w->threads);
-	u64map_fini(&w->live.by_address);
-	free(w->live.slab);
 	mt_site_table_free(w->sites);
 	u64map_fini(&w->ops);
 	for (size_t i = 0; i < w->nmodules; i++)
@@ -922,12 +869,13 @@ struct mt_writer *mt_writer_start(const struct mt_writer_options *opt)
 	w->stacks = opt->stacks;
 	w->start_ns = opt->start_ns;
 	w->interval_ms = opt->interval_ms;
+	w->flight_bound = opt->flight;
 	w->op_name = opt->op_name;
 	w->pyframe = opt->pyframe;
 	atomic_init(&w->committed, mt_queue_popped(opt->queue));
 	init_sync(w);
 	if (!u64map_init(&w->frames, 12) || !u64map_init(&w->threads, 6) ||
-	    !u64map_init(&w->live.by_address, 12) || !u64map_init(&w->ops, 6) ||
+	    !u64map_init(&w->ops, 6) ||
 	    !(w->sites = mt_site_table_new()))
 		goto fail;
 	if (!create_files(w->path))

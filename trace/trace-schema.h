@@ -4,9 +4,11 @@
 
 /* Version 2 keeps successful allocations and frees in narrow tables
  * (allocs, frees, with their repeating columns in sites) and everything
- * else in other_events; the view events gives version 1's rows back. The
- * reporter reads versions 1 and 2. */
-#define MT_SCHEMA_VERSION 2
+ * else in other_events; the view events gives version 1's rows back.
+ * Version 3 adds what the writer keeps beside the events (the live set at
+ * the peak, at each OOM and mark) and flight mode's tables (what left the
+ * ring). The reporter reads versions 1 to 3. */
+#define MT_SCHEMA_VERSION 3
 #define MT_SCHEMA_VERSION_MIN 1
 
 enum mt_event_kind {
@@ -108,7 +110,10 @@ enum mt_frame_kind {
 	" kind INTEGER NOT NULL, api INTEGER NOT NULL, thread INTEGER,"              \
 	" device INTEGER, stream INTEGER, address INTEGER, bytes INTEGER,"           \
 	" mem INTEGER, stack INTEGER, status INTEGER, handle INTEGER, op INTEGER,"   \
-	" source INTEGER);"                                                          \
+	" source INTEGER);"
+
+/* Version 2's view: every event as version 1's row. */
+#define MT_EVENTS_VIEW_V2_SQL                                                       \
 	"CREATE VIEW events(" MT_EVENT_COLUMNS ") AS"                                \
 	" SELECT a.seq,a.time_ns,s.kind,s.api,s.thread,s.device,s.stream,"           \
 	"a.address,a.bytes,s.mem,s.stack,s.status,s.handle,s.op,s.source"            \
@@ -122,4 +127,82 @@ enum mt_frame_kind {
 	" SELECT " MT_EVENT_COLUMNS " FROM other_events"                             \
 	" ORDER BY 1;"
 
-#define MT_SCHEMA_SQL MT_SCHEMA_COMMON_SQL MT_SCHEMA_EVENTS_SQL
+/* Version 3's: the ring's allocations and frees too. */
+#define MT_EVENTS_VIEW_SQL                                                          \
+	"CREATE VIEW events(" MT_EVENT_COLUMNS ") AS"                                \
+	" SELECT a.seq,a.time_ns,s.kind,s.api,s.thread,s.device,s.stream,"           \
+	"a.address,a.bytes,s.mem,s.stack,s.status,s.handle,s.op,s.source"            \
+	" FROM allocs a LEFT JOIN sites s ON s.id=a.site"                            \
+	" UNION ALL"                                                                 \
+	" SELECT f.seq,f.time_ns,s.kind,s.api,s.thread,s.device,s.stream,"           \
+	"a.address,a.bytes,s.mem,s.stack,s.status,s.handle,s.op,s.source"            \
+	" FROM frees f LEFT JOIN sites s ON s.id=f.site"                             \
+	" LEFT JOIN allocs a ON a.seq=f.alloc"                                       \
+	" UNION ALL"                                                                 \
+	" SELECT " MT_EVENT_COLUMNS " FROM other_events"                             \
+	" UNION ALL"                                                                 \
+	" SELECT a.seq,a.time_ns,s.kind,s.api,s.thread,s.device,s.stream,"           \
+	"a.address,a.bytes,s.mem,s.stack,s.status,s.handle,s.op,s.source"            \
+	" FROM ring_allocs a LEFT JOIN sites s ON s.id=a.site"                       \
+	" UNION ALL"                                                                 \
+	" SELECT f.seq,f.time_ns,s.kind,s.api,s.thread,s.device,s.stream,"           \
+	"f.address,f.bytes,s.mem,s.stack,s.status,s.handle,s.op,s.source"            \
+	" FROM ring_frees f LEFT JOIN sites s ON s.id=f.site"                        \
+	" ORDER BY 1;"
+
+/* Version 3: what the writer keeps beside the events, in both modes: the
+ * live set by allocation site (sites.id) at the device peak, at each OOM
+ * (ooms.seq) and at each mark (its event's seq), as the writer counts it
+ * (hooked allocations of the device-side kinds but graph memory at the
+ * peak: device, managed, pool, vmm_physical, array; every kind at OOMs and
+ * marks); every allocs and frees row counted by site and every
+ * other_events row by kind, so that a flight trace's reader knows what
+ * left the ring. Flight mode: ring holds the recent allocations and
+ * frees, MT_RING_ALLOC_FIELDS or MT_RING_FREE_FIELDS integers an event in
+ * one JSON array per commit; allocs holds the allocations still live that
+ * left it; kept lists the other_events rows kept below the ring's start
+ * (marks, mappings still mapped, each exec's first launch). */
+#define MT_SCHEMA_LIVE_SQL                                                          \
+	"CREATE TABLE live_at_peak(site INTEGER PRIMARY KEY, bytes INTEGER NOT NULL,"  \
+	" count INTEGER NOT NULL);"                                                   \
+	"CREATE TABLE live_at_oom(oom INTEGER NOT NULL, site INTEGER NOT NULL,"       \
+	" bytes INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(oom, site))"    \
+	" WITHOUT ROWID;"                                                             \
+	"CREATE TABLE live_at_mark(mark INTEGER NOT NULL, site INTEGER NOT NULL,"     \
+	" bytes INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(mark, site))"   \
+	" WITHOUT ROWID;"                                                             \
+	"CREATE TABLE site_totals(site INTEGER PRIMARY KEY, allocs INTEGER NOT NULL,"  \
+	" alloc_bytes INTEGER NOT NULL, frees INTEGER NOT NULL,"                       \
+	" free_bytes INTEGER NOT NULL);"                                              \
+	"CREATE TABLE kind_totals(kind INTEGER PRIMARY KEY, count INTEGER NOT NULL);"  \
+	"CREATE TABLE ring(first_seq INTEGER PRIMARY KEY, last_seq INTEGER NOT NULL,"  \
+	" events TEXT NOT NULL);"                                                     \
+	"CREATE TABLE kept(seq INTEGER PRIMARY KEY);"                                 \
+	"CREATE VIEW ring_allocs(seq,time_ns,site,address,bytes) AS"                  \
+	" SELECT json_extract(e.value,'$[0]'),json_extract(e.value,'$[1]'),"          \
+	"json_extract(e.value,'$[2]'),json_extract(e.value,'$[3]'),"                  \
+	"json_extract(e.value,'$[4]') FROM ring r, json_each(r.events) e"             \
+	" WHERE json_array_length(e.value) = 5;"                                      \
+	"CREATE VIEW ring_frees(seq,time_ns,site,alloc,address,bytes) AS"             \
+	" SELECT json_extract(e.value,'$[0]'),json_extract(e.value,'$[1]'),"          \
+	"json_extract(e.value,'$[2]'),json_extract(e.value,'$[3]'),"                  \
+	"json_extract(e.value,'$[4]'),json_extract(e.value,'$[5]')"                   \
+	" FROM ring r, json_each(r.events) e WHERE json_array_length(e.value) = 6;"
+
+/* A ring event: an allocation [seq, time_ns, site, address, bytes], a free
+ * [seq, time_ns, site, alloc, address, bytes] (alloc: the seq it frees). */
+#define MT_RING_ALLOC_FIELDS 5
+#define MT_RING_FREE_FIELDS 6
+
+/* The event kinds flight mode never takes out of other_events: the OOMs,
+ * the devices, pool and graph lifetimes, captures and graph memory
+ * nodes. */
+#define MT_FLIGHT_KEPT_KINDS "3,9,10,12,14,15,16,17,18,21,22,24,25"
+
+/* The live sets at OOMs and marks the writer keeps: the first ones and the
+ * last, as the reporter keeps its own (model.h). */
+#define MT_LIVE_OOMS_KEPT 64
+#define MT_LIVE_MARKS_KEPT 1024
+
+#define MT_SCHEMA_SQL \
+	MT_SCHEMA_COMMON_SQL MT_SCHEMA_EVENTS_SQL MT_SCHEMA_LIVE_SQL MT_EVENTS_VIEW_SQL

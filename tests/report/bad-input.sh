@@ -94,7 +94,7 @@ trace good.db "$src/golden/oom.sql"
 cp good.db v7.db
 echo 'PRAGMA user_version = 7;' >v7.sql
 "$sqlload" v7.db v7.sql
-run 1 'has trace schema version 7, but this memtrace report reads versions 1 to 2' v7.db
+run 1 'has trace schema version 7, but this memtrace report reads versions 1 to 3' v7.db
 cp good.db v0.db
 echo 'PRAGMA user_version = 0;' >v0.sql
 "$sqlload" v0.db v0.sql

@@ -233,7 +233,7 @@ int main(int argc, char **argv)
 		die(argv[1]);
 	exec("BEGIN; ALTER TABLE events RENAME TO v1_events");
 	add_missing_columns();
-	exec(MT_SCHEMA_EVENTS_SQL);
+	exec(MT_SCHEMA_EVENTS_SQL MT_EVENTS_VIEW_V2_SQL);
 	convert();
 	check_view();
 	exec("DROP TABLE v1_events; UPDATE meta SET value = '2' WHERE key = 'schema_version';"

@@ -1,0 +1,1204 @@
+/* The live set and what the writer derives from it (trace-live.h).
+ *
+ * The peak costs nothing per event: as in the reporter (report/model.c),
+ * a new peak bumps an epoch, and a site saves its live bytes for the peak
+ * before its first change after it. The OOM summary and the live sets at
+ * OOMs and marks walk the sites that hold memory, not the allocations.
+ *
+ * Flight mode's ring costs less than the full trace's rows: an event is a
+ * few integers appended to the commit's JSON text, a commit one row of
+ * ring, a trim the deletion of whole rows. What must outlive the ring is
+ * kept apart: an allocation still live when its chunk goes becomes a row
+ * of allocs (and that row goes with the chunk of its free); the kinds
+ * MT_FLIGHT_KEPT_KINDS and the events listed in kept stay in other_events;
+ * site_totals and kind_totals count everything written, so that the
+ * reader knows what left. */
+#include "trace-live.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "python.h"
+#include "trace-schema.h"
+#include "trace-user-frame.h"
+#include "u64map.h"
+
+/* An OOM less than this long after the previous one is the same episode:
+ * the program is retrying or giving up, and has had its summary. */
+#define EPISODE_NS (10ull * 1000000000ull)
+#define SUMMARY_HOLDERS 5
+/* Chunks of the ring the writer tells apart; older ones are merged. */
+#define MAX_SEGMENTS 1024
+/* Recently freed allocations, so that a free that failed (free_error)
+ * can put its allocation back. */
+#define FREED_RING 64
+
+/* ---- the live set ---- */
+
+/* An allocation live: what a free of it records, and what flight mode
+ * writes of it when its chunk leaves the ring. */
+struct live_alloc {
+	uint64_t seq, time_ns, address, bytes;
+	uint32_t site;
+	uint8_t mem;
+	bool used; /* a slab entry in use */
+	bool persisted; /* a row of allocs (flight mode) */
+};
+
+/* address -> index + 1 in slab; unused entries are chained through their
+ * seq (index + 1, 0 ends). */
+struct live_set {
+	struct u64map by_address;
+	struct live_alloc *slab;
+	size_t cap, used;
+	uint64_t free_head;
+};
+
+struct site_live {
+	uint64_t bytes, count; /* hooked allocations live now */
+	uint64_t at_peak, at_peak_count;
+	uint64_t epoch; /* the peak epoch at_peak is up to date for */
+	/* rows written: site_totals */
+	uint64_t allocs, alloc_bytes, frees, free_bytes;
+	uint32_t stack, op;
+	uint32_t slot; /* index + 1 in holding, 0: holds nothing */
+	int16_t device;
+	uint8_t mem;
+	bool known; /* mt_live_site was called */
+	bool dirty; /* totals to write */
+};
+
+/* Consecutive chunks of the ring (rows whose first_seq is in
+ * [first, last]): how many of their allocations are live and not yet
+ * rows of allocs; those freed in a later chunk (crossing: they become
+ * rows when these chunks go, so that every free in the ring has its
+ * allocation); the rows of allocs their own frees released. */
+struct segment {
+	uint64_t first, last, first_time_ns, bytes, live;
+	uint64_t *unpersist;
+	size_t n_unpersist, cap_unpersist;
+	struct live_alloc *crossing;
+	size_t n_crossing, cap_crossing;
+};
+
+enum stmt {
+	S_PEAK_CLEAR,
+	S_PEAK_ROW,
+	S_OOM_ROW,
+	S_OOM_CLEAR,
+	S_MARK_ROW,
+	S_MARK_CLEAR,
+	S_META,
+	S_KEEP,
+	S_UNKEEP,
+	S_SITE_TOTAL,
+	S_KIND_TOTAL,
+	S_RING_ADD,
+	S_RING_DROP,
+	S_PERSIST,
+	S_UNPERSIST,
+	S_DEL_OTHER,
+	S_DEL_CUPTI,
+	S_COUNT,
+};
+
+static const char *const stmt_sql[S_COUNT] = {
+	[S_PEAK_CLEAR] = "DELETE FROM live_at_peak",
+	[S_PEAK_ROW] = "INSERT INTO live_at_peak(site,bytes,count) VALUES(?,?,?)",
+	[S_OOM_ROW] = "INSERT OR REPLACE INTO live_at_oom(oom,site,bytes,count) VALUES(?,?,?,?)",
+	[S_OOM_CLEAR] = "DELETE FROM live_at_oom WHERE oom = ?",
+	[S_MARK_ROW] = "INSERT OR REPLACE INTO live_at_mark(mark,site,bytes,count) VALUES(?,?,?,?)",
+	[S_MARK_CLEAR] = "DELETE FROM live_at_mark WHERE mark = ?",
+	[S_META] = "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)",
+	[S_KEEP] = "INSERT OR IGNORE INTO kept(seq) VALUES(?)",
+	[S_UNKEEP] = "DELETE FROM kept WHERE seq = ?",
+	[S_SITE_TOTAL] = "INSERT OR REPLACE INTO site_totals(site,allocs,alloc_bytes,frees,"
+			 "free_bytes) VALUES(?,?,?,?,?)",
+	[S_KIND_TOTAL] = "INSERT OR REPLACE INTO kind_totals(kind,count) VALUES(?,?)",
+	[S_RING_ADD] = "INSERT INTO ring(first_seq,last_seq,events) VALUES(?,?,?)",
+	[S_RING_DROP] = "DELETE FROM ring WHERE first_seq >= ?1 AND first_seq <= ?2",
+	[S_PERSIST] = "INSERT OR REPLACE INTO allocs(seq,time_ns,site,address,bytes) "
+		      "VALUES(?,?,?,?,?)",
+	[S_UNPERSIST] = "DELETE FROM allocs WHERE seq = ?",
+	[S_DEL_OTHER] = "DELETE FROM other_events WHERE seq >= ?1 AND seq <= ?2"
+			" AND kind NOT IN (" MT_FLIGHT_KEPT_KINDS ")"
+			" AND seq NOT IN (SELECT seq FROM kept)",
+	[S_DEL_CUPTI] = "DELETE FROM cupti WHERE seq >= ?1 AND seq <= ?2"
+			" AND seq NOT IN (SELECT seq FROM other_events WHERE seq >= ?1 AND seq <= ?2)"
+			" AND seq NOT IN (SELECT seq FROM allocs WHERE seq >= ?1 AND seq <= ?2)",
+};
+
+#define KINDS 32
+
+struct mt_live {
+	sqlite3 *db;
+	sqlite3_stmt *stmt[S_COUNT];
+	char path[MT_PATH_MAX];
+	struct mt_stack_table *stacks;
+	bool (*op_name)(uint32_t, char *, size_t, char *, size_t);
+	bool (*pyframe)(uintptr_t, const char **, const char **, unsigned *);
+
+	struct live_set live;
+	struct live_alloc freed[FREED_RING];
+	unsigned freed_next;
+
+	struct site_live *sites; /* by site id */
+	size_t cap_sites;
+	uint32_t *holding; /* ids of the sites with live allocations */
+	size_t n_holding, cap_holding;
+	uint32_t *dirty; /* ids of the sites whose totals changed */
+	size_t n_dirty, cap_dirty;
+	uint64_t kinds[KINDS]; /* other_events rows by kind */
+	bool kinds_dirty;
+
+	/* the device peak, of device-side kinds but graph memory */
+	uint64_t device_live, device_count;
+	uint64_t mem_live[KINDS], mem_peak[KINDS]; /* by memory kind */
+	bool mem_peak_dirty;
+	uint64_t peak, peak_seq, peak_time_ns, peak_epoch;
+	uint64_t written_epoch; /* of the live_at_peak rows in the file */
+
+	uint64_t ooms, marks, last_oom_kept, last_mark_kept;
+	bool had_oom;
+	uint64_t last_oom_ns;
+
+	/* flight mode */
+	uint64_t bound, budget; /* the file's; the main file's share of it */
+	char *chunk; /* this commit's ring events: "[[...],[...]" */
+	size_t chunk_len, chunk_cap;
+	struct segment open; /* of the chunk; first = UINT64_MAX when empty */
+	struct segment *segs; /* the ring's chunks, oldest at head */
+	size_t head, n_segs, cap_segs;
+	uint64_t ring_first, ring_first_time_ns, trimmed_chunks;
+	bool meta_dirty, over_told;
+	struct u64map mapped; /* address -> the seq of its cuMemMap */
+	struct u64map launched; /* execs launched once */
+	sqlite3_stmt *pragma[3];
+};
+
+/* ---- SQL ---- */
+
+static bool run(struct mt_live *l, enum stmt id)
+{
+	sqlite3_stmt *s = l->stmt[id];
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+		return true;
+	mt_log(MT_ENV, "cannot write the trace %s: %s (at %.40s)", l->path,
+	       sqlite3_errmsg(l->db), stmt_sql[id]);
+	return false;
+}
+
+static bool run_i64(struct mt_live *l, enum stmt id, int n, const int64_t *v)
+{
+	for (int i = 0; i < n; i++)
+		sqlite3_bind_int64(l->stmt[id], i + 1, v[i]);
+	return run(l, id);
+}
+
+#define RUN(l, id, ...)                                                              \
+	run_i64(l, id, (int)(sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)), \
+		(int64_t[]){ __VA_ARGS__ })
+
+static bool put_meta(struct mt_live *l, const char *key, uint64_t value)
+{
+	sqlite3_bind_text(l->stmt[S_META], 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(l->stmt[S_META], 2, (int64_t)value);
+	return run(l, S_META);
+}
+
+/* ---- the sites ---- */
+
+static struct site_live *site_at(struct mt_live *l, uint32_t id)
+{
+	if (id >= l->cap_sites) {
+		size_t cap = l->cap_sites ? l->cap_sites : 256;
+		while (cap <= id)
+			cap *= 2;
+		struct site_live *p = realloc(l->sites, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		memset(p + l->cap_sites, 0, (cap - l->cap_sites) * sizeof(*p));
+		l->sites = p;
+		l->cap_sites = cap;
+	}
+	return &l->sites[id];
+}
+
+static struct site_live *known_site(struct mt_live *l, uint32_t id)
+{
+	struct site_live *s = id && id < l->cap_sites ? &l->sites[id] : NULL;
+	return s && s->known ? s : NULL;
+}
+
+void mt_live_site(struct mt_live *l, uint32_t site, const struct mt_site_key *k)
+{
+	struct site_live *s = site_at(l, site);
+	if (!s)
+		return;
+	s->stack = k->stack;
+	s->op = k->op;
+	s->mem = k->mem;
+	s->device = k->device;
+	s->epoch = l->peak_epoch; /* born now: it held nothing at earlier peaks */
+	s->known = true;
+}
+
+/* The kinds the peak counts: the reporter's device-side kinds, less graph
+ * memory, which is memory only while a launch has made it physical. */
+static bool peak_kind(int mem)
+{
+	return mem == MT_MEM_DEVICE || mem == MT_MEM_MANAGED || mem == MT_MEM_POOL ||
+	       mem == MT_MEM_VMM_PHYSICAL || mem == MT_MEM_ARRAY;
+}
+
+static void touch(struct mt_live *l, struct site_live *s)
+{
+	if (s->epoch != l->peak_epoch) {
+		s->at_peak = s->bytes;
+		s->at_peak_count = s->count;
+		s->epoch = l->peak_epoch;
+	}
+}
+
+static bool push_u32(uint32_t **a, size_t *n, size_t *cap, uint32_t v)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		uint32_t *p = realloc(*a, c * sizeof(*p));
+		if (!p)
+			return false;
+		*a = p;
+		*cap = c;
+	}
+	(*a)[(*n)++] = v;
+	return true;
+}
+
+static void hold(struct mt_live *l, uint32_t id, struct site_live *s)
+{
+	if (!s->slot && push_u32(&l->holding, &l->n_holding, &l->cap_holding, id))
+		s->slot = (uint32_t)l->n_holding;
+}
+
+static void unhold(struct mt_live *l, struct site_live *s)
+{
+	if (!s->slot)
+		return;
+	uint32_t last = l->holding[--l->n_holding];
+	if (s->slot - 1 < l->n_holding) {
+		l->holding[s->slot - 1] = last;
+		l->sites[last].slot = s->slot;
+	}
+	s->slot = 0;
+}
+
+static void site_add(struct mt_live *l, uint32_t site, uint64_t bytes, uint64_t seq,
+		     uint64_t time_ns)
+{
+	struct site_live *s = known_site(l, site);
+	if (!s)
+		return;
+	touch(l, s);
+	s->bytes += bytes;
+	s->count++;
+	hold(l, site, s);
+	if (s->mem < KINDS && (l->mem_live[s->mem] += bytes) > l->mem_peak[s->mem]) {
+		l->mem_peak[s->mem] = l->mem_live[s->mem];
+		l->mem_peak_dirty = true;
+	}
+	if (!peak_kind(s->mem))
+		return;
+	l->device_live += bytes;
+	l->device_count++;
+	if (l->device_live > l->peak) {
+		l->peak = l->device_live;
+		l->peak_seq = seq;
+		l->peak_time_ns = time_ns;
+		l->peak_epoch++;
+	}
+}
+
+static void site_sub(struct mt_live *l, uint32_t site, uint64_t bytes)
+{
+	struct site_live *s = known_site(l, site);
+	if (!s || !s->count)
+		return;
+	touch(l, s);
+	s->bytes = s->bytes > bytes ? s->bytes - bytes : 0;
+	s->count--;
+	if (!s->count)
+		unhold(l, s);
+	if (s->mem < KINDS)
+		l->mem_live[s->mem] = l->mem_live[s->mem] > bytes ? l->mem_live[s->mem] - bytes : 0;
+	if (peak_kind(s->mem)) {
+		l->device_live = l->device_live > bytes ? l->device_live - bytes : 0;
+		l->device_count -= l->device_count > 0;
+	}
+}
+
+/* ---- the ring's segments ---- */
+
+/* The segment (open or in the ring) of the allocation with this seq. */
+static struct segment *segment_of(struct mt_live *l, uint64_t seq)
+{
+	if (l->open.first != UINT64_MAX && seq >= l->open.first)
+		return &l->open;
+	size_t lo = l->head, hi = l->head + l->n_segs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (l->segs[mid].last < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < l->head + l->n_segs && l->segs[lo].first <= seq ? &l->segs[lo] : NULL;
+}
+
+static bool push_u64(uint64_t **a, size_t *n, size_t *cap, uint64_t v)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		uint64_t *p = realloc(*a, c * sizeof(*p));
+		if (!p)
+			return false;
+		*a = p;
+		*cap = c;
+	}
+	(*a)[(*n)++] = v;
+	return true;
+}
+
+static bool push_alloc(struct segment *s, const struct live_alloc *a)
+{
+	if (s->n_crossing == s->cap_crossing) {
+		size_t c = s->cap_crossing ? s->cap_crossing * 2 : 16;
+		struct live_alloc *p = realloc(s->crossing, c * sizeof(*p));
+		if (!p)
+			return false;
+		s->crossing = p;
+		s->cap_crossing = c;
+	}
+	s->crossing[s->n_crossing++] = *a;
+	return true;
+}
+
+/* a stops being live (its free goes into the open chunk): its segment has
+ * one live allocation less; when its allocation is in an older chunk, it
+ * will be a row of allocs from that chunk's end to this one's */
+static void ring_released(struct mt_live *l, const struct live_alloc *a)
+{
+	struct segment *s;
+	if (!l->bound)
+		return;
+	if (!a->persisted) {
+		s = segment_of(l, a->seq);
+		if (!s || s == &l->open) {
+			if (s && s->live)
+				s->live--;
+			return;
+		}
+		if (s->live)
+			s->live--;
+		if (!push_alloc(s, a))
+			return;
+	}
+	push_u64(&l->open.unpersist, &l->open.n_unpersist, &l->open.cap_unpersist, a->seq);
+}
+
+static void persist(struct mt_live *l, struct live_alloc *a);
+
+/* a is live again (a free that failed) */
+static void ring_restored(struct mt_live *l, struct live_alloc *a)
+{
+	struct segment *s;
+	if (!l->bound)
+		return;
+	/* its free's chunk must not take its row after all, nor its own
+	 * chunk make a row of it as of a freed one */
+	for (size_t i = 0; i <= l->n_segs; i++) {
+		s = i < l->n_segs ? &l->segs[l->head + i] : &l->open;
+		for (size_t j = 0; j < s->n_unpersist; j++) {
+			if (s->unpersist[j] == a->seq)
+				s->unpersist[j--] = s->unpersist[--s->n_unpersist];
+		}
+		for (size_t j = 0; j < s->n_crossing; j++) {
+			if (s->crossing[j].seq == a->seq)
+				s->crossing[j--] = s->crossing[--s->n_crossing];
+		}
+	}
+	if (a->persisted)
+		return;
+	if ((s = segment_of(l, a->seq))) {
+		s->live++;
+	} else {
+		persist(l, a); /* its chunk is gone already */
+	}
+}
+
+/* ---- the live set ---- */
+
+static struct live_alloc *live_put(struct mt_live *l, uint64_t address, const struct live_alloc *a)
+{
+	struct live_set *ls = &l->live;
+	uint64_t *known = u64map_get(&ls->by_address, address);
+	if (known) {
+		ls->slab[*known - 1] = *a;
+		return &ls->slab[*known - 1];
+	}
+	uint64_t idx = ls->free_head;
+	if (idx) {
+		ls->free_head = ls->slab[idx - 1].seq;
+	} else {
+		if (ls->used == ls->cap) {
+			size_t cap = ls->cap ? ls->cap * 2 : 1024;
+			struct live_alloc *p = realloc(ls->slab, cap * sizeof(*p));
+			if (!p)
+				return NULL;
+			ls->slab = p;
+			ls->cap = cap;
+		}
+		idx = ++ls->used;
+	}
+	ls->slab[idx - 1] = *a;
+	ls->slab[idx - 1].used = true;
+	if (!u64map_put(&ls->by_address, address, idx)) {
+		ls->slab[idx - 1] = (struct live_alloc){ .seq = ls->free_head };
+		ls->free_head = idx;
+		return NULL;
+	}
+	return &ls->slab[idx - 1];
+}
+
+static bool live_take(struct mt_live *l, uint64_t address, struct live_alloc *a)
+{
+	struct live_set *ls = &l->live;
+	uint64_t idx;
+	if (!address || !u64map_del(&ls->by_address, address, &idx))
+		return false;
+	*a = ls->slab[idx - 1];
+	ls->slab[idx - 1] = (struct live_alloc){ .seq = ls->free_head };
+	ls->free_head = idx;
+	return true;
+}
+
+static void released(struct mt_live *l, const struct live_alloc *a)
+{
+	site_sub(l, a->site, a->bytes);
+	ring_released(l, a);
+}
+
+int64_t mt_live_track(struct mt_live *l, uint64_t seq, uint64_t time_ns, struct mt_event *ev,
+		      uint32_t site)
+{
+	struct live_alloc a;
+	/* Only the hooked calls: CUPTI's records of the same memory arrive
+	 * late and in batches, and are matched by the reporter. */
+	if (ev->source != MT_SOURCE_HOOK)
+		return -1;
+	switch (ev->kind) {
+	case MT_EV_ALLOC:
+		/* a free we did not see: the address is reused */
+		if (live_take(l, ev->address, &a))
+			released(l, &a);
+		if (!ev->address)
+			return -1;
+		a = (struct live_alloc){ .seq = seq, .time_ns = time_ns, .address = ev->address,
+					 .bytes = ev->bytes, .site = site, .mem = ev->mem };
+		if (live_put(l, ev->address, &a))
+			site_add(l, site, ev->bytes, seq, time_ns);
+		return -1;
+	case MT_EV_FREE:
+		if (!live_take(l, ev->address, &a))
+			return -1;
+		ev->bytes = a.bytes;
+		ev->mem = a.mem;
+		l->freed[l->freed_next++ % FREED_RING] = a;
+		released(l, &a);
+		return (int64_t)a.seq;
+	case MT_EV_FREE_ERROR:
+		for (unsigned i = 0; i < FREED_RING; i++) {
+			struct live_alloc *f = &l->freed[i];
+			if (f->address == ev->address && f->address) {
+				struct live_alloc *back = live_put(l, f->address, f);
+				ev->bytes = f->bytes;
+				ev->mem = f->mem;
+				if (back) {
+					site_add(l, back->site, back->bytes, seq, time_ns);
+					ring_restored(l, back);
+				}
+				f->address = 0;
+				break;
+			}
+		}
+		return -1;
+	default:
+		return -1;
+	}
+}
+
+/* ---- rows ---- */
+
+static bool chunk_reserve(struct mt_live *l, size_t more)
+{
+	if (l->chunk_len + more <= l->chunk_cap)
+		return true;
+	size_t cap = l->chunk_cap ? l->chunk_cap : 64u << 10;
+	while (cap < l->chunk_len + more)
+		cap *= 2;
+	char *p = realloc(l->chunk, cap);
+	if (!p)
+		return false;
+	l->chunk = p;
+	l->chunk_cap = cap;
+	return true;
+}
+
+static char *put_i64(char *p, int64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	if (v < 0)
+		*p++ = '-';
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* [v0,v1,...] after a "," or the chunk's "[" */
+static void chunk_event(struct mt_live *l, const int64_t *v, int n, uint64_t seq,
+			uint64_t time_ns)
+{
+	if (!chunk_reserve(l, 2 + (size_t)n * 21 + 2))
+		return; /* out of memory: the event is not in the ring */
+	char *p = l->chunk + l->chunk_len;
+	*p++ = l->chunk_len ? ',' : '[';
+	*p++ = '[';
+	for (int i = 0; i < n; i++) {
+		if (i)
+			*p++ = ',';
+		p = put_i64(p, v[i]);
+	}
+	*p++ = ']';
+	l->chunk_len = (size_t)(p - l->chunk);
+	if (l->open.first == UINT64_MAX) {
+		l->open.first = seq;
+		l->open.first_time_ns = time_ns;
+	}
+	l->open.last = seq;
+}
+
+bool mt_live_row(struct mt_live *l, uint64_t seq, uint64_t time_ns, uint32_t site,
+		 const struct mt_event *ev, int64_t alloc)
+{
+	struct site_live *s = site_at(l, site);
+	bool is_alloc = ev->kind == MT_EV_ALLOC;
+	if (s) {
+		if (is_alloc) {
+			s->allocs++;
+			s->alloc_bytes += ev->bytes;
+		} else {
+			s->frees++;
+			s->free_bytes += ev->bytes;
+		}
+		if (!s->dirty && push_u32(&l->dirty, &l->n_dirty, &l->cap_dirty, site))
+			s->dirty = true;
+	}
+	if (!l->bound)
+		return false;
+	if (is_alloc) {
+		int64_t v[MT_RING_ALLOC_FIELDS] = { (int64_t)seq, (int64_t)time_ns, site,
+						    (int64_t)ev->address, (int64_t)ev->bytes };
+		chunk_event(l, v, MT_RING_ALLOC_FIELDS, seq, time_ns);
+		if (ev->source == MT_SOURCE_HOOK && ev->address)
+			l->open.live++;
+	} else {
+		int64_t v[MT_RING_FREE_FIELDS] = { (int64_t)seq, (int64_t)time_ns, site, alloc,
+						   (int64_t)ev->address, (int64_t)ev->bytes };
+		chunk_event(l, v, MT_RING_FREE_FIELDS, seq, time_ns);
+	}
+	return true;
+}
+
+void mt_live_other(struct mt_live *l, int kind)
+{
+	if (kind > 0 && kind < KINDS) {
+		l->kinds[kind]++;
+		l->kinds_dirty = true;
+	}
+}
+
+/* The live set now, by site, under key (an OOM's or a mark's seq). */
+static bool write_live(struct mt_live *l, enum stmt id, uint64_t key)
+{
+	for (size_t i = 0; i < l->n_holding; i++) {
+		uint32_t site = l->holding[i];
+		const struct site_live *s = &l->sites[site];
+		if (!RUN(l, id, (int64_t)key, site, (int64_t)s->bytes, (int64_t)s->count))
+			return false;
+	}
+	return true;
+}
+
+/* The first kept - 1 and the last: the one before goes when past them. */
+static bool write_capped(struct mt_live *l, enum stmt row, enum stmt clear, uint64_t *n,
+			 uint64_t *last, unsigned kept, uint64_t seq)
+{
+	if (*n >= kept && !RUN(l, clear, (int64_t)*last))
+		return false;
+	if (*n >= kept - 1)
+		*last = seq;
+	(*n)++;
+	return write_live(l, row, seq);
+}
+
+/* ---- the out-of-memory summary ---- */
+
+static void fmt_size(char *out, size_t n, uint64_t b)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)b / 1024;
+	unsigned u = 0;
+	if (b < 1024) {
+		snprintf(out, n, "%llu bytes", (unsigned long long)b);
+		return;
+	}
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, n, "%.1f %s", v, units[u]);
+}
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+/* C++ names as the program's libstdc++ demangles them, when it has one. */
+static const char *demangled(const char *name, char *out, size_t n)
+{
+	static demangle_fn fn;
+	static bool looked;
+	if (!looked) {
+		*(void **)&fn = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		looked = true;
+	}
+	int status = -1;
+	char *d = fn && name[0] == '_' && name[1] == 'Z' ? fn(name, NULL, NULL, &status) : NULL;
+	if (!d || status != 0) {
+		free(d);
+		return name;
+	}
+	snprintf(out, n, "%s", d);
+	free(d);
+	return out;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* The holder's name as the report's default grouping has it: the user's
+ * innermost Python frame, else the operation, else the user's innermost
+ * native frame (trace-user-frame.h). Static functions are looked up in
+ * the module's .symtab; file and line of native frames are the report's. */
+static void stack_name(struct mt_live *l, uint32_t stack, uint32_t op, char *out, size_t n)
+{
+	unsigned depth = 0;
+	const uintptr_t *ips = stack ? mt_stack_get(l->stacks, stack, &depth) : NULL;
+	char native[512] = "", dm[384];
+
+	for (unsigned i = 0; i < depth; i++) {
+		if (MT_IS_PYFRAME(ips[i])) {
+			const char *fn = NULL, *file = NULL;
+			unsigned line = 0;
+			if (l->pyframe && l->pyframe(ips[i], &fn, &file, &line) &&
+			    trace_python_frame_is_user(file)) {
+				snprintf(out, n, "%s (%s:%u)", fn ? fn : "?",
+					 file ? base_name(file) : "?", line);
+				return;
+			}
+			continue;
+		}
+		struct mt_symbol sym;
+		char name[384];
+		const char *fn;
+		if (native[0] || !mt_symbol_lookup(ips[i], &sym) || !sym.module_path[0])
+			continue;
+		/* ip is a return address: ip - 1 lies in the call */
+		fn = sym.function ? sym.function
+		     : mt_symbol_static(sym.module_path, ips[i] - 1 - sym.module_base, name,
+					sizeof(name))
+			     ? name
+			     : NULL;
+		if (fn && trace_native_frame_is_user(sym.module_path, fn))
+			snprintf(native, sizeof(native), "%s (%s)", demangled(fn, dm, sizeof(dm)),
+				 base_name(sym.module_path));
+	}
+	char domain[64];
+	if (op && l->op_name && l->op_name(op, out, n, domain, sizeof(domain)) && out[0])
+		return;
+	snprintf(out, n, "%s", native[0] ? native : "(no frame of the program's own)");
+}
+
+struct holder {
+	uint32_t stack, op;
+	uint64_t bytes, count;
+};
+
+static int cmp_holder(const void *a, const void *b)
+{
+	const struct holder *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* A few lines on stderr at the first OOM of an episode: what failed, what
+ * the device had, the largest holders, the command for the whole story. */
+static void summary(struct mt_live *l, const struct mt_event *ev, uint64_t seq)
+{
+	struct holder *h = calloc(l->n_holding + 1, sizeof(*h));
+	size_t n = 0;
+	if (!h)
+		return;
+	/* by stack: the sites of one stack differ by thread or stream */
+	for (size_t i = 0; i < l->n_holding; i++) {
+		const struct site_live *s = &l->sites[l->holding[i]];
+		size_t j;
+		if (!peak_kind(s->mem))
+			continue;
+		for (j = 0; j < n && h[j].stack != s->stack; j++)
+			;
+		if (j == n)
+			h[n++] = (struct holder){ .stack = s->stack, .op = s->op };
+		h[j].bytes += s->bytes;
+		h[j].count += s->count;
+	}
+	qsort(h, n, sizeof(*h), cmp_holder);
+
+	char text[4096], a[32], b[32], where[512];
+	size_t len = 0;
+#define ADD(...)                                                                           \
+	do {                                                                               \
+		if (len < sizeof(text))                                                    \
+			len += (size_t)snprintf(text + len, sizeof(text) - len, __VA_ARGS__); \
+	} while (0)
+	fmt_size(a, sizeof(a), ev->bytes);
+	stack_name(l, ev->stack, ev->op, where, sizeof(where));
+	ADD("memtrace: out of memory: %s of %s failed in %s", mt_api_name(ev->api), a, where);
+	if (ev->device_total) {
+		fmt_size(a, sizeof(a), ev->device_free);
+		fmt_size(b, sizeof(b), ev->device_total);
+		ADD("; device %d had %s free of %s", ev->device, a, b);
+	}
+	fmt_size(a, sizeof(a), l->device_live);
+	ADD("\nmemtrace:   this process holds %s in %llu allocations", a,
+	    (unsigned long long)l->device_count);
+	ADD(n ? "; the largest holders:\n" : "\n");
+	for (size_t i = 0; i < n && i < SUMMARY_HOLDERS; i++) {
+		stack_name(l, h[i].stack, h[i].op, where, sizeof(where));
+		fmt_size(a, sizeof(a), h[i].bytes);
+		ADD("memtrace:   %10s in %llu: %s\n", a, (unsigned long long)h[i].count, where);
+	}
+	if (n > SUMMARY_HOLDERS)
+		ADD("memtrace:   (and %zu more)\n", n - SUMMARY_HOLDERS);
+	ADD("memtrace:   the full report: memtrace report %s\n", l->path);
+#undef ADD
+	(void)seq;
+	if (len >= sizeof(text)) {
+		len = sizeof(text) - 1;
+		text[len - 1] = '\n';
+	}
+	mt_log_text(text, len);
+	free(h);
+}
+
+/* ---- events ---- */
+
+bool mt_live_event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struct mt_event *ev)
+{
+	bool hooked = ev->source == MT_SOURCE_HOOK;
+	uint64_t *known, before, n;
+
+	switch (ev->kind) {
+	case MT_EV_OOM:
+		if (!hooked)
+			return true;
+		if (!l->had_oom || time_ns >= l->last_oom_ns + EPISODE_NS)
+			summary(l, ev, seq);
+		l->had_oom = true;
+		l->last_oom_ns = time_ns;
+		return write_capped(l, S_OOM_ROW, S_OOM_CLEAR, &l->ooms, &l->last_oom_kept,
+				    MT_LIVE_OOMS_KEPT, seq);
+	case MT_EV_MARK:
+		before = l->last_mark_kept;
+		n = l->marks;
+		if (!write_capped(l, S_MARK_ROW, S_MARK_CLEAR, &l->marks, &l->last_mark_kept,
+				  MT_LIVE_MARKS_KEPT, seq))
+			return false;
+		if (!l->bound)
+			return true;
+		/* the ring keeps the marks whose live sets are kept */
+		if (n >= MT_LIVE_MARKS_KEPT && !RUN(l, S_UNKEEP, (int64_t)before))
+			return false;
+		return RUN(l, S_KEEP, (int64_t)seq);
+	case MT_EV_MAP:
+		if (!l->bound || !hooked || ev->status || !ev->address)
+			return true;
+		u64map_put(&l->mapped, ev->address, seq);
+		return RUN(l, S_KEEP, (int64_t)seq);
+	case MT_EV_UNMAP:
+		if (!l->bound || !hooked || !(known = u64map_get(&l->mapped, ev->address)))
+			return true;
+		before = *known;
+		u64map_del(&l->mapped, ev->address, &before);
+		return RUN(l, S_UNKEEP, (int64_t)before);
+	case MT_EV_GRAPH_LAUNCH:
+	case MT_EV_GRAPH_UPLOAD:
+		/* the first makes the graph's memory physical (report/model-graph.c) */
+		if (!l->bound || ev->status || !ev->handle || u64map_get(&l->launched, ev->handle))
+			return true;
+		u64map_put(&l->launched, ev->handle, 1);
+		return RUN(l, S_KEEP, (int64_t)seq);
+	default:
+		return true;
+	}
+}
+
+/* ---- commits ---- */
+
+static bool commit_chunk(struct mt_live *l)
+{
+	if (l->open.first == UINT64_MAX)
+		return true;
+	if (!chunk_reserve(l, 1))
+		return false;
+	l->chunk[l->chunk_len++] = ']';
+	sqlite3_stmt *s = l->stmt[S_RING_ADD];
+	sqlite3_bind_int64(s, 1, (int64_t)l->open.first);
+	sqlite3_bind_int64(s, 2, (int64_t)l->open.last);
+	sqlite3_bind_text(s, 3, l->chunk, (int)l->chunk_len, SQLITE_STATIC);
+	if (!run(l, S_RING_ADD))
+		return false;
+	l->open.bytes = l->chunk_len;
+	l->chunk_len = 0;
+	if (l->n_segs == MAX_SEGMENTS) {
+		/* merge the two oldest: a coarser trim, the same memory */
+		struct segment *a = &l->segs[l->head], *b = a + 1;
+		b->first = a->first;
+		b->first_time_ns = a->first_time_ns;
+		b->bytes += a->bytes;
+		b->live += a->live;
+		for (size_t i = 0; i < a->n_unpersist; i++)
+			push_u64(&b->unpersist, &b->n_unpersist, &b->cap_unpersist, a->unpersist[i]);
+		for (size_t i = 0; i < a->n_crossing; i++)
+			push_alloc(b, &a->crossing[i]);
+		free(a->unpersist);
+		free(a->crossing);
+		l->head++;
+		l->n_segs--;
+	}
+	if (l->head + l->n_segs == l->cap_segs) {
+		if (l->head) {
+			memmove(l->segs, l->segs + l->head, l->n_segs * sizeof(*l->segs));
+			l->head = 0;
+		} else {
+			size_t cap = l->cap_segs ? l->cap_segs * 2 : 64;
+			struct segment *p = realloc(l->segs, cap * sizeof(*p));
+			if (!p)
+				return false;
+			l->segs = p;
+			l->cap_segs = cap;
+		}
+	}
+	l->segs[l->head + l->n_segs++] = l->open;
+	l->open = (struct segment){ .first = UINT64_MAX };
+	return true;
+}
+
+static bool commit_totals(struct mt_live *l)
+{
+	for (size_t i = 0; i < l->n_dirty; i++) {
+		struct site_live *s = &l->sites[l->dirty[i]];
+		s->dirty = false;
+		if (!RUN(l, S_SITE_TOTAL, l->dirty[i], (int64_t)s->allocs, (int64_t)s->alloc_bytes,
+			 (int64_t)s->frees, (int64_t)s->free_bytes))
+			return false;
+	}
+	l->n_dirty = 0;
+	for (int k = 0; l->kinds_dirty && k < KINDS; k++) {
+		if (l->kinds[k] && !RUN(l, S_KIND_TOTAL, k, (int64_t)l->kinds[k]))
+			return false;
+	}
+	l->kinds_dirty = false;
+	return true;
+}
+
+static bool commit_peak(struct mt_live *l)
+{
+	if (l->written_epoch == l->peak_epoch)
+		return true;
+	if (!run(l, S_PEAK_CLEAR))
+		return false;
+	for (size_t id = 1; id < l->cap_sites; id++) {
+		const struct site_live *s = &l->sites[id];
+		bool saved = s->epoch == l->peak_epoch;
+		uint64_t bytes = saved ? s->at_peak : s->bytes;
+		uint64_t count = saved ? s->at_peak_count : s->count;
+		if (s->known && bytes && peak_kind(s->mem) &&
+		    !RUN(l, S_PEAK_ROW, (int64_t)id, (int64_t)bytes, (int64_t)count))
+			return false;
+	}
+	if (!put_meta(l, "peak_bytes", l->peak) || !put_meta(l, "peak_seq", l->peak_seq) ||
+	    !put_meta(l, "peak_time_ns", l->peak_time_ns))
+		return false;
+	l->written_epoch = l->peak_epoch;
+	return true;
+}
+
+static bool commit_mem_peaks(struct mt_live *l)
+{
+	char key[32];
+	for (int k = 1; l->mem_peak_dirty && k < KINDS; k++) {
+		snprintf(key, sizeof(key), "mem_peak_%d", k);
+		if (l->mem_peak[k] && !put_meta(l, key, l->mem_peak[k]))
+			return false;
+	}
+	l->mem_peak_dirty = false;
+	return true;
+}
+
+bool mt_live_commit(struct mt_live *l)
+{
+	if (!commit_chunk(l) || !commit_totals(l) || !commit_peak(l) || !commit_mem_peaks(l))
+		return false;
+	if (l->meta_dirty) {
+		if (!put_meta(l, "ring_first_seq", l->ring_first) ||
+		    !put_meta(l, "ring_first_time_ns", l->ring_first_time_ns) ||
+		    !put_meta(l, "ring_chunks_dropped", l->trimmed_chunks))
+			return false;
+		l->meta_dirty = false;
+	}
+	return true;
+}
+
+/* ---- the ring's trim ---- */
+
+static int64_t pragma(struct mt_live *l, int i)
+{
+	sqlite3_stmt *s = l->pragma[i];
+	int64_t v = -1;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	return v;
+}
+
+/* Pages in use in the main file: what deleting rows gives back (freed
+ * pages are reused, so the file stops growing at its high-water mark). */
+static uint64_t used_bytes(struct mt_live *l)
+{
+	int64_t pages = pragma(l, 0), free_pages = pragma(l, 1), size = pragma(l, 2);
+	if (pages < 0 || free_pages < 0 || size <= 0)
+		return 0;
+	return (uint64_t)(pages - free_pages) * (uint64_t)size;
+}
+
+static void persist(struct mt_live *l, struct live_alloc *a)
+{
+	if (a->persisted || !RUN(l, S_PERSIST, (int64_t)a->seq, (int64_t)a->time_ns, a->site,
+				 (int64_t)a->address, (int64_t)a->bytes))
+		return;
+	a->persisted = true;
+}
+
+/* Segments [head, head + n) leave the ring: their allocations still live
+ * become rows of allocs, the rows their frees released go, and the other
+ * events of their range but the kept ones. */
+static bool drop_segments(struct mt_live *l, size_t n)
+{
+	struct segment *first = &l->segs[l->head], *last = &l->segs[l->head + n - 1];
+	uint64_t from = l->ring_first, to = last->last, live = 0;
+	bool ok = sqlite3_exec(l->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+
+	for (size_t i = 0; i < n; i++)
+		live += l->segs[l->head + i].live;
+	for (size_t i = 0; ok && live && i < l->live.used; i++) {
+		struct live_alloc *a = &l->live.slab[i];
+		if (a->used && !a->persisted && a->seq >= first->first && a->seq <= to) {
+			persist(l, a);
+			ok = a->persisted;
+		}
+	}
+	for (size_t i = 0; ok && i < n; i++) {
+		struct segment *s = &l->segs[l->head + i];
+		for (size_t j = 0; ok && j < s->n_crossing; j++) {
+			persist(l, &s->crossing[j]);
+			ok = s->crossing[j].persisted;
+		}
+	}
+	for (size_t i = 0; ok && i < n; i++) {
+		struct segment *s = &l->segs[l->head + i];
+		for (size_t j = 0; ok && j < s->n_unpersist; j++)
+			ok = RUN(l, S_UNPERSIST, (int64_t)s->unpersist[j]);
+	}
+	ok = ok && RUN(l, S_RING_DROP, (int64_t)first->first, (int64_t)to) &&
+	     RUN(l, S_DEL_OTHER, (int64_t)from, (int64_t)to) &&
+	     RUN(l, S_DEL_CUPTI, (int64_t)from, (int64_t)to);
+	if (!ok) {
+		sqlite3_exec(l->db, "ROLLBACK", NULL, NULL, NULL);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(l->segs[l->head + i].unpersist);
+		free(l->segs[l->head + i].crossing);
+	}
+	l->head += n;
+	l->n_segs -= n;
+	l->trimmed_chunks += n;
+	l->ring_first = to + 1;
+	l->ring_first_time_ns = l->n_segs ? l->segs[l->head].first_time_ns : l->ring_first_time_ns;
+	l->meta_dirty = true;
+	return mt_live_commit(l) && sqlite3_exec(l->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+}
+
+bool mt_live_trim(struct mt_live *l)
+{
+	uint64_t high = l->budget / 10 * 9, low = l->budget / 4 * 3, used, freed = 0;
+	size_t n = 0;
+
+	if (!l->bound || (used = used_bytes(l)) <= high)
+		return true;
+	/* the oldest chunks whose text adds up to what brings the file
+	 * under low (their live allocations stay: a little less comes back) */
+	while (n < l->n_segs && used - freed > low)
+		freed += l->segs[l->head + n++].bytes;
+	if (n && !drop_segments(l, n))
+		return false;
+	used = used_bytes(l);
+	if (used > high && !l->n_segs && !l->over_told) {
+		char a[32], b[32];
+		fmt_size(a, sizeof(a), used);
+		fmt_size(b, sizeof(b), l->bound);
+		mt_log(MT_USER, "the live allocations and the events flight mode keeps take %s, "
+				"more than MEMTRACE_FLIGHT=%s allows; they are kept, and the trace "
+				"grows past it (a larger MEMTRACE_FLIGHT keeps a ring of recent events "
+				"too)",
+		       a, b);
+		l->over_told = true;
+	}
+	return true;
+}
+
+bool mt_live_flight(const struct mt_live *l)
+{
+	return l->bound != 0;
+}
+
+/* ---- lifetime ---- */
+
+/* The write-ahead log's share of the bound: checkpointed at this size
+ * and truncated back to it (a reader holding a snapshot can delay that:
+ * docs/usage.md). The main file gets the rest, less a chunk's worth. */
+static uint64_t wal_share(uint64_t bound)
+{
+	uint64_t w = bound / 8;
+	return w < (128u << 10) ? 128u << 10 : w > (8u << 20) ? 8u << 20 : w;
+}
+
+bool mt_live_pragmas(sqlite3 *db, uint64_t bound)
+{
+	char sql[160];
+	uint64_t wal = wal_share(bound);
+	if (!bound)
+		return true;
+	/* synchronous=OFF: a commit is in the OS when it returns, which is
+	 * what a killed process needs; checkpoints, which the small log
+	 * makes frequent, do not wait for the disk */
+	snprintf(sql, sizeof(sql),
+		 "PRAGMA journal_size_limit=%llu; PRAGMA wal_autocheckpoint=%llu; "
+		 "PRAGMA synchronous=OFF;",
+		 (unsigned long long)wal, (unsigned long long)(wal / 4096 ? wal / 4096 : 1));
+	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+}
+
+static bool setup_flight(struct mt_live *l, uint64_t bound)
+{
+	static const char *const pragmas[] = {
+		"PRAGMA page_count", "PRAGMA freelist_count", "PRAGMA page_size",
+	};
+	uint64_t wal = wal_share(bound);
+	l->bound = bound;
+	l->budget = bound > 3 * wal ? bound - 2 * wal : bound / 3;
+	if (!u64map_init(&l->mapped, 8) || !u64map_init(&l->launched, 6))
+		return false;
+	for (int i = 0; i < 3; i++) {
+		if (sqlite3_prepare_v2(l->db, pragmas[i], -1, &l->pragma[i], NULL) != SQLITE_OK)
+			return false;
+	}
+	return true;
+}
+
+struct mt_live *mt_live_new(const struct mt_live_options *o)
+{
+	struct mt_live *l = calloc(1, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->db = o->db;
+	snprintf(l->path, sizeof(l->path), "%s", o->path);
+	l->stacks = o->stacks;
+	l->op_name = o->op_name;
+	l->pyframe = o->pyframe;
+	l->open.first = UINT64_MAX;
+	if (!u64map_init(&l->live.by_address, 12))
+		goto fail;
+	for (int i = 0; i < S_COUNT; i++) {
+		if (sqlite3_prepare_v2(l->db, stmt_sql[i], -1, &l->stmt[i], NULL) != SQLITE_OK) {
+			mt_log(MT_ENV, "cannot prepare the trace's statements: %s (at %.40s)",
+			       sqlite3_errmsg(l->db), stmt_sql[i]);
+			goto fail;
+		}
+	}
+	if (o->bound && !setup_flight(l, o->bound))
+		goto fail;
+	l->meta_dirty = o->bound != 0;
+	return l;
+fail:
+	mt_live_free(l);
+	return NULL;
+}
+
+void mt_live_free(struct mt_live *l)
+{
+	if (!l)
+		return;
+	for (int i = 0; i < S_COUNT; i++)
+		sqlite3_finalize(l->stmt[i]);
+	for (int i = 0; i < 3; i++)
+		sqlite3_finalize(l->pragma[i]);
+	for (size_t i = 0; i < l->n_segs; i++) {
+		free(l->segs[l->head + i].unpersist);
+		free(l->segs[l->head + i].crossing);
+	}
+	free(l->segs);
+	free(l->open.unpersist);
+	free(l->open.crossing);
+	free(l->chunk);
+	u64map_fini(&l->live.by_address);
+	u64map_fini(&l->mapped);
+	u64map_fini(&l->launched);
+	free(l->live.slab);
+	free(l->sites);
+	free(l->holding);
+	free(l->dirty);
+	free(l);
+}
