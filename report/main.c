@@ -306,6 +306,10 @@ static int run_model(struct loaded *l, bool progress, struct moment_request mome
 	render_meta_int(&l->t, "end_monotonic_ns", &duration);
 	model_timeline_init(&l->tl, duration);
 	l->m.timeline = &l->tl;
+	if (l->t.flight.on) {
+		l->m.flight = &l->t;
+		l->m.timeline_from_seq = l->t.flight.ring_first_seq;
+	}
 	l->m.moment.wanted = moment.wanted;
 	l->m.moment.seq = moment.seq;
 	l->m.moment.at_mark = moment.wanted && moment.seq < 0 && l->t.opts.at_mark;

@@ -38,6 +38,8 @@ uint32_t model_site_for(struct model *m, const struct site_ref *site, int64_t st
 uint32_t model_stack_for(struct model *m, int64_t stack);
 /* The first site a stack's memory went to (model_site_key). */
 void model_stack_site(struct model *m, uint32_t holder, uint32_t site);
+/* A stack allocated at site: counted in its distinct stacks, once. */
+void model_site_add_stack(struct model *m, uint32_t site, uint32_t holder);
 uint32_t model_op_for(struct model *m, int64_t op);
 /* What an allocation counts towards before it is live, and its site,
  * holder and op in rec: its kind, class, site, pool, device. */
@@ -58,6 +60,15 @@ void model_live_move(struct model *m, struct model_live *rec, int64_t stack, uin
 void model_uncount_alloc(struct model *m, const struct model_live *rec);
 /* A free of rec's kind happened (delta 1) or was undone (delta -1). */
 void model_count_free(struct model *m, int mem, int delta);
+/* Allocations and frees a flight trace summed (model-flight.c): counted
+ * in their kind and class, never live. */
+void model_count_trimmed(struct model *m, int mem, uint64_t allocs, uint64_t bytes, uint64_t frees);
+
+/* ---- model-flight.c ---- */
+/* In model_finish, the site peaks settled: add what left the ring of
+ * m->flight; the peak, OOMs and marks before it from the writer's live
+ * sets. */
+void model_flight_finish(struct model *m);
 
 /* ---- model-vmm.c ---- */
 

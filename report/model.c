@@ -337,6 +337,34 @@ void model_count_free(struct model *m, int mem, int delta)
 		cls->frees += (uint64_t)(int64_t)delta;
 }
 
+void model_count_trimmed(struct model *m, int mem, uint64_t allocs, uint64_t bytes, uint64_t frees)
+{
+	struct model_mem *cls = class_mem(m, mem);
+	struct model_mem *k;
+
+	if (mem_class(mem) == MEM_UNTRACKED)
+		return;
+	k = &m->kinds[mem];
+	k->allocations = sat_add(k->allocations, allocs);
+	k->bytes_allocated = sat_add(k->bytes_allocated, bytes);
+	k->frees = sat_add(k->frees, frees);
+	if (cls) {
+		cls->allocations = sat_add(cls->allocations, allocs);
+		cls->bytes_allocated = sat_add(cls->bytes_allocated, bytes);
+		cls->frees = sat_add(cls->frees, frees);
+	}
+}
+
+void model_site_add_stack(struct model *m, uint32_t site, uint32_t holder)
+{
+	bool inserted;
+
+	map_put(&m->site_stacks, (uint64_t)site << 32 | holder, &inserted);
+	if (inserted)
+		m->sites[site].stacks++;
+	model_stack_site(m, holder, site);
+}
+
 /* The op a site allocated most bytes under, and how many distinct stacks
  * allocated there: two map operations per allocation. */
 static void site_extras(struct model *m, const struct model_live *rec, uint64_t bytes,
@@ -673,7 +701,8 @@ void model_feed(struct model *m, const struct trace_event *ev)
 	if (m->finished)
 		return;
 	m->events++;
-	if (m->timeline)
+	/* a flight trace's timeline starts with its ring */
+	if (m->timeline && ev->seq >= m->timeline_from_seq)
 		model_timeline_feed(m->timeline, m, ev);
 	if (ev->time_ns > m->last_time_ns)
 		m->last_time_ns = ev->time_ns;
@@ -801,6 +830,8 @@ void model_finish(struct model *m)
 	}
 	for (size_t i = 0; i < m->n_ops; i++)
 		op_touch(m, &m->ops[i]);
+	if (m->flight)
+		model_flight_finish(m); /* what left a flight trace's ring */
 	/* indices into sites and ops held by live records are dead from here on */
 	if (m->n_sites) /* qsort wants an array, even an empty one */
 		qsort(m->sites, m->n_sites, sizeof(*m->sites), cmp_site);

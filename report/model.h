@@ -25,6 +25,8 @@
 #include "trace-event.h"
 #include "util-map.h"
 
+struct trace;
+
 /* OOMs whose live set is kept: the first MODEL_OOM_SNAPSHOTS - 1 and the
  * most recent one (the failure the program usually died of). */
 #define MODEL_OOM_SNAPSHOTS 64
@@ -414,6 +416,10 @@ struct model {
 	bool finished;
 	/* optional: fed before each event when set (model-timeline.h); the caller owns it */
 	struct model_timeline *timeline;
+	int64_t timeline_from_seq; /* events before it are not fed to the timeline */
+	/* a flight-mode trace (model-flight.c): what left its ring is added at
+	 * model_finish. Set before the pass; NULL for a full trace. */
+	const struct trace *flight;
 };
 
 /* The device a stack's device-side allocations were made on: an ordinal,

@@ -1005,6 +1005,14 @@ static void print_totals(const struct html *h)
 		      " other failed allocations; %" PRIu64 " frees of unknown addresses; %" PRIu64
 		      " events of unknown kinds.</p>\n",
 		m->events, m->n_ooms, m->alloc_errors, m->unmatched_frees, m->unknown_events);
+	if (h->t->flight.on && h->t->flight.trimmed)
+		fprintf(h->f, "<p class=\"note\">A flight trace (MEMTRACE_FLIGHT=%s): the %" PRIu64
+			      " events before %s left its ring. The totals, the peak, OOMs, marks and "
+			      "leaks still count them; the timeline starts with the ring, and the peak "
+			      "by thread and stream, pools, graph memory and CUPTI's records are the "
+			      "ring's alone.</p>\n",
+			fmt_size(h->t->flight.bound).s, h->t->flight.trimmed,
+			fmt_seconds(h->t->flight.ring_first_time_ns).s);
 	if (h->t->missing_stacks || h->t->missing_frames || h->t->missing_modules)
 		fprintf(h->f, "<p class=\"note\">The trace is incomplete: %" PRIu64
 			      " events name missing stacks, %" PRIu64 " stack rows missing frames, %"

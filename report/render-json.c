@@ -232,6 +232,16 @@ static void write_trace(struct jw *w, const struct trace *t, const struct model 
 	jw_u64(w, "missing_stacks", t->missing_stacks);
 	jw_u64(w, "missing_frames", t->missing_frames);
 	jw_u64(w, "missing_modules", t->missing_modules);
+	if (t->flight.on) {
+		jw_open(w, "flight", '{', false);
+		jw_u64(w, "bound_bytes", t->flight.bound);
+		jw_i64(w, "ring_first_seq", t->flight.ring_first_seq);
+		jw_i64(w, "ring_first_time_ns", t->flight.ring_first_time_ns);
+		jw_u64(w, "events_before_ring", t->flight.trimmed);
+		jw_close(w, '}');
+	} else {
+		jw_null(w, "flight");
+	}
 	jw_close(w, '}');
 }
 

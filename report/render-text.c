@@ -190,6 +190,17 @@ static void print_header(const struct text *tx)
 	line(tx, WIDTH, "  trace %s: schema %" PRId64 ", written by memtrace %s, %" PRIu64 " %s",
 	     t->path, t->schema_version, version ? version : "?", tx->m->events,
 	     plural(tx->m->events, "event", "events"));
+	if (t->flight.on && t->flight.trimmed)
+		say(tx, 4,
+		    "  flight trace (MEMTRACE_FLIGHT=%s): the %" PRIu64 " events before %s left "
+		    "its ring; the totals, the peak, OOMs, marks and leaks still count them; the "
+		    "peak by thread and stream, pools, graph memory and CUPTI's records are the "
+		    "ring's alone",
+		    fmt_size(t->flight.bound).s, t->flight.trimmed,
+		    fmt_seconds(t->flight.ring_first_time_ns).s);
+	else if (t->flight.on)
+		line(tx, WIDTH, "  flight trace (MEMTRACE_FLIGHT=%s): every event is still in its ring",
+		     fmt_size(t->flight.bound).s);
 	fputc('\n', tx->f);
 }
 

@@ -704,7 +704,7 @@ int trace_load(struct trace *t)
 	if (load_meta(t) < 0 || load_apis(t) < 0 || load_modules(t) < 0 ||
 	    load_frames(t) < 0 || load_stacks(t) < 0 || load_threads(t) < 0 ||
 	    load_ooms(t) < 0 || load_devices(t) < 0 || load_ops(t) < 0 || load_cupti(t) < 0 ||
-	    load_sites(t) < 0)
+	    load_sites(t) < 0 || trace_load_flight(t) < 0)
 		return -1;
 	sort_modules(t);
 	return 0;
@@ -861,7 +861,7 @@ static void prepare_sites(struct trace *t)
 	resolve_site(t, &t->no_site.ev);
 }
 
-static const struct trace_site *find_site(const struct trace *t, int64_t id)
+const struct trace_site *trace_find_site(const struct trace *t, int64_t id)
 {
 	uint32_t i;
 
@@ -875,7 +875,7 @@ static const struct trace_site *find_site(const struct trace *t, int64_t id)
 /* The columns every allocs and frees row starts with: seq, time_ns, site. */
 static void read_site_event(struct trace *t, sqlite3_stmt *s, struct trace_event *ev)
 {
-	const struct trace_site *site = find_site(t, sqlite3_column_int64(s, 2));
+	const struct trace_site *site = trace_find_site(t, sqlite3_column_int64(s, 2));
 
 	*ev = site->ev;
 	ev->seq = sqlite3_column_int64(s, 0);
@@ -902,7 +902,8 @@ static void set_alloc(struct trace_event *ev, const struct alloc_row *a)
 	ev->bytes = a->bytes > 0 ? (uint64_t)a->bytes : 0;
 }
 
-enum { CUR_ALLOCS, CUR_FREES, CUR_OTHER, CUR_COUNT };
+/* CUR_RING: flight mode's ring (trace-read-flight.c), no statement of its own */
+enum { CUR_ALLOCS, CUR_FREES, CUR_OTHER, CUR_RING, CUR_COUNT };
 
 /* One table's rows in seq order; row: s holds the row whose seq is seq. */
 struct cursor {
@@ -921,6 +922,7 @@ struct v2_reader {
 	 * without a free in between). */
 	struct map allocs; /* seq -> struct alloc_row */
 	sqlite3_stmt *lookup; /* allocs by seq: for what the map lacks */
+	struct trace_ring ring;
 };
 
 static void read_alloc(struct trace *t, struct v2_reader *r, struct trace_event *ev)
@@ -934,6 +936,8 @@ static void read_alloc(struct trace *t, struct v2_reader *r, struct trace_event 
 
 	read_site_event(t, s, ev);
 	set_alloc(ev, &a);
+	if (t->flight.on)
+		trace_flight_seen_site(t, sqlite3_column_int64(s, 2), true, ev->bytes);
 	/* the writer's frees name hooked allocations only (CUPTI's frees
 	 * are in other_events) */
 	if (ev->source == MT_SOURCE_HOOK)
@@ -969,12 +973,44 @@ static int read_free(struct trace *t, struct v2_reader *r, struct trace_event *e
 			return step_failed(t, "allocs");
 	}
 	set_alloc(ev, &a);
+	if (t->flight.on)
+		trace_flight_seen_site(t, sqlite3_column_int64(s, 2), false, ev->bytes);
 	return 0;
 }
 
-static int cursor_next(struct trace *t, struct cursor *c)
+/* A ring event: an allocation or a free with the address and bytes of
+ * what it frees, its other columns its site's. */
+static void read_ring_event(struct trace *t, const struct trace_ring *r, struct trace_event *ev)
 {
-	int rc = sqlite3_step(c->s);
+	const struct trace_site *site = trace_find_site(t, r->v[2]);
+	bool alloc = r->n == MT_RING_ALLOC_FIELDS;
+	int64_t bytes = r->v[alloc ? 4 : 5];
+
+	*ev = site->ev;
+	ev->seq = r->v[0];
+	ev->time_ns = r->v[1];
+	ev->address = (uint64_t)r->v[alloc ? 3 : 4];
+	ev->has_address = true;
+	ev->bytes = bytes > 0 ? (uint64_t)bytes : 0;
+	if (site->missing_stack)
+		t->missing_stacks++;
+	if (ev->source == MT_SOURCE_CUPTI)
+		ev->module = cupti_module(t, ev);
+	trace_flight_seen_site(t, r->v[2], alloc, ev->bytes);
+}
+
+static int cursor_next(struct trace *t, struct v2_reader *r, struct cursor *c)
+{
+	int rc;
+
+	if (c == &r->c[CUR_RING]) {
+		if (trace_ring_next(t, &r->ring) < 0)
+			return -1;
+		c->row = r->ring.row;
+		c->seq = r->ring.v[0];
+		return 0;
+	}
+	rc = sqlite3_step(c->s);
 
 	c->row = rc == SQLITE_ROW;
 	if (c->row)
@@ -1000,8 +1036,12 @@ static int read_next_v2(struct trace *t, struct v2_reader *r, struct cursor *nex
 		read_alloc(t, r, ev);
 	else if (next == &r->c[CUR_FREES])
 		return read_free(t, r, ev);
+	else if (next == &r->c[CUR_RING])
+		read_ring_event(t, &r->ring, ev);
 	else
 		read_event(t, next->s, ev);
+	if (t->flight.on && next == &r->c[CUR_OTHER])
+		trace_flight_seen_kind(t, ev->kind);
 	return 0;
 }
 
@@ -1018,6 +1058,7 @@ static int read_events_v2(struct trace *t, trace_event_fn fn, void *ctx)
 			[CUR_ALLOCS] = { .table = "allocs" },
 			[CUR_FREES] = { .table = "frees" },
 			[CUR_OTHER] = { .table = "other_events" },
+			[CUR_RING] = { .table = "ring" },
 		},
 	};
 	struct cursor *next;
@@ -1026,21 +1067,29 @@ static int read_events_v2(struct trace *t, trace_event_fn fn, void *ctx)
 
 	map_init(&r.allocs, sizeof(struct alloc_row));
 	prepare_sites(t);
-	for (int i = 0; i < CUR_COUNT; i++) {
-		if (prepare(t, r.c[i].table, sql[i], &r.c[i].s) < 0 || cursor_next(t, &r.c[i]) < 0)
+	for (int i = 0; i < CUR_RING; i++) {
+		if (prepare(t, r.c[i].table, sql[i], &r.c[i].s) < 0 ||
+		    cursor_next(t, &r, &r.c[i]) < 0)
 			goto out;
 	}
+	if (trace_ring_open(t, &r.ring) < 0)
+		goto out;
+	r.c[CUR_RING].row = r.ring.row;
+	r.c[CUR_RING].seq = r.ring.v[0];
 	while ((next = cursor_first(r.c))) {
 		if (read_next_v2(t, &r, next, &ev) < 0)
 			goto out;
 		fn(ctx, &ev);
-		if (cursor_next(t, next) < 0)
+		if (cursor_next(t, &r, next) < 0)
 			goto out;
 	}
+	if (t->flight.on)
+		trace_flight_settle(t);
 	ret = 0;
 out:
-	for (int i = 0; i < CUR_COUNT; i++)
+	for (int i = 0; i < CUR_RING; i++)
 		sqlite3_finalize(r.c[i].s);
+	trace_ring_close(&r.ring);
 	sqlite3_finalize(r.lookup);
 	map_fini(&r.allocs);
 	return ret;
@@ -1180,6 +1229,7 @@ void trace_close(struct trace *t)
 		free(t->ops[i].domain);
 	}
 	free(t->ops);
+	trace_flight_free(&t->flight);
 	free(t->modules_by_base);
 	free(t->stack_sites);
 	map_fini(&t->op_index);

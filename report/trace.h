@@ -1,4 +1,4 @@
-/* Reading a trace (docs/trace-format.md, schema versions 1 and 2). Everything but
+/* Reading a trace (docs/trace-format.md, schema versions 1 to 3). Everything but
  * the events is loaded into memory; the events are streamed in seq order.
  * Keep in step with trace/trace-schema.h and docs/trace-format.md. */
 #pragma once
@@ -11,6 +11,7 @@
 #include "util-map.h"
 
 typedef struct sqlite3 sqlite3;
+typedef struct sqlite3_stmt sqlite3_stmt;
 
 /* How allocations are grouped into sites (--group-by; docs/report-json.md). */
 enum report_group_by {
@@ -100,6 +101,55 @@ struct trace_stack_site {
 	uint32_t native, native_depth;
 };
 
+/* What a version-3 trace keeps beside its events (trace-read-flight.c,
+ * docs/trace-format.md): the live set by site (a sites.id) at the device
+ * peak, at OOMs and marks; in flight mode, what left the ring. */
+struct trace_live_row {
+	int64_t key; /* the OOM's or mark's seq; 0 at the peak */
+	int64_t site;
+	uint64_t bytes, count;
+};
+
+struct trace_trimmed_site {
+	int64_t site;
+	uint64_t allocs, alloc_bytes, frees, free_bytes;
+};
+
+#define TRACE_TRIMMED_KINDS 32
+
+struct trace_flight {
+	bool on;      /* meta mode = flight */
+	uint64_t bound; /* meta flight_bytes */
+	/* the ring: events from ring_first_seq on are all there; before it,
+	 * only the live allocations and the kept events */
+	int64_t ring_first_seq, ring_first_time_ns;
+	uint64_t peak_bytes; /* the writer's device peak (meta peak_bytes) */
+	int64_t peak_seq, peak_time_ns;
+	uint64_t mem_peak[TRACE_TRIMMED_KINDS]; /* each memory kind's (meta mem_peak_N) */
+	/* site_totals and kind_totals, less what the events read show: what
+	 * left the ring (after trace_read_events) */
+	struct trace_trimmed_site *sites; /* by site id */
+	size_t n_sites;
+	uint64_t kinds[TRACE_TRIMMED_KINDS]; /* other events, by kind */
+	uint64_t trimmed; /* events that left the ring, all told */
+	struct trace_live_row *peak, *ooms, *marks; /* ooms, marks: by key, then site */
+	size_t n_peak, n_ooms, n_marks;
+	/* while reading: the rows seen, by index in sites and by kind */
+	struct trace_trimmed_site *seen;
+	size_t n_seen;
+	uint64_t seen_kinds[TRACE_TRIMMED_KINDS];
+};
+
+/* The ring's events in seq order, decoded from its JSON chunks. */
+struct trace_ring {
+	sqlite3_stmt *s; /* SELECT first_seq, events FROM ring ORDER BY first_seq */
+	const char *p, *end; /* in the current chunk's text */
+	int64_t chunk; /* its first_seq */
+	bool row;      /* v holds an event */
+	int64_t v[6];  /* MT_RING_ALLOC_FIELDS or MT_RING_FREE_FIELDS of them */
+	int n;
+};
+
 struct trace;
 
 /* The rules the reader applies as it reads: which marks are memtrace's,
@@ -160,6 +210,7 @@ struct trace {
 	size_t n_sites;
 	struct map site_index; /* id -> index */
 	struct trace_site no_site; /* for rows naming a site that is not there */
+	struct trace_flight flight; /* version 3, in flight mode */
 
 	/* How to read it: rules from trace_open; opts set between trace_load
 	 * and trace_read_events. */
@@ -216,6 +267,28 @@ const struct trace_op *trace_find_op(const struct trace *t, int64_t id);
 /* Index in t->modules of the module whose base is the highest at or
  * below pc, or -1. */
 int64_t trace_module_at(const struct trace *t, uint64_t pc);
+
+/* The site row with this id, its event resolved (after
+ * trace_read_events); a site of no kind when there is none. */
+const struct trace_site *trace_find_site(const struct trace *t, int64_t id);
+
+/* ---- trace-read-flight.c ---- */
+
+/* Fills t->flight from a flight-mode trace's tables (trace_load calls it).
+ * -1 with t->error set when they are missing or unreadable. */
+int trace_load_flight(struct trace *t);
+void trace_flight_free(struct trace_flight *f);
+/* A row read (flight mode): an allocs or frees row of the site with this
+ * id, or an other_events row of this kind. */
+void trace_flight_seen_site(struct trace *t, int64_t site, bool alloc, uint64_t bytes);
+void trace_flight_seen_kind(struct trace *t, int kind);
+/* After the events: what left the ring, into sites, kinds, trimmed. */
+void trace_flight_settle(struct trace *t);
+/* The ring: first event (r->row false when none), next, the end. -1 with
+ * t->error set for a chunk that is not memtrace's JSON. */
+int trace_ring_open(struct trace *t, struct trace_ring *r);
+int trace_ring_next(struct trace *t, struct trace_ring *r);
+void trace_ring_close(struct trace_ring *r);
 
 /* ---- trace-options.c ---- */
 
