@@ -6,15 +6,23 @@
  * into it but the start callback it gives record.c. The hook-path rules
  * are in record.c, where every wrapper goes through. */
 #include "clock.h"
+#include "config.h"
 #include "cupti.h"
 #include "hook-real.h"
 #include "memtrace.h"
 #include "python.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MT_QUEUE_LOG2 16 /* 65536 cells of 128 bytes (an 80-byte event, aligned): 8 MiB */
@@ -58,6 +66,27 @@ static void note_exit(int status, void *arg)
 	exit_status = status & 0377;
 }
 
+/* MEMTRACE_RUN_TRACES (memtrace run --report): the file where each trace
+ * made is listed, so that the script can report on those of a process
+ * that was killed before it could. */
+static void list_trace(void)
+{
+	const char *list = getenv("MEMTRACE_RUN_TRACES");
+	char line[MT_PATH_MAX + 1];
+	if (!list || !*list)
+		return;
+	int fd = open(list, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	if (!realpath(trace_path, line))
+		snprintf(line, sizeof(line) - 1, "%s", trace_path);
+	size_t n = strlen(line);
+	line[n++] = '\n';
+	ssize_t w = write(fd, line, n); /* one write: O_APPEND keeps lines whole */
+	(void)w;
+	close(fd);
+}
+
 /* Under record.c's start lock, at the first recorded call. Without
  * mt_record_begin, tracing is off. */
 static void start(void)
@@ -94,6 +123,7 @@ static void start(void)
 	if (!writer)
 		return;
 	mt_log(MT_INFO, "tracing to %s", trace_path);
+	list_trace();
 	if (!exit_noted) /* once a process: a fork child inherits it */
 		exit_noted = on_exit(note_exit, NULL) == 0;
 	mt_record_begin(&(struct mt_record_options){
@@ -176,6 +206,101 @@ __attribute__((constructor)) static void mt_constructor(void)
 	offer_nvtx();
 }
 
+/* ---- the report at exit (MEMTRACE_REPORT_AT_EXIT) ---- */
+
+static bool executable(const char *path)
+{
+	return access(path, X_OK) == 0;
+}
+
+/* memtrace-report: $MEMTRACE_REPORT, else beside this library as the
+ * build tree, a wheel or an installation lays them out, else where meson
+ * installs it. */
+static bool find_reporter(char *out, size_t outsz)
+{
+	static const char *const beside[] = {
+		"../report/memtrace-report", "../bin/memtrace-report", "../../bin/memtrace-report",
+	};
+	const char *env = getenv("MEMTRACE_REPORT");
+	Dl_info self;
+	char dir[MT_PATH_MAX];
+
+	if (env && *env) {
+		snprintf(out, outsz, "%s", env);
+		return executable(out);
+	}
+	if (dladdr((void *)find_reporter, &self) && self.dli_fname &&
+	    realpath(self.dli_fname, dir)) {
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
+			snprintf(out, outsz, "%s/%s", dir, beside[i]);
+			if (executable(out))
+				return true;
+		}
+	}
+	snprintf(out, outsz, "%s", MEMTRACE_INSTALLED_REPORT);
+	return executable(out);
+}
+
+/* The environment of the reporter: ours without LD_PRELOAD (it must not
+ * trace itself) and without NVTX's injection variable. */
+static char **reporter_env(void)
+{
+	extern char **environ;
+	size_t n = 0, k = 0;
+	while (environ && environ[n])
+		n++;
+	char **env = calloc(n + 1, sizeof(*env));
+	for (size_t i = 0; env && i < n; i++) {
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) &&
+		    strncmp(environ[i], "NVTX_INJECTION64_PATH=", 22))
+			env[k++] = environ[i];
+	}
+	return env;
+}
+
+/* The report beside the trace: TRACE less .db, plus .txt, .json or .html. */
+static void report_at_exit(void)
+{
+	char reporter[MT_PATH_MAX], out[MT_PATH_MAX + 8];
+	const char *format = config.report_at_exit;
+	size_t n = strlen(trace_path);
+
+	if (!format[0])
+		return;
+	if (!find_reporter(reporter, sizeof(reporter))) {
+		mt_log(MT_ENV, "MEMTRACE_REPORT_AT_EXIT: cannot find memtrace-report (set "
+			       "MEMTRACE_REPORT to it); run: memtrace report %s",
+		       trace_path);
+		return;
+	}
+	if (n > 3 && !strcmp(trace_path + n - 3, ".db"))
+		n -= 3;
+	snprintf(out, sizeof(out), "%.*s.%s", (int)n, trace_path,
+		 strcmp(format, "text") ? format : "txt");
+	char *argv[] = { reporter, trace_path, "--format", (char *)format, "-o", out,
+			 "--no-progress", NULL };
+	char **env = reporter_env();
+	pid_t pid;
+	int status = 0, rc = env ? posix_spawn(&pid, reporter, NULL, NULL, argv, env) : ENOMEM;
+	free(env);
+	if (rc) {
+		mt_log(MT_ENV, "MEMTRACE_REPORT_AT_EXIT: cannot run %s: %s", reporter, strerror(rc));
+		return;
+	}
+	/* the program's own SIGCHLD handler may reap it first: then its
+	 * status is unknown, and the report is likely there */
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		mt_log(MT_INFO, "report written to %s", out);
+	else if (WIFEXITED(status) || WIFSIGNALED(status))
+		mt_log(MT_ENV, "MEMTRACE_REPORT_AT_EXIT: %s failed on %s; run: memtrace report %s",
+		       reporter, trace_path, trace_path);
+}
+
 /* Runs after the program's atexit handlers and after the destructors of
  * the libraries loaded after us, so late frees are still recorded. */
 __attribute__((destructor)) static void mt_destructor(void)
@@ -190,6 +315,7 @@ __attribute__((destructor)) static void mt_destructor(void)
 			mt_log(MT_INFO, "%llu events written to %s",
 			       (unsigned long long)mt_writer_committed(writer), trace_path);
 		/* writer stays allocated: a thread still in a hook may use it */
+		report_at_exit();
 	}
 	mt_record_unlock();
 }
