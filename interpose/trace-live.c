@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "live-timeline.h"
 #include "python.h"
 #include "trace-schema.h"
 #include "trace-user-frame.h"
@@ -101,6 +102,10 @@ enum stmt {
 	S_UNPERSIST,
 	S_DEL_OTHER,
 	S_DEL_CUPTI,
+	S_TL_ROW,
+	S_TL_CLEAR,
+	S_SNAP_ROW,
+	S_SNAP_THIN,
 	S_COUNT,
 };
 
@@ -128,7 +133,17 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_DEL_CUPTI] = "DELETE FROM cupti WHERE seq >= ?1 AND seq <= ?2"
 			" AND seq NOT IN (SELECT seq FROM other_events WHERE seq >= ?1 AND seq <= ?2)"
 			" AND seq NOT IN (SELECT seq FROM allocs WHERE seq >= ?1 AND seq <= ?2)",
+	[S_TL_ROW] = "INSERT OR REPLACE INTO timeline(bucket,min,max,last,t_max,t_last,drops)"
+		     " VALUES(?,?,?,?,?,?,?)",
+	[S_TL_CLEAR] = "DELETE FROM timeline",
+	[S_SNAP_ROW] = "INSERT OR REPLACE INTO live_at_time(time_ns,site,bytes,count)"
+		       " VALUES(?,?,?,?)",
+	[S_SNAP_THIN] = "DELETE FROM live_at_time WHERE time_ns % ?1 != 0",
 };
+
+/* The sites a live set of the timeline keeps, the largest (row 0 is the
+ * device's total). */
+#define SNAPSHOT_SITES 32
 
 #define KINDS 32
 
@@ -176,6 +191,8 @@ struct mt_live {
 	struct u64map mapped; /* address -> the seq of its cuMemMap */
 	struct u64map launched; /* execs launched once */
 	sqlite3_stmt *pragma[3];
+	struct mt_timeline *tl; /* the whole run's device bytes live */
+	int64_t tl_width_written;
 };
 
 /* ---- SQL ---- */
@@ -491,10 +508,82 @@ static void released(struct mt_live *l, const struct live_alloc *a)
 	ring_released(l, a);
 }
 
+/* ---- the timeline (flight mode) ---- */
+
+static int cmp_site_bytes(const void *a, const void *b, void *arg)
+{
+	const struct site_live *sites = arg;
+	uint64_t x = sites[*(const uint32_t *)a].bytes, y = sites[*(const uint32_t *)b].bytes;
+	return x > y ? -1 : x < y;
+}
+
+/* The live set due at at_ns: the device's total (site 0), then the
+ * largest sites of the peak's kinds. */
+static bool snapshot(struct mt_live *l, int64_t at_ns)
+{
+	uint32_t *ids = malloc((l->n_holding + 1) * sizeof(*ids));
+	size_t n = 0;
+	bool ok = true;
+	if (!ids)
+		return true; /* a live set fewer: not the trace */
+	for (size_t i = 0; i < l->n_holding; i++) {
+		if (peak_kind(l->sites[l->holding[i]].mem))
+			ids[n++] = l->holding[i];
+	}
+	qsort_r(ids, n, sizeof(*ids), cmp_site_bytes, l->sites);
+	ok = RUN(l, S_SNAP_ROW, at_ns, 0, (int64_t)l->device_live, (int64_t)l->device_count);
+	for (size_t i = 0; ok && i < n && i < SNAPSHOT_SITES; i++) {
+		const struct site_live *s = &l->sites[ids[i]];
+		ok = RUN(l, S_SNAP_ROW, at_ns, ids[i], (int64_t)s->bytes, (int64_t)s->count);
+	}
+	free(ids);
+	return ok;
+}
+
+/* Before an event is applied. */
+static bool timeline_before(struct mt_live *l, uint64_t time_ns)
+{
+	int64_t at;
+	if (!l->tl || !mt_timeline_due(l->tl, (int64_t)time_ns, &at))
+		return true;
+	return snapshot(l, at);
+}
+
+static bool commit_timeline(struct mt_live *l)
+{
+	struct mt_timeline *tl = l->tl;
+	if (!tl)
+		return true;
+	if (tl->rewrite) {
+		if (!run(l, S_TL_CLEAR) ||
+		    !RUN(l, S_SNAP_THIN, mt_timeline_period(tl)))
+			return false;
+		tl->dirty_lo = 0;
+		tl->dirty_hi = MT_TIMELINE_BUCKETS;
+		tl->rewrite = false;
+	}
+	for (size_t i = tl->dirty_lo; i < tl->dirty_hi; i++) {
+		const struct mt_timeline_bucket *b = &tl->b[i];
+		if (b->used && !RUN(l, S_TL_ROW, (int64_t)i, (int64_t)b->min, (int64_t)b->max,
+				    (int64_t)b->last, b->t_max, b->t_last, (int64_t)b->drops))
+			return false;
+	}
+	tl->dirty_lo = MT_TIMELINE_BUCKETS;
+	tl->dirty_hi = 0;
+	if (tl->started && tl->width != l->tl_width_written) {
+		if (!put_meta(l, "timeline_width_ns", (uint64_t)tl->width) ||
+		    !put_meta(l, "timeline_first_ns", (uint64_t)tl->first_ns))
+			return false;
+		l->tl_width_written = tl->width;
+	}
+	return true;
+}
+
 int64_t mt_live_track(struct mt_live *l, uint64_t seq, uint64_t time_ns, struct mt_event *ev,
 		      uint32_t site)
 {
 	struct live_alloc a;
+	timeline_before(l, time_ns); /* a write that fails fails the commit too */
 	/* Only the hooked calls: CUPTI's records of the same memory arrive
 	 * late and in batches, and are matched by the reporter. */
 	if (ev->source != MT_SOURCE_HOOK)
@@ -824,7 +913,18 @@ static void summary(struct mt_live *l, const struct mt_event *ev, uint64_t seq)
 
 /* ---- events ---- */
 
+static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struct mt_event *ev);
+
 bool mt_live_event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struct mt_event *ev)
+{
+	if (!timeline_before(l, time_ns) || !event(l, seq, time_ns, ev))
+		return false;
+	if (l->tl)
+		mt_timeline_put(l->tl, (int64_t)time_ns, l->device_live);
+	return true;
+}
+
+static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struct mt_event *ev)
 {
 	bool hooked = ev->source == MT_SOURCE_HOOK;
 	uint64_t *known, before, n;
@@ -979,7 +1079,8 @@ static bool commit_mem_peaks(struct mt_live *l)
 
 bool mt_live_commit(struct mt_live *l)
 {
-	if (!commit_chunk(l) || !commit_totals(l) || !commit_peak(l) || !commit_mem_peaks(l))
+	if (!commit_chunk(l) || !commit_totals(l) || !commit_peak(l) || !commit_mem_peaks(l) ||
+	    !commit_timeline(l))
 		return false;
 	if (l->meta_dirty) {
 		if (!put_meta(l, "ring_first_seq", l->ring_first) ||
@@ -1141,6 +1242,9 @@ static bool setup_flight(struct mt_live *l, uint64_t bound)
 	l->budget = bound > 3 * wal ? bound - 2 * wal : bound / 3;
 	if (!u64map_init(&l->mapped, 8) || !u64map_init(&l->launched, 6))
 		return false;
+	if (!(l->tl = malloc(sizeof(*l->tl))))
+		return false;
+	mt_timeline_init(l->tl);
 	for (int i = 0; i < 3; i++) {
 		if (sqlite3_prepare_v2(l->db, pragmas[i], -1, &l->pragma[i], NULL) != SQLITE_OK)
 			return false;
@@ -1197,6 +1301,7 @@ void mt_live_free(struct mt_live *l)
 	u64map_fini(&l->mapped);
 	u64map_fini(&l->launched);
 	free(l->live.slab);
+	free(l->tl);
 	free(l->sites);
 	free(l->holding);
 	free(l->dirty);

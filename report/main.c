@@ -309,6 +309,8 @@ static int run_model(struct loaded *l, bool progress, struct moment_request mome
 	if (l->t.flight.on) {
 		l->m.flight = &l->t;
 		l->m.timeline_from_seq = l->t.flight.ring_first_seq;
+		if (l->t.flight.n_timeline)
+			model_timeline_start_at(&l->tl, l->t.flight.ring_first_time_ns);
 	}
 	l->m.moment.wanted = moment.wanted;
 	l->m.moment.seq = moment.seq;

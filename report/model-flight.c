@@ -8,7 +8,10 @@
  *   their kind, class, site and op (never live: they were freed);
  * - the peak, when the writer saw a higher one than the ring holds: its
  *   bytes, time and the sites and ops live at it;
- * - each OOM and mark before the ring: its live set (holders, bytes).
+ * - each OOM and mark before the ring: its live set (holders, bytes);
+ * - the timeline before the ring: the writer's buckets of device bytes
+ *   live and its live sets at moments spread over the run, so that the
+ *   diagnosis sees the run's floor and growth as in the full trace.
  *
  * Graph memory and CUPTI's records are the ring's alone (the writer's
  * peak does not count graph memory; docs/report.md says which sections
@@ -17,6 +20,7 @@
 
 #include <stdlib.h>
 
+#include "model-timeline.h"
 #include "trace-schema.h"
 #include "trace.h"
 #include "util-mem.h"
@@ -264,6 +268,91 @@ static void set_marks(struct model *m, const struct trace *t, const struct trace
 	free(n_at);
 }
 
+/* A live set of the writer's (rows[0..n) of one moment, site 0 the
+ * device's total) as the timeline keeps one: by stack, largest first. */
+static void snapshot_of(struct timeline_snapshot *s, const struct trace *t,
+			const struct trace_live_row *rows, size_t n)
+{
+	*s = (struct timeline_snapshot){ .time_ns = rows[0].key };
+	s->stacks = xcalloc(n + 1, sizeof(*s->stacks));
+	for (size_t i = 0; i < n; i++) {
+		const struct trace_event *ev;
+		size_t j;
+
+		if (rows[i].site == 0) {
+			s->live_bytes = rows[i].bytes;
+			s->live_count = rows[i].count;
+			continue;
+		}
+		ev = &trace_find_site(t, rows[i].site)->ev;
+		for (j = 0; j < s->n_stacks && s->stacks[j].stack != ev->stack; j++)
+			;
+		if (j == s->n_stacks)
+			s->stacks[s->n_stacks++] = (struct model_stack_live){ .stack = ev->stack };
+		s->stacks[j].bytes = sat_add(s->stacks[j].bytes, rows[i].bytes);
+		s->stacks[j].count = sat_add(s->stacks[j].count, rows[i].count);
+	}
+	for (size_t i = 1; i < s->n_stacks; i++) {
+		struct model_stack_live v = s->stacks[i];
+		size_t j = i;
+
+		for (; j > 0 && s->stacks[j - 1].bytes < v.bytes; j--)
+			s->stacks[j] = s->stacks[j - 1];
+		s->stacks[j] = v;
+	}
+	/* what the writer did not keep of the total */
+	uint64_t kept_bytes = 0, kept_count = 0;
+
+	for (size_t i = 0; i < s->n_stacks; i++) {
+		kept_bytes = sat_add(kept_bytes, s->stacks[i].bytes);
+		kept_count = sat_add(kept_count, s->stacks[i].count);
+	}
+	s->other_bytes = sat_sub(s->live_bytes, kept_bytes);
+	s->other_count = sat_sub(s->live_count, kept_count);
+}
+
+/* The writer's timeline before the ring: its buckets whose last event
+ * is before the ring's first, and its live sets before it. */
+static void set_timeline(struct model_timeline *tl, const struct trace *t,
+			 const struct trace_flight *f)
+{
+	size_t first = 0, n_before = 0, room, step;
+
+	for (size_t i = 0; i < f->n_timeline; i++) {
+		const struct trace_timeline_bucket *w = &f->timeline[i];
+		struct timeline_bucket b = {
+			.used = true, .min = w->min, .max = w->max, .last = w->last,
+			.t_max = w->t_max, .t_last = w->t_last,
+			.drops = w->drops > UINT32_MAX ? UINT32_MAX : (uint32_t)w->drops,
+		};
+
+		if (w->t_last < f->ring_first_time_ns)
+			model_timeline_add_before(tl, &b, f->timeline_first_ns);
+	}
+	for (size_t i = 0; i < f->n_snaps; i++) {
+		if (f->snaps[i].key >= f->ring_first_time_ns)
+			break;
+		if (i == 0 || f->snaps[i].key != f->snaps[i - 1].key)
+			n_before++;
+	}
+	/* the room the ring's own live sets left, shared evenly */
+	room = ARRAY_LENGTH(tl->snaps) - tl->n_snaps;
+	step = n_before > room && room ? (n_before + room - 1) / room : 1;
+	for (size_t k = 0; first < f->n_snaps && f->snaps[first].key < f->ring_first_time_ns; k++) {
+		size_t n = 1;
+		struct timeline_snapshot s;
+
+		while (first + n < f->n_snaps && f->snaps[first + n].key == f->snaps[first].key)
+			n++;
+		if (room && k % step == 0) {
+			snapshot_of(&s, t, f->snaps + first, n);
+			if (!model_timeline_add_snapshot(tl, &s))
+				free(s.stacks);
+		}
+		first += n;
+	}
+}
+
 void model_flight_finish(struct model *m)
 {
 	const struct trace *t = m->flight;
@@ -289,4 +378,6 @@ void model_flight_finish(struct model *m)
 		set_oom(o, t, rows, n);
 	}
 	set_marks(m, t, f);
+	if (m->timeline)
+		set_timeline(m->timeline, t, f);
 }

@@ -424,6 +424,61 @@ void model_timeline_finish(struct model_timeline *tl, const struct model *m)
 	stream_peak(tl, m);
 }
 
+void model_timeline_start_at(struct model_timeline *tl, int64_t time_ns)
+{
+	int64_t period, k;
+
+	while (past_end(tl, time_ns) && tl->width <= INT64_MAX / 4)
+		halve(tl);
+	if (time_ns <= 0)
+		return;
+	period = snap_period(tl);
+	k = time_ns / period + (time_ns % period != 0);
+	tl->next_snap_ns = k > INT64_MAX / period ? INT64_MAX : k * period;
+}
+
+void model_timeline_mark(struct model_timeline *tl, const struct trace_event *ev)
+{
+	if (wants_marker(ev->kind))
+		add_marker(tl, ev, ev->time_ns);
+}
+
+void model_timeline_add_before(struct model_timeline *tl, const struct timeline_bucket *b,
+			       int64_t first_ns)
+{
+	int64_t t = b->t_last < 0 ? 0 : b->t_last;
+	size_t i;
+
+	if (!b->used)
+		return;
+	while (past_end(tl, t) && tl->width <= INT64_MAX / 4)
+		halve(tl);
+	i = (size_t)(t / tl->width);
+	if (i >= TIMELINE_BUCKETS)
+		i = TIMELINE_BUCKETS - 1;
+	merge_into(&tl->buckets[i], b);
+	if (i + 1 > tl->n_buckets)
+		tl->n_buckets = i + 1;
+	if (!tl->started || first_ns < tl->first_ns)
+		tl->first_ns = first_ns;
+	tl->started = true;
+	tl->cur_lo = 1; /* the bucket memo is empty */
+	tl->cur_hi = 0;
+}
+
+bool model_timeline_add_snapshot(struct model_timeline *tl, struct timeline_snapshot *s)
+{
+	size_t i = tl->n_snaps;
+
+	if (tl->n_snaps >= ARRAY_LENGTH(tl->snaps))
+		return false;
+	for (; i > 0 && tl->snaps[i - 1].time_ns > s->time_ns; i--)
+		tl->snaps[i] = tl->snaps[i - 1];
+	tl->snaps[i] = *s;
+	tl->n_snaps++;
+	return true;
+}
+
 uint64_t model_timeline_at(const struct model_timeline *tl, int64_t time_ns)
 {
 	size_t i = time_ns < 0 ? 0 : (size_t)(time_ns / tl->width);

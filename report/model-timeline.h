@@ -135,6 +135,19 @@ void model_timeline_feed(struct model_timeline *tl, const struct model *m,
 /* After the last event (model_finish is fine before or after). */
 void model_timeline_finish(struct model_timeline *tl, const struct model *m);
 
+/* A flight trace (model-flight.c): what the writer kept of the time
+ * before its ring. start_at, before the first event fed: the ring starts
+ * at time_ns, the live sets before it are put back. mark: an event before
+ * the ring worth a marker. add_before: a bucket of the writer's, on the
+ * bucket of its last event (the writer's width is within twice the
+ * line's). add_snapshot: a live set before the ring, stacks largest first,
+ * taken over; false when there is no room left. */
+void model_timeline_start_at(struct model_timeline *tl, int64_t time_ns);
+void model_timeline_mark(struct model_timeline *tl, const struct trace_event *ev);
+void model_timeline_add_before(struct model_timeline *tl, const struct timeline_bucket *b,
+			       int64_t first_ns);
+bool model_timeline_add_snapshot(struct model_timeline *tl, struct timeline_snapshot *s);
+
 /* Device bytes live at time_ns, as the buckets know it: the last value
  * recorded in the bucket of time_ns or before it. */
 uint64_t model_timeline_at(const struct model_timeline *tl, int64_t time_ns);

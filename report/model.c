@@ -704,6 +704,8 @@ void model_feed(struct model *m, const struct trace_event *ev)
 	/* a flight trace's timeline starts with its ring */
 	if (m->timeline && ev->seq >= m->timeline_from_seq)
 		model_timeline_feed(m->timeline, m, ev);
+	else if (m->timeline)
+		model_timeline_mark(m->timeline, ev); /* the writer kept it */
 	if (ev->time_ns > m->last_time_ns)
 		m->last_time_ns = ev->time_ns;
 	m->last_seq = ev->seq;

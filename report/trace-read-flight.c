@@ -117,6 +117,56 @@ static int read_totals(struct trace *t)
 	return 0;
 }
 
+static bool has_table(const struct trace *t, const char *name)
+{
+	__attribute__((cleanup(finalize))) sqlite3_stmt *s = NULL;
+
+	if (sqlite3_prepare_v2(t->db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+			       -1, &s, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	return sqlite3_step(s) == SQLITE_ROW;
+}
+
+/* The writer's timeline and its live sets: a trace written before them
+ * has neither, and its timeline starts with the ring. */
+static int read_timeline(struct trace *t)
+{
+	struct trace_flight *f = &t->flight;
+	__attribute__((cleanup(finalize))) sqlite3_stmt *s = NULL;
+	size_t cap = 0;
+	int rc;
+
+	if (!has_table(t, "timeline") || !has_table(t, "live_at_time"))
+		return 0;
+	f->timeline_width_ns = meta_int(t, "timeline_width_ns");
+	f->timeline_first_ns = meta_int(t, "timeline_first_ns");
+	if (f->timeline_width_ns <= 0)
+		return 0; /* nothing was written */
+	if (sqlite3_prepare_v2(t->db,
+			       "SELECT bucket, min, max, last, t_max, t_last, drops FROM timeline"
+			       " ORDER BY bucket",
+			       -1, &s, NULL) != SQLITE_OK)
+		return fail(t, "%s has an unreadable table 'timeline' (%s): it is damaged or was "
+			       "not written by memtrace",
+			    t->path, sqlite3_errmsg(t->db));
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		grow_array(&f->timeline, &cap, f->n_timeline + 1, sizeof(*f->timeline));
+		f->timeline[f->n_timeline++] = (struct trace_timeline_bucket){
+			.bucket = sqlite3_column_int64(s, 0), .min = col_u64(s, 1),
+			.max = col_u64(s, 2), .last = col_u64(s, 3),
+			.t_max = sqlite3_column_int64(s, 4), .t_last = sqlite3_column_int64(s, 5),
+			.drops = col_u64(s, 6),
+		};
+	}
+	if (rc != SQLITE_DONE)
+		return fail(t, "error reading table 'timeline' of %s: %s; the file may be damaged",
+			    t->path, sqlite3_errmsg(t->db));
+	return read_live(t, "live_at_time",
+			 "SELECT time_ns, site, bytes, count FROM live_at_time ORDER BY time_ns, site",
+			 &f->snaps, &f->n_snaps);
+}
+
 int trace_load_flight(struct trace *t)
 {
 	struct trace_flight *f = &t->flight;
@@ -146,7 +196,8 @@ int trace_load_flight(struct trace *t)
 		      &f->n_ooms) < 0 ||
 	    read_live(t, "live_at_mark",
 		      "SELECT mark, site, bytes, count FROM live_at_mark ORDER BY mark, site",
-		      &f->marks, &f->n_marks) < 0)
+		      &f->marks, &f->n_marks) < 0 ||
+	    read_timeline(t) < 0)
 		return -1;
 	return 0;
 }
@@ -335,5 +386,7 @@ void trace_flight_free(struct trace_flight *f)
 	free(f->peak);
 	free(f->ooms);
 	free(f->marks);
+	free(f->timeline);
+	free(f->snaps);
 	*f = (struct trace_flight){ 0 };
 }

@@ -117,6 +117,15 @@ struct trace_trimmed_site {
 
 #define TRACE_TRIMMED_KINDS 32
 
+/* A bucket of the writer's timeline (table timeline): device bytes live
+ * in [bucket * width, (bucket + 1) * width) ns. */
+struct trace_timeline_bucket {
+	int64_t bucket;
+	uint64_t min, max, last;
+	int64_t t_max, t_last;
+	uint64_t drops;
+};
+
 struct trace_flight {
 	bool on;      /* meta mode = flight */
 	uint64_t bound; /* meta flight_bytes */
@@ -138,6 +147,13 @@ struct trace_flight {
 	struct trace_trimmed_site *seen;
 	size_t n_seen;
 	uint64_t seen_kinds[TRACE_TRIMMED_KINDS];
+	/* the writer's timeline of the whole run, and its live sets (key: the
+	 * moment; site 0: the device's total); none in traces before them */
+	struct trace_timeline_bucket *timeline;
+	size_t n_timeline;
+	int64_t timeline_width_ns, timeline_first_ns;
+	struct trace_live_row *snaps;
+	size_t n_snaps;
 };
 
 /* The ring's events in seq order, decoded from its JSON chunks. */

@@ -161,7 +161,11 @@ enum mt_frame_kind {
  * frees, MT_RING_ALLOC_FIELDS or MT_RING_FREE_FIELDS integers an event in
  * one JSON array per commit; allocs holds the allocations still live that
  * left it; kept lists the other_events rows kept below the ring's start
- * (marks, mappings still mapped, each exec's first launch). */
+ * (marks, mappings still mapped, each exec's first launch); timeline and
+ * live_at_time are the whole run's device bytes live, in
+ * MT_TIMELINE_BUCKETS buckets of meta timeline_width_ns, and its live set
+ * at MT_TIMELINE_SNAPSHOTS moments evenly spread (the reporter's own
+ * timeline, report/model-timeline.h, is made the same way). */
 #define MT_SCHEMA_LIVE_SQL                                                          \
 	"CREATE TABLE live_at_peak(site INTEGER PRIMARY KEY, bytes INTEGER NOT NULL,"  \
 	" count INTEGER NOT NULL);"                                                   \
@@ -178,6 +182,12 @@ enum mt_frame_kind {
 	"CREATE TABLE ring(first_seq INTEGER PRIMARY KEY, last_seq INTEGER NOT NULL,"  \
 	" events TEXT NOT NULL);"                                                     \
 	"CREATE TABLE kept(seq INTEGER PRIMARY KEY);"                                 \
+	"CREATE TABLE timeline(bucket INTEGER PRIMARY KEY, min INTEGER NOT NULL,"      \
+	" max INTEGER NOT NULL, last INTEGER NOT NULL, t_max INTEGER NOT NULL,"        \
+	" t_last INTEGER NOT NULL, drops INTEGER NOT NULL);"                          \
+	"CREATE TABLE live_at_time(time_ns INTEGER NOT NULL, site INTEGER NOT NULL,"   \
+	" bytes INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY(time_ns, site))" \
+	" WITHOUT ROWID;"                                                             \
 	"CREATE VIEW ring_allocs(seq,time_ns,site,address,bytes) AS"                  \
 	" SELECT json_extract(e.value,'$[0]'),json_extract(e.value,'$[1]'),"          \
 	"json_extract(e.value,'$[2]'),json_extract(e.value,'$[3]'),"                  \
@@ -188,6 +198,9 @@ enum mt_frame_kind {
 	"json_extract(e.value,'$[2]'),json_extract(e.value,'$[3]'),"                  \
 	"json_extract(e.value,'$[4]'),json_extract(e.value,'$[5]')"                   \
 	" FROM ring r, json_each(r.events) e WHERE json_array_length(e.value) = 6;"
+
+#define MT_TIMELINE_BUCKETS 2048
+#define MT_TIMELINE_SNAPSHOTS 64
 
 /* A ring event: an allocation [seq, time_ns, site, address, bytes], a free
  * [seq, time_ns, site, alloc, address, bytes] (alloc: the seq it frees). */

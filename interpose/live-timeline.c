@@ -1,0 +1,125 @@
+/* The writer's timeline (live-timeline.h). Its buckets merge as the
+ * reporter's do (report/model-timeline.c, merge_into and halve), so that
+ * the reporter can lay them on its own. */
+#include "live-timeline.h"
+
+#include <string.h>
+
+#define SNAP_EVERY (MT_TIMELINE_BUCKETS / MT_TIMELINE_SNAPSHOTS)
+
+void mt_timeline_init(struct mt_timeline *tl)
+{
+	memset(tl, 0, sizeof(*tl));
+	tl->width = MT_TIMELINE_FIRST_WIDTH_NS;
+	tl->dirty_lo = MT_TIMELINE_BUCKETS;
+}
+
+int64_t mt_timeline_period(const struct mt_timeline *tl)
+{
+	return tl->width > INT64_MAX / SNAP_EVERY ? INT64_MAX : tl->width * SNAP_EVERY;
+}
+
+static bool past_end(const struct mt_timeline *tl, int64_t t)
+{
+	return tl->width <= INT64_MAX / MT_TIMELINE_BUCKETS && t >= tl->width * MT_TIMELINE_BUCKETS;
+}
+
+static void merge_into(struct mt_timeline_bucket *to, const struct mt_timeline_bucket *b)
+{
+	if (!b->used)
+		return;
+	if (!to->used) {
+		*to = *b;
+		return;
+	}
+	if (b->min < to->min)
+		to->min = b->min;
+	if (b->max > to->max) {
+		to->max = b->max;
+		to->t_max = b->t_max;
+	}
+	to->drops = to->drops > UINT32_MAX - b->drops ? UINT32_MAX : to->drops + b->drops;
+	if (b->t_last >= to->t_last) {
+		to->last = b->last;
+		to->t_last = b->t_last;
+	}
+}
+
+static void halve(struct mt_timeline *tl)
+{
+	int64_t period;
+
+	for (size_t i = 0; i < MT_TIMELINE_BUCKETS / 2; i++) {
+		struct mt_timeline_bucket b = { 0 };
+
+		merge_into(&b, &tl->b[2 * i]);
+		merge_into(&b, &tl->b[2 * i + 1]);
+		tl->b[i] = b;
+	}
+	memset(&tl->b[MT_TIMELINE_BUCKETS / 2], 0, sizeof(tl->b[0]) * (MT_TIMELINE_BUCKETS / 2));
+	tl->width *= 2;
+	tl->rewrite = true;
+	period = mt_timeline_period(tl);
+	if (tl->next_snap_ns % period)
+		tl->next_snap_ns = tl->next_snap_ns <= INT64_MAX - period / 2
+					   ? tl->next_snap_ns + period / 2
+					   : INT64_MAX;
+}
+
+/* Times from several threads can be a little out of order: the line
+ * never goes back. */
+static int64_t clamp(struct mt_timeline *tl, int64_t t)
+{
+	if (!tl->started) {
+		tl->started = true;
+		tl->first_ns = t;
+	}
+	return t > tl->last_ns ? t : tl->last_ns;
+}
+
+bool mt_timeline_due(struct mt_timeline *tl, int64_t time_ns, int64_t *at_ns)
+{
+	int64_t t = clamp(tl, time_ns), period, k;
+
+	while (past_end(tl, t) && tl->width <= INT64_MAX / 4)
+		halve(tl);
+	if (t < tl->next_snap_ns || tl->next_snap_ns == INT64_MAX)
+		return false;
+	period = mt_timeline_period(tl);
+	k = t / period + 1;
+	*at_ns = tl->next_snap_ns;
+	tl->next_snap_ns = k > INT64_MAX / period ? INT64_MAX : k * period;
+	return true;
+}
+
+void mt_timeline_put(struct mt_timeline *tl, int64_t time_ns, uint64_t live)
+{
+	int64_t t = clamp(tl, time_ns);
+	struct mt_timeline_bucket *b;
+	size_t i;
+
+	while (past_end(tl, t) && tl->width <= INT64_MAX / 4)
+		halve(tl);
+	i = t < 0 ? 0 : (size_t)(t / tl->width);
+	if (i >= MT_TIMELINE_BUCKETS)
+		i = MT_TIMELINE_BUCKETS - 1;
+	b = &tl->b[i];
+	if (!b->used) {
+		*b = (struct mt_timeline_bucket){ .used = true, .min = live, .max = live, .t_max = t };
+	} else if (live > b->max) {
+		b->max = live;
+		b->t_max = t;
+	}
+	if (live < b->min)
+		b->min = live;
+	if (live < tl->last_live && b->drops < UINT32_MAX)
+		b->drops++;
+	tl->last_live = live;
+	b->last = live;
+	b->t_last = t;
+	tl->last_ns = t;
+	if (i < tl->dirty_lo)
+		tl->dirty_lo = i;
+	if (i + 1 > tl->dirty_hi)
+		tl->dirty_hi = i + 1;
+}

@@ -1,0 +1,56 @@
+/* The whole run's device bytes live, as a flight trace keeps it (schema
+ * 3's timeline table, docs/trace-format.md): the reporter's timeline
+ * (report/model-timeline.c) made by the writer, so that a trace whose
+ * ring holds only the last events still has the run's floor, its drops
+ * and, with the live sets trace-live.c writes at the moments it names,
+ * its growth.
+ *
+ * MT_TIMELINE_BUCKETS buckets; bucket i covers [i * width, (i + 1) *
+ * width) ns of the trace's time. The width starts at
+ * MT_TIMELINE_FIRST_WIDTH_NS and doubles, each bucket taking two, when
+ * time runs past the last one; a live set is due every
+ * MT_TIMELINE_BUCKETS / MT_TIMELINE_SNAPSHOTS buckets, and a doubling
+ * keeps those on the new grid. Per event: a compare or a division.
+ * Writer thread only. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace-schema.h"
+
+#define MT_TIMELINE_FIRST_WIDTH_NS (1 << 16)
+
+struct mt_timeline_bucket {
+	uint64_t min, max, last; /* device bytes live after its events */
+	int64_t t_max, t_last;	 /* when max and last were reached */
+	uint32_t drops;		 /* events that lowered it */
+	bool used;
+};
+
+struct mt_timeline {
+	int64_t width;
+	int64_t first_ns, last_ns; /* the first event's time; the latest */
+	int64_t next_snap_ns;	   /* when the next live set is due */
+	bool started;
+	uint64_t last_live;
+	/* to write: buckets [dirty_lo, dirty_hi); all of them, over a
+	 * cleared table, after a doubling (rewrite) */
+	size_t dirty_lo, dirty_hi;
+	bool rewrite;
+	struct mt_timeline_bucket b[MT_TIMELINE_BUCKETS];
+};
+
+void mt_timeline_init(struct mt_timeline *tl);
+
+/* Before an event at time_ns is applied: true when a live set is due,
+ * the one before the event, to be labelled *at_ns (a moment on the grid,
+ * not the event's time). */
+bool mt_timeline_due(struct mt_timeline *tl, int64_t time_ns, int64_t *at_ns);
+
+/* After it: the device bytes live it left. */
+void mt_timeline_put(struct mt_timeline *tl, int64_t time_ns, uint64_t live);
+
+/* The time between live sets: moments on the grid are its multiples. */
+int64_t mt_timeline_period(const struct mt_timeline *tl);
