@@ -65,6 +65,62 @@ START_TEST(bad_values_fall_back)
 }
 END_TEST
 
+START_TEST(flight_sizes)
+{
+	static const struct {
+		const char *value;
+		uint64_t bytes;
+	} cases[] = {
+		{ NULL, 0 },			/* unset: the full trace */
+		{ "0", 0 },
+		{ "no", 0 },
+		{ "1", 64ull << 20 },		/* on: the default */
+		{ "yes", 64ull << 20 },
+		{ "4M", 4ull << 20 },
+		{ "4MiB", 4ull << 20 },
+		{ "2048k", 2ull << 20 },
+		{ "3G", 3ull << 30 },
+		{ "5000000", 5000000 },
+		{ "5000000B", 5000000 },
+		{ "512K", 1ull << 20 },		/* less than the least: the least */
+		{ "64 M", 64ull << 20 },	/* not a size: the default */
+		{ "-4M", 64ull << 20 },
+		{ "4T", 64ull << 20 },
+		{ "99999999999999999999", 64ull << 20 },
+	};
+	struct mt_config cfg;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		env_vals[0][0] = NULL;
+		if (cases[i].value)
+			set_env(0, "MEMTRACE_FLIGHT", cases[i].value);
+		mt_config_load(&cfg, fake_getenv);
+		ck_assert_msg(cfg.flight == cases[i].bytes, "MEMTRACE_FLIGHT=%s: %llu, not %llu",
+			      cases[i].value ? cases[i].value : "(unset)",
+			      (unsigned long long)cfg.flight, (unsigned long long)cases[i].bytes);
+	}
+}
+END_TEST
+
+START_TEST(report_at_exit)
+{
+	static const char *const cases[][2] = {
+		{ "text", "text" }, { "json", "json" }, { "html", "html" },
+		{ "no", "" },	    { "pdf", "" },	{ "HTML", "" },
+	};
+	struct mt_config cfg;
+
+	env_vals[0][0] = NULL;
+	mt_config_load(&cfg, fake_getenv);
+	ck_assert_str_eq(cfg.report_at_exit, "");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		set_env(0, "MEMTRACE_REPORT_AT_EXIT", cases[i][0]);
+		mt_config_load(&cfg, fake_getenv);
+		ck_assert_str_eq(cfg.report_at_exit, cases[i][1]);
+	}
+}
+END_TEST
+
 START_TEST(expand)
 {
 	char out[64];
@@ -103,6 +159,8 @@ Suite *config_suite(void)
 	tcase_add_test(tc, defaults);
 	tcase_add_test(tc, values);
 	tcase_add_test(tc, bad_values_fall_back);
+	tcase_add_test(tc, flight_sizes);
+	tcase_add_test(tc, report_at_exit);
 	tcase_add_test(tc, expand);
 	tcase_add_test(tc, rank_order);
 	suite_add_tcase(s, tc);
