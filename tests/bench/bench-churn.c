@@ -12,7 +12,8 @@
  *
  * Prints one line of key=value pairs on stdout:
  *   pairs, threads, depth, wall_ns (from the start barrier until the last
- *   thread is done), cpu_ns (CPU time of the worker threads, summed).
+ *   thread is done), cpu_ns (CPU time of the worker threads, summed),
+ *   bytes (allocated by the loop, the warm-up pair not counted).
  * Exit status 0; 2 if an allocation fails; 64 on bad usage. */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
@@ -46,6 +47,7 @@ struct worker {
 	uint64_t rng;
 	void **slots;
 	uint64_t cpu_ns;
+	uint64_t bytes; /* allocated by the loop */
 	int failed;
 };
 
@@ -83,6 +85,7 @@ leaf(struct worker *w, int slot)
 {
 	void **p = &w->slots[slot];
 	size_t bytes = random_size(&w->rng);
+	w->bytes += bytes;
 	switch (w->o->api) {
 	case API_ASYNC:
 		if (*p && cudaFreeAsync(*p, 0) != cudaSuccess)
@@ -255,19 +258,21 @@ main(int argc, char **argv)
 	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
 	pthread_barrier_wait(&start_line);
 	uint64_t wall = now_ns(CLOCK_MONOTONIC) - t0;
-	uint64_t cpu = 0;
+	uint64_t cpu = 0, bytes = 0;
 	int failed = 0;
 	for (int i = 0; i < o.threads; i++) {
 		pthread_join(w[i].thread, NULL);
 		cpu += w[i].cpu_ns;
+		bytes += w[i].bytes;
 		failed |= w[i].failed;
 	}
 	if (failed) {
 		fprintf(stderr, "bench-churn: an allocation failed\n");
 		return 2;
 	}
-	printf("pairs=%ld threads=%d depth=%d wall_ns=%llu cpu_ns=%llu\n", o.pairs, o.threads,
-	       o.depth, (unsigned long long)wall, (unsigned long long)cpu);
+	printf("pairs=%ld threads=%d depth=%d wall_ns=%llu cpu_ns=%llu bytes=%llu\n", o.pairs,
+	       o.threads, o.depth, (unsigned long long)wall, (unsigned long long)cpu,
+	       (unsigned long long)bytes);
 	free(slots);
 	free(w);
 	return 0;

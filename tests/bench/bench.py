@@ -22,7 +22,8 @@ import sys
 import tempfile
 import time
 
-SECTIONS = ["hotpath", "bytes", "producer", "throughput", "python", "report", "nocuda", "profile"]
+SECTIONS = ["hotpath", "bytes", "producer", "throughput", "flight", "python", "report", "nocuda",
+            "profile"]
 DEPTHS = [5, 20, 60]
 THREADS = [1, 8]
 # Every configuration runs on one simulated device big enough for any
@@ -358,6 +359,98 @@ class Bench:
                    [[res["events_per_s"], res["lost"], res["gaps"], res["wait_ns_per_event"],
                      res["wait_share"], res["rss_tool_mib"]]])
 
+    def flight_section(self):
+        """Flight mode (MEMTRACE_FLIGHT) against the full trace, interleaved
+        run by run: what an event costs the application thread and the
+        writer, 1 and 8 threads at depth 20; then one long run under a
+        64 MiB bound, its file polled for size and its totals checked
+        against the program's own count."""
+        pairs = 50000 if self.args.quick else 200000
+        runs = self.runs(5, 3)
+        rows, raw = [], {}
+        for threads in THREADS:
+            s = {"cuda": [], "full": [], "flight": []}
+            for _ in range(runs):
+                for v in s:
+                    extra, trace = {}, None
+                    if v != "cuda":
+                        trace = self.trace_path()
+                        extra = {"LD_PRELOAD": self.lib, "MEMTRACE_OUTPUT": trace}
+                        if v == "flight":
+                            extra["MEMTRACE_FLIGHT"] = "4M"
+                    r = self.run(self.churn_cmd("async", pairs, 20, threads), self.env(extra))
+                    if trace:
+                        r.update(light_facts(trace))
+                        remove_trace(trace)
+                    s[v].append(r)
+            # the CPU of the process beyond the loop's threads: the writer,
+            # less what the program spends there without a tool
+            other = {v: med(r["cpu_s"] * 1e9 - r["cpu_ns"] for r in s[v]) for v in s}
+            app0 = med(r["cpu_ns"] for r in s["cuda"])
+            for v in ("full", "flight"):
+                events = med(r["events_written"] for r in s[v])
+                rows.append({
+                    "threads": threads, "mode": v, "runs": runs, "events": events,
+                    "app_ns_per_pair": (med(r["cpu_ns"] for r in s[v]) - app0) / pairs,
+                    "writer_ns_per_event": (other[v] - other["cuda"]) / events,
+                    "wait_ns_per_event": med(r["producer_wait_ns"] / r["events_written"]
+                                             for r in s[v]),
+                    "wall_s": med(r["wall_s"] for r in s[v]),
+                    "trace_mib": med(r["bytes"] for r in s[v]) / 2**20,
+                })
+            raw[f"threads-{threads}"] = s
+        self.table("Flight mode (4 MiB bound) against the full trace: churn, depth 20, "
+                   "%d pairs (medians of %d runs)" % (pairs, runs),
+                   ["threads", "mode", "app thread ns/pair added", "writer CPU ns/event",
+                    "producer wait ns/event", "wall s", "trace MiB"],
+                   [[r["threads"], r["mode"], r["app_ns_per_pair"], r["writer_ns_per_event"],
+                     r["wait_ns_per_event"], r["wall_s"], r["trace_mib"]] for r in rows])
+        long = self.flight_long(5000000 if self.args.quick else 50000000)
+        self.results["flight"] = {"rows": rows, "long": long, "raw": raw}
+        self.table("Flight mode, one long run: %d events under MEMTRACE_FLIGHT=64M"
+                   % long["events_expected"],
+                   ["events", "wall s", "largest file MiB (polled)", "within bound",
+                    "totals exact", "report s"],
+                   [[long["events_reported"], long["wall_s"], long["largest_mib"],
+                     long["within_bound"], long["exact"], long["report_s"]]])
+
+    def flight_long(self, pairs):
+        """pairs alloc/free pairs on one thread under a 64 MiB bound; the
+        file (main and log) sampled every 50 ms."""
+        bound = 64 << 20
+        trace = self.trace_path()
+        env = self.env({"LD_PRELOAD": self.lib, "MEMTRACE_OUTPUT": trace,
+                        "MEMTRACE_FLIGHT": "64M"})
+        t0 = time.perf_counter()
+        p = subprocess.Popen(self.churn_cmd("async", pairs, 20, 1), env=env, cwd=self.scratch,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        largest = 0
+        while p.poll() is None:
+            largest = max(largest, trace_size(trace))
+            time.sleep(0.05)
+        out, err = p.communicate()
+        wall = time.perf_counter() - t0
+        if p.returncode != 0:
+            raise RuntimeError(f"bench-churn under flight mode: exit {p.returncode}\n{err[-2000:]}")
+        largest = max(largest, trace_size(trace))
+        kv = parse_kv(out)
+        t1 = time.perf_counter()
+        rep = json.loads(subprocess.run([self.reporter, trace, "--format", "json"],
+                                        env=self.env(sim=False), capture_output=True,
+                                        text=True, check=True).stdout)
+        report_s = time.perf_counter() - t1
+        remove_trace(trace)
+        t = rep["totals"]
+        # the loop's pairs and the warm-up pair of 512 bytes; the device's first use
+        expected = {"allocations": pairs + 1, "frees": pairs + 1,
+                    "bytes_allocated": kv["bytes"] + 512, "live_bytes_at_end": 0,
+                    "events": 2 * pairs + 3}
+        got = {k: t[k] for k in expected}
+        return {"pairs": pairs, "events_expected": 2 * pairs + 3, "events_reported": t["events"],
+                "wall_s": wall, "largest_mib": largest / 2**20, "within_bound": largest <= bound,
+                "exact": got == expected, "expected": expected, "got": got,
+                "report_s": report_s}
+
     def python_section(self):
         """Cost of Python frames per event at 20 Python frames: python-frames.py
         (docs/python.md), run under this interpreter."""
@@ -575,6 +668,36 @@ def trace_facts(path):
     return facts
 
 
+def trace_size(path):
+    """The trace's main file and its write-ahead log, as they are now."""
+    size = 0
+    for suffix in ("", "-wal"):
+        try:
+            size += os.path.getsize(path + suffix)
+        except FileNotFoundError:
+            pass
+    return size
+
+
+def light_facts(path):
+    """What the writer says of the run, without reading the events."""
+    facts = {"bytes": trace_size(path)}
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    meta = dict(db.execute("SELECT key, value FROM meta"))
+    db.close()
+    for key in ("events_written", "producer_wait_ns", "end_monotonic_ns"):
+        facts[key] = int(meta.get(key, 0))
+    return facts
+
+
+def remove_trace(path):
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            os.unlink(path + suffix)
+        except FileNotFoundError:
+            pass
+
+
 def dbstat(path):
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -679,6 +802,7 @@ def main():
           + ("; heaptrack " + b.heaptrack_preload if b.heaptrack_preload
              else "; heaptrack not found: its columns are n/a"))
     run = {"hotpath": b.hotpath, "bytes": b.trace_bytes, "producer": b.producer_section, "throughput": b.throughput,
+           "flight": b.flight_section,
            "python": b.python_section, "report": b.report_section, "nocuda": b.nocuda,
            "profile": b.profile}
     for s in args.section or SECTIONS:
