@@ -12,7 +12,6 @@
 #define MT_DEFAULT_DEPTH 64
 #define MT_MAX_DEPTH 256
 #define MT_DEFAULT_FLIGHT (64ull << 20)
-#define MT_MIN_FLIGHT (1ull << 20)
 
 static int parse_depth(const char *s)
 {
@@ -81,11 +80,11 @@ static uint64_t parse_flight(const char *s)
 		return MT_DEFAULT_FLIGHT;
 	}
 	v <<= shift;
-	if (v < MT_MIN_FLIGHT) {
+	if (v < MT_FLIGHT_MIN) {
 		mt_log(MT_USER, "MEMTRACE_FLIGHT=%.64s is less than the 1M it needs at least; "
 				"using 1M",
 		       s);
-		return MT_MIN_FLIGHT;
+		return MT_FLIGHT_MIN;
 	}
 	return v;
 }

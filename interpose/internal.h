@@ -114,6 +114,7 @@ struct mt_config {
 	bool follow; /* trace children (fork, exec) too */
 	char rank[64]; /* RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID at load; "0" */
 	uint64_t flight; /* MEMTRACE_FLIGHT in bytes; 0: the full trace */
+#define MT_FLIGHT_MIN (1ull << 20) /* the least it can be */
 	char report_at_exit[8]; /* MEMTRACE_REPORT_AT_EXIT: "", "text", "json", "html" */
 };
 typedef const char *(*mt_getenv_fn)(const char *name);

@@ -16,9 +16,13 @@
 #include "trace-live.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "live-timeline.h"
 #include "python.h"
@@ -187,6 +191,7 @@ struct mt_live {
 	struct segment *segs; /* the ring's chunks, oldest at head */
 	size_t head, n_segs, cap_segs;
 	uint64_t ring_first, ring_first_time_ns, trimmed_chunks;
+	uint64_t used_after, max_commit; /* bytes used after the last trim; the most a commit added */
 	bool meta_dirty, over_told;
 	struct u64map mapped; /* address -> the seq of its cuMemMap */
 	struct u64map launched; /* execs launched once */
@@ -1174,10 +1179,20 @@ static bool drop_segments(struct mt_live *l, size_t n)
 
 bool mt_live_trim(struct mt_live *l)
 {
-	uint64_t high = l->budget / 10 * 9, low = l->budget / 4 * 3, used, freed = 0;
+	uint64_t high, low, used, freed = 0;
 	size_t n = 0;
 
-	if (!l->bound || (used = used_bytes(l)) <= high)
+	if (!l->bound)
+		return true;
+	/* the main file must never pass its one chunk: room is left for the
+	 * largest commit seen, twice */
+	used = used_bytes(l);
+	if (used > l->used_after && used - l->used_after > l->max_commit)
+		l->max_commit = used - l->used_after;
+	high = l->budget > 4 * l->max_commit ? l->budget - 2 * l->max_commit : l->budget / 2;
+	low = high - l->budget / 8;
+	l->used_after = used;
+	if (used <= high)
 		return true;
 	/* the oldest chunks whose text adds up to what brings the file
 	 * under low (their live allocations stay: a little less comes back) */
@@ -1185,7 +1200,7 @@ bool mt_live_trim(struct mt_live *l)
 		freed += l->segs[l->head + n++].bytes;
 	if (n && !drop_segments(l, n))
 		return false;
-	used = used_bytes(l);
+	used = l->used_after = used_bytes(l);
 	if (used > high && !l->n_segs && !l->over_told) {
 		char a[32], b[32];
 		fmt_size(a, sizeof(a), used);
@@ -1207,13 +1222,86 @@ bool mt_live_flight(const struct mt_live *l)
 
 /* ---- lifetime ---- */
 
-/* The write-ahead log's share of the bound: checkpointed at this size
- * and truncated back to it (a reader holding a snapshot can delay that:
- * docs/usage.md). The main file gets the rest, less a chunk's worth. */
+/* The write-ahead log has twice this of the bound, and is checkpointed
+ * at half of it: a commit, or a reader holding a snapshot, can take it
+ * past (docs/usage.md). The main file gets the rest,
+ * reserved at once as SQLite's chunk, so that the disk it needs is
+ * taken at the start. */
 static uint64_t wal_share(uint64_t bound)
 {
 	uint64_t w = bound / 8;
 	return w < (128u << 10) ? 128u << 10 : w > (8u << 20) ? 8u << 20 : w;
+}
+
+static uint64_t main_share(uint64_t bound)
+{
+	uint64_t wal = wal_share(bound);
+	return (bound > 3 * wal ? bound - 2 * wal : bound / 3) & ~(uint64_t)0xffff;
+}
+
+/* What a reservation leaves free: the log's index and SQLite's own. */
+#define RESERVE_SLACK (256u << 10)
+
+/* [from, from + len) of the file given back to the disk (past its end:
+ * its size does not change). */
+static void punch(const char *path, uint64_t from, uint64_t len)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size > from)
+		from = (uint64_t)st.st_size;
+	(void)fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)len);
+	close(fd);
+}
+
+/* len bytes of the file reserved, its size unchanged; errno kept. */
+static bool reserve(const char *path, uint64_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int err = 0;
+	if (fd < 0)
+		return false;
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)len) != 0)
+		err = errno;
+	close(fd);
+	errno = err;
+	return err == 0;
+}
+
+uint64_t mt_live_reserve(const char *path, uint64_t bound)
+{
+	char wal[MT_PATH_MAX + 8];
+	uint64_t b = bound;
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	for (;;) {
+		uint64_t log = 2 * wal_share(b), main = main_share(b);
+		/* with room to spare for the log's index (-shm) and SQLite's
+		 * temporary files: the slack is reserved, then given back */
+		if (reserve(path, main + RESERVE_SLACK) && reserve(wal, log)) {
+			punch(path, main, RESERVE_SLACK);
+			break;
+		}
+		int err = errno;
+		/* a failed reservation may keep part of itself */
+		punch(path, 0, bound + RESERVE_SLACK);
+		punch(wal, 0, bound);
+		if (err != ENOSPC && err != EDQUOT)
+			return bound; /* cannot reserve here (EOPNOTSUPP): the bound as asked */
+		if (b / 2 < MT_FLIGHT_MIN) {
+			mt_log(MT_ENV, "the disk of %s has not even %llu KiB free: the flight trace "
+				       "will stop when it fills",
+			       path, (unsigned long long)(MT_FLIGHT_MIN >> 10));
+			return bound;
+		}
+		b /= 2;
+	}
+	if (b < bound)
+		mt_log(MT_ENV, "the disk of %s has less than the %llu KiB of MEMTRACE_FLIGHT free: "
+			       "the flight trace keeps within %llu KiB",
+		       path, (unsigned long long)(bound >> 10), (unsigned long long)(b >> 10));
+	return b;
 }
 
 bool mt_live_pragmas(sqlite3 *db, uint64_t bound)
@@ -1228,8 +1316,12 @@ bool mt_live_pragmas(sqlite3 *db, uint64_t bound)
 	snprintf(sql, sizeof(sql),
 		 "PRAGMA journal_size_limit=%llu; PRAGMA wal_autocheckpoint=%llu; "
 		 "PRAGMA synchronous=OFF;",
-		 (unsigned long long)wal, (unsigned long long)(wal / 4096 ? wal / 4096 : 1));
-	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+		 (unsigned long long)(2 * wal), (unsigned long long)(wal / 8192 ? wal / 8192 : 1));
+	/* the main file grows by its whole share at once, and a checkpoint's
+	 * truncation keeps it (a chunk is never cut) */
+	int chunk = (int)main_share(bound);
+	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK &&
+	       sqlite3_file_control(db, "main", SQLITE_FCNTL_CHUNK_SIZE, &chunk) == SQLITE_OK;
 }
 
 static bool setup_flight(struct mt_live *l, uint64_t bound)
@@ -1237,9 +1329,8 @@ static bool setup_flight(struct mt_live *l, uint64_t bound)
 	static const char *const pragmas[] = {
 		"PRAGMA page_count", "PRAGMA freelist_count", "PRAGMA page_size",
 	};
-	uint64_t wal = wal_share(bound);
 	l->bound = bound;
-	l->budget = bound > 3 * wal ? bound - 2 * wal : bound / 3;
+	l->budget = main_share(bound);
 	if (!u64map_init(&l->mapped, 8) || !u64map_init(&l->launched, 6))
 		return false;
 	if (!(l->tl = malloc(sizeof(*l->tl))))

@@ -35,6 +35,13 @@ struct mt_live_options {
  * disk): before the first transaction. */
 bool mt_live_pragmas(sqlite3 *db, uint64_t bound);
 
+/* Flight mode's disk, before the first transaction: the bound reserved
+ * up front (main file and log; the sizes they show do not change), so
+ * that a disk that fills later costs no commit. Where the disk has less
+ * than the bound, the bound is halved until it fits (said); returns the
+ * bound to keep. Where the file system cannot reserve, the bound. */
+uint64_t mt_live_reserve(const char *path, uint64_t bound);
+
 /* NULL when out of memory or a statement does not prepare (said). */
 struct mt_live *mt_live_new(const struct mt_live_options *o);
 void mt_live_free(struct mt_live *l);

@@ -264,6 +264,8 @@ static bool open_db(struct mt_writer *w)
 	 * being killed (it is in the OS), which is the failure that matters. */
 	if (!exec_sql(w, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"))
 		return false;
+	if (w->flight_bound)
+		w->flight_bound = mt_live_reserve(w->path, w->flight_bound);
 	if (!mt_live_pragmas(w->db, w->flight_bound))
 		return sql_ok(w, SQLITE_ERROR, "the flight mode pragmas");
 	char sql[sizeof(MT_SCHEMA_SQL) + 64];
@@ -338,8 +340,8 @@ static void write_static_meta(struct mt_writer *w, const struct mt_writer_option
 	put_meta_u64(w, "commit_interval_ms", opt->interval_ms);
 	put_meta(w, "end", "running");
 	put_meta(w, "mode", opt->flight ? "flight" : "full");
-	if (opt->flight)
-		put_meta_u64(w, "flight_bytes", opt->flight);
+	if (w->flight_bound)
+		put_meta_u64(w, "flight_bytes", w->flight_bound); /* as the disk allowed */
 
 	sqlite3_stmt *s;
 	if (sqlite3_prepare_v2(w->db, "INSERT INTO apis(id,name) VALUES(?,?)", -1, &s, NULL))
@@ -882,7 +884,11 @@ struct mt_writer *mt_writer_start(const struct mt_writer_options *opt)
 		goto fail;
 	struct xfsz_guard guard;
 	xfsz_hold(&guard);
+	/* flight mode: the first checkpoint grows the main file to its
+	 * reserved share now, not when the disk may be full */
 	bool ok = open_db(w) && (write_static_meta(w, opt), exec_sql(w, "COMMIT")) &&
+		  (!w->flight_bound || sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+								 NULL, NULL) == SQLITE_OK) &&
 		  start_thread(w);
 	if (!ok) {
 		/* what we created is ours and holds no trace: leave nothing behind */

@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import subprocess
+import tempfile
 import time
 
 import mtest
@@ -170,6 +171,69 @@ class Flight(mtest.TraceTest):
             self.assertEqual(rep["totals"]["peak_bytes"], 856 * MiB)
             if env:
                 self.assertGreater(rep["trace"]["flight"]["ring_first_seq"], 0)
+
+    def mount_small(self, size):
+        """A tmpfs of size bytes, unmounted at the end; skips where none can
+        be mounted (not root)."""
+        path = tempfile.mkdtemp(prefix="memtrace-small-")
+        self.addCleanup(os.rmdir, path)
+        mount = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path],
+                               capture_output=True, text=True)
+        if mount.returncode != 0:
+            self.skipTest(f"cannot mount a small tmpfs here: {mount.stderr.strip()}")
+        self.addCleanup(subprocess.run, ["umount", path], check=True)
+        return path
+
+    def test_disk_filling_up_costs_the_ring_not_the_oom(self):
+        """The disk fills once the trace has started (another process
+        takes all the rest): the bound was reserved, so every commit still
+        fits; the OOM, the live set and the totals are whole."""
+        small = self.mount_small(8 * MiB)
+        trace = os.path.join(small, "t.db")
+        env = mtest.sim_env({"LD_PRELOAD": mtest.LIB, "MEMTRACE_OUTPUT": trace,
+                             "MEMTRACE_FLIGHT": "4M", "MEMTRACE_QUIET": "1"})
+        proc = subprocess.Popen([mtest.program("flight-churn"), "400000"], env=env,
+                                cwd=self.tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        # the first commit is after the reservation
+        while proc.poll() is None and not (os.path.exists(trace) and os.path.getsize(trace)):
+            time.sleep(0.001)
+        filled = 0
+        with open(os.path.join(small, "filler"), "wb") as f:
+            try:
+                while True:
+                    f.write(b"\0" * 65536)
+                    f.flush()
+                    filled += 65536
+            except OSError:
+                pass
+        free = os.statvfs(small).f_bavail * os.statvfs(small).f_frsize
+        out, err = proc.communicate()
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertNotIn("cannot write", err)
+        self.assertLess(free, 64 << 10)
+        self.assertGreater(filled, 2 * MiB)
+        os.unlink(os.path.join(small, "filler"))
+        rep = self.report(trace)
+        self.check_totals(rep, 400000)
+        self.check_oom(rep)
+
+    def test_disk_smaller_than_the_bound(self):
+        """Less disk than MEMTRACE_FLIGHT: the bound halves until the disk
+        holds it, said once; the trace is then whole within it."""
+        small = self.mount_small(2 * MiB)
+        trace = os.path.join(small, "t.db")
+        run = self.run_program("flight-churn", ["100000"], trace=trace,
+                               env={"MEMTRACE_FLIGHT": "4M", "MEMTRACE_QUIET": "0"})
+        self.assertEqual(run.rc, 0, run.stderr)
+        self.assertIn(f"memtrace: the disk of {trace} has less than the 4096 KiB of "
+                      "MEMTRACE_FLIGHT free: the flight trace keeps within 1024 KiB",
+                      run.stderr)
+        self.assertNotIn("cannot write", run.stderr)
+        rep = self.report(trace)
+        self.assertEqual(rep["trace"]["flight"]["bound_bytes"], 1 * MiB)
+        self.check_totals(rep, 100000)
+        self.check_oom(rep)
 
     def test_report_at_exit_and_after_a_kill(self):
         """MEMTRACE_REPORT_AT_EXIT writes TRACE.json at exit; memtrace run
