@@ -161,6 +161,8 @@ struct mt_live {
 
 	struct live_set live;
 	struct live_alloc freed[FREED_RING];
+	struct u64map va_handle;   /* a VMM mapping's address -> its handle */
+	struct u64map handle_maps; /* handle -> its mappings | HANDLE_RELEASED */
 	unsigned freed_next;
 
 	struct site_live *sites; /* by site id */
@@ -513,6 +515,49 @@ static void released(struct mt_live *l, const struct live_alloc *a)
 	ring_released(l, a);
 }
 
+/* ---- VMM handles: released while mapped, freed at the last unmap ---- */
+
+#define HANDLE_RELEASED (1ull << 63) /* in handle_maps, beside the count */
+
+static void vmm_mapped(struct mt_live *l, uint64_t va, uint64_t handle)
+{
+	uint64_t *n = u64map_get(&l->handle_maps, handle);
+	if (!handle || !u64map_put(&l->va_handle, va, handle))
+		return;
+	if (n)
+		(*n)++;
+	else
+		u64map_put(&l->handle_maps, handle, 1);
+}
+
+static void vmm_unmapped(struct mt_live *l, uint64_t va)
+{
+	uint64_t handle, *n;
+	struct live_alloc a;
+	if (!u64map_del(&l->va_handle, va, &handle) || !(n = u64map_get(&l->handle_maps, handle)))
+		return;
+	if ((*n & ~HANDLE_RELEASED) > 1) {
+		(*n)--;
+		return;
+	}
+	bool was_released = *n & HANDLE_RELEASED;
+	u64map_del(&l->handle_maps, handle, NULL);
+	if (was_released && live_take(l, handle, &a))
+		released(l, &a); /* the memory goes with the last mapping */
+}
+
+/* A cuMemRelease of a handle still mapped: the memory stays until the
+ * last unmap (the CUDA driver API's rule, and PyTorch's expandable
+ * segments' way). The allocation it names, else NULL. */
+static const struct live_alloc *vmm_release_kept(struct mt_live *l, uint64_t handle)
+{
+	uint64_t *n = u64map_get(&l->handle_maps, handle), *idx;
+	if (!n || !(*n & ~HANDLE_RELEASED) || !(idx = u64map_get(&l->live.by_address, handle)))
+		return NULL;
+	*n |= HANDLE_RELEASED;
+	return &l->live.slab[*idx - 1];
+}
+
 /* ---- the timeline (flight mode) ---- */
 
 static int cmp_site_bytes(const void *a, const void *b, void *arg)
@@ -605,7 +650,13 @@ int64_t mt_live_track(struct mt_live *l, uint64_t seq, uint64_t time_ns, struct 
 		if (live_put(l, ev->address, &a))
 			site_add(l, site, ev->bytes, seq, time_ns);
 		return -1;
-	case MT_EV_FREE:
+	case MT_EV_FREE: {
+		const struct live_alloc *kept = vmm_release_kept(l, ev->address);
+		if (kept) {
+			ev->bytes = kept->bytes;
+			ev->mem = kept->mem;
+			return (int64_t)kept->seq;
+		}
 		if (!live_take(l, ev->address, &a))
 			return -1;
 		ev->bytes = a.bytes;
@@ -613,6 +664,7 @@ int64_t mt_live_track(struct mt_live *l, uint64_t seq, uint64_t time_ns, struct 
 		l->freed[l->freed_next++ % FREED_RING] = a;
 		released(l, &a);
 		return (int64_t)a.seq;
+	}
 	case MT_EV_FREE_ERROR:
 		for (unsigned i = 0; i < FREED_RING; i++) {
 			struct live_alloc *f = &l->freed[i];
@@ -957,11 +1009,16 @@ static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struc
 			return false;
 		return RUN(l, S_KEEP, (int64_t)seq);
 	case MT_EV_MAP:
-		if (!l->bound || !hooked || ev->status || !ev->address)
+		if (!hooked || ev->status || !ev->address)
+			return true;
+		vmm_mapped(l, ev->address, ev->handle);
+		if (!l->bound)
 			return true;
 		u64map_put(&l->mapped, ev->address, seq);
 		return RUN(l, S_KEEP, (int64_t)seq);
 	case MT_EV_UNMAP:
+		if (hooked)
+			vmm_unmapped(l, ev->address);
 		if (!l->bound || !hooked || !(known = u64map_get(&l->mapped, ev->address)))
 			return true;
 		before = *known;
@@ -1354,7 +1411,8 @@ struct mt_live *mt_live_new(const struct mt_live_options *o)
 	l->op_name = o->op_name;
 	l->pyframe = o->pyframe;
 	l->open.first = UINT64_MAX;
-	if (!u64map_init(&l->live.by_address, 12))
+	if (!u64map_init(&l->live.by_address, 12) || !u64map_init(&l->va_handle, 6) ||
+	    !u64map_init(&l->handle_maps, 6))
 		goto fail;
 	for (int i = 0; i < S_COUNT; i++) {
 		if (sqlite3_prepare_v2(l->db, stmt_sql[i], -1, &l->stmt[i], NULL) != SQLITE_OK) {
@@ -1389,6 +1447,8 @@ void mt_live_free(struct mt_live *l)
 	free(l->open.crossing);
 	free(l->chunk);
 	u64map_fini(&l->live.by_address);
+	u64map_fini(&l->va_handle);
+	u64map_fini(&l->handle_maps);
 	u64map_fini(&l->mapped);
 	u64map_fini(&l->launched);
 	free(l->live.slab);

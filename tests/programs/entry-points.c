@@ -22,6 +22,9 @@
  *                      back
  *   shrink_segment     cuMemUnmap of the third chunk (segment offset
  *                      41943040, 20971520 bytes): its memory goes back
+ *   churn              with an argument N only: N times cudaMalloc(4096)
+ *                      and its cudaFree (for flight mode: the segment's
+ *                      events leave the ring)
  *   main               cudaMemGetInfo, printed
  *
  * Expected numbers:
@@ -36,13 +39,14 @@
  *   handles released); cudaMalloc 4194304 (plain_alloc). The device shows
  *   46137344 bytes in use.
  *   Peak device: 67108864 bytes (plain_alloc + 3 chunks), after the third
- *   cuMemCreate.
+ *   cuMemCreate (the churn stays below it: 46137344 + 4096).
  *   Exit status 0; 2 if a CUDA call fails, 3 if an entry point is missing.
  */
 #include "cuda-check.h"
 
 #include <cudaTypedefs.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #define PLAIN_BYTES ((size_t)4 << 20)
 #define SEGMENT_BYTES ((size_t)1 << 30)
@@ -171,8 +175,19 @@ shrink_segment(void)
 	printf("shrink_segment: unmapped chunk 2, %zu bytes\n", CHUNK_BYTES);
 }
 
+static __attribute__((noinline)) void
+churn(long pairs)
+{
+	void *p;
+
+	for (long i = 0; i < pairs; i++) {
+		must(cudaMalloc(&p, 4096), "cudaMalloc");
+		must(cudaFree(p), "cudaFree");
+	}
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	size_t free_bytes, total;
 
@@ -183,6 +198,8 @@ main(void)
 	grow_segment();
 	touch_segment();
 	shrink_segment();
+	if (argc > 1)
+		churn(atol(argv[1]));
 	must(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
 	printf("device memory in use at exit: %zu bytes\n", total - free_bytes);
 	return 0;
