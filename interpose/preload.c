@@ -78,8 +78,7 @@ static void list_trace(void)
 	int fd = open(list, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return;
-	if (!realpath(trace_path, line))
-		snprintf(line, sizeof(line) - 1, "%s", trace_path);
+	snprintf(line, sizeof(line) - 1, "%s", trace_path);
 	size_t n = strlen(line);
 	line[n++] = '\n';
 	ssize_t w = write(fd, line, n); /* one write: O_APPEND keeps lines whole */
@@ -123,6 +122,11 @@ static void start(void)
 	if (!writer)
 		return;
 	mt_log(MT_INFO, "tracing to %s", trace_path);
+	/* by a path that the program's chdir does not break (the report at
+	 * exit, memtrace run's list) */
+	char abs[PATH_MAX];
+	if (realpath(trace_path, abs) && strlen(abs) < sizeof(trace_path))
+		snprintf(trace_path, sizeof(trace_path), "%s", abs);
 	list_trace();
 	if (!exit_noted) /* once a process: a fork child inherits it */
 		exit_noted = on_exit(note_exit, NULL) == 0;
