@@ -367,6 +367,9 @@ void model_flight_finish(struct model *m)
 		if (k != MT_MEM_GRAPH && f->mem_peak[k] > m->kinds[k].peak_bytes)
 			m->kinds[k].peak_bytes = f->mem_peak[k];
 	}
+	/* the host class is one kind: its peak is that kind's */
+	if (f->mem_peak[MT_MEM_HOST_PINNED] > m->host.peak_bytes)
+		m->host.peak_bytes = f->mem_peak[MT_MEM_HOST_PINNED];
 	for (size_t i = 0; i < m->n_ooms; i++) {
 		struct model_oom *o = &m->ooms[i];
 		const struct trace_live_row *rows;

@@ -1008,8 +1008,8 @@ static void print_totals(const struct html *h)
 	if (h->t->flight.on && h->t->flight.trimmed)
 		fprintf(h->f, "<p class=\"note\">A flight trace (MEMTRACE_FLIGHT=%s): the %" PRIu64
 			      " events before %s left its ring. The totals, the peak, OOMs, marks and "
-			      "leaks still count them; the timeline starts with the ring, and the peak "
-			      "by thread and stream, pools, graph memory and CUPTI's records are the "
+			      "leaks still count them; before it, the timeline is the writer's (its live "
+			      "sets by site), and the peak by thread and stream, pools, graph memory and CUPTI's records are the "
 			      "ring's alone.</p>\n",
 			fmt_size(h->t->flight.bound).s, h->t->flight.trimmed,
 			fmt_seconds(h->t->flight.ring_first_time_ns).s);
