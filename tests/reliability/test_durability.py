@@ -6,6 +6,7 @@ window and every out-of-memory event, and says how the process ended
 where memtrace can know (meta 'end': 'exit' after a normal exit, else
 'running')."""
 import collections
+import json
 import os
 import random
 import signal
@@ -33,15 +34,15 @@ def read_log(path):
 class Sigkill(mtest.TraceTest):
     KIND = {"A": 1, "F": 2, "O": 3}
 
-    def kill_once(self, rng, i):
+    def kill_once(self, rng, i, pace_us=200, extra=None):
         trace = os.path.join(self.tmp, f"k{i}.db")
         log = os.path.join(self.tmp, f"k{i}.log")
         early = i % 3 == 0  # a third of the kills land while the trace is being made
         with open(log, "w") as out:
             proc = subprocess.Popen(
                 [rel.rel_program("churn"), "2", "30", "--log", "--oom-every", "40",
-                 "--pace-us", "200"],
-                env=rel.traced_env(trace), stdout=out, stderr=subprocess.DEVNULL)
+                 "--pace-us", str(pace_us)],
+                env=rel.traced_env(trace, extra), stdout=out, stderr=subprocess.DEVNULL)
         try:
             if early:
                 time.sleep(rng.uniform(0, 0.03))
@@ -235,3 +236,47 @@ class Endings(mtest.TraceTest):
 
 if __name__ == "__main__":
     mtest.main()
+
+    def test_sigkill_in_flight_mode(self):
+        """The same kills under MEMTRACE_FLIGHT=1M with the churn unpaced,
+        so that the ring drops its oldest chunks: the trace passes
+        integrity_check, every OOM that returned is in it (most of them
+        long out of the ring), with the live set of the first ones, and
+        the report's totals count at least every call older than the
+        loss window."""
+        runs = max(rel.knob("MEMTRACE_SOAK_KILLS", 30) // 3, 3)
+        seed = rel.knob("MEMTRACE_SOAK_SEED", 20261129)
+        rng = random.Random(seed)
+        trimmed = 0
+        for i in range(runs):
+            trace, calls, kill_ns = self.kill_once(rng, i, pace_us=0,
+                                                   extra={"MEMTRACE_FLIGHT": "1M"})
+            with self.subTest(run=i, seed=seed):
+                state = rel.trace_state(trace)
+                returned = any(c["A"] or c["O"] for c in calls.values())
+                self.assertTrue(state == "trace" or not returned, f"{trace}: {state}")
+                if state == "trace":
+                    conn = rel.open_ro(trace)
+                    self.addCleanup(conn.close)
+                    oom_rows = conn.execute("SELECT count(*) FROM ooms").fetchone()[0]
+                    with_live = conn.execute(
+                        "SELECT count(DISTINCT oom) FROM live_at_oom").fetchone()[0]
+                    conn.close()
+                    ooms_logged = sum(len(k["O"]) for k in calls.values())
+                    self.assertGreaterEqual(oom_rows, ooms_logged)
+                    # the first 63 and the last keep their live sets
+                    self.assertGreaterEqual(with_live, min(ooms_logged, 64))
+                    proc = rel.report(trace)
+                    self.assertEqual(proc.returncode, 0, proc.stderr)
+                    rep = json.loads(proc.stdout)
+                    due = sum(1 for c in calls.values() for t in c["A"]
+                              if t < kill_ns - rel.LOSS_TOLERANCE_NS)
+                    self.assertGreaterEqual(rep["totals"]["allocations"], due)
+                    self.assertEqual(len(rep["ooms"]), oom_rows)
+                    flight = rep["trace"]["flight"]
+                    trimmed += bool(flight and flight["events_before_ring"])
+            for f in os.listdir(self.tmp):
+                os.unlink(os.path.join(self.tmp, f))
+        # the test means something only if rings were trimmed
+        self.assertGreater(trimmed, 0)
+        rel.figure("sigkill_flight", runs=runs, seed=seed, traces_trimmed=trimmed)
