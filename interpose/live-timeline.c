@@ -1,6 +1,6 @@
 /* The writer's timeline (live-timeline.h). Its buckets merge as the
- * reporter's do (report/model-timeline.c, merge_into and halve), so that
- * the reporter can lay them on its own. */
+ * reporter's do (trace/trace-timeline.c, and halve as model-timeline.c
+ * does), so that the reporter can lay them on its own. */
 #include "live-timeline.h"
 
 #include <string.h>
@@ -24,36 +24,15 @@ static bool past_end(const struct mt_timeline *tl, int64_t t)
 	return tl->width <= INT64_MAX / MT_TIMELINE_BUCKETS && t >= tl->width * MT_TIMELINE_BUCKETS;
 }
 
-static void merge_into(struct mt_timeline_bucket *to, const struct mt_timeline_bucket *b)
-{
-	if (!b->used)
-		return;
-	if (!to->used) {
-		*to = *b;
-		return;
-	}
-	if (b->min < to->min)
-		to->min = b->min;
-	if (b->max > to->max) {
-		to->max = b->max;
-		to->t_max = b->t_max;
-	}
-	to->drops = to->drops > UINT32_MAX - b->drops ? UINT32_MAX : to->drops + b->drops;
-	if (b->t_last >= to->t_last) {
-		to->last = b->last;
-		to->t_last = b->t_last;
-	}
-}
-
 static void halve(struct mt_timeline *tl)
 {
 	int64_t period;
 
 	for (size_t i = 0; i < MT_TIMELINE_BUCKETS / 2; i++) {
-		struct mt_timeline_bucket b = { 0 };
+		struct trace_bucket b = { 0 };
 
-		merge_into(&b, &tl->b[2 * i]);
-		merge_into(&b, &tl->b[2 * i + 1]);
+		trace_bucket_merge(&b, &tl->b[2 * i]);
+		trace_bucket_merge(&b, &tl->b[2 * i + 1]);
 		tl->b[i] = b;
 	}
 	memset(&tl->b[MT_TIMELINE_BUCKETS / 2], 0, sizeof(tl->b[0]) * (MT_TIMELINE_BUCKETS / 2));
@@ -95,7 +74,7 @@ bool mt_timeline_due(struct mt_timeline *tl, int64_t time_ns, int64_t *at_ns)
 void mt_timeline_put(struct mt_timeline *tl, int64_t time_ns, uint64_t live)
 {
 	int64_t t = clamp(tl, time_ns);
-	struct mt_timeline_bucket *b;
+	struct trace_bucket *b;
 	size_t i;
 
 	while (past_end(tl, t) && tl->width <= INT64_MAX / 4)
@@ -104,19 +83,7 @@ void mt_timeline_put(struct mt_timeline *tl, int64_t time_ns, uint64_t live)
 	if (i >= MT_TIMELINE_BUCKETS)
 		i = MT_TIMELINE_BUCKETS - 1;
 	b = &tl->b[i];
-	if (!b->used) {
-		*b = (struct mt_timeline_bucket){ .used = true, .min = live, .max = live, .t_max = t };
-	} else if (live > b->max) {
-		b->max = live;
-		b->t_max = t;
-	}
-	if (live < b->min)
-		b->min = live;
-	if (live < tl->last_live && b->drops < UINT32_MAX)
-		b->drops++;
-	tl->last_live = live;
-	b->last = live;
-	b->t_last = t;
+	trace_bucket_put(b, t, live, &tl->last_live);
 	tl->last_ns = t;
 	if (i < tl->dirty_lo)
 		tl->dirty_lo = i;

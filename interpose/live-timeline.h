@@ -19,15 +19,10 @@
 #include <stdint.h>
 
 #include "trace-schema.h"
+#include "trace-timeline.h"
 
 #define MT_TIMELINE_FIRST_WIDTH_NS (1 << 16)
 
-struct mt_timeline_bucket {
-	uint64_t min, max, last; /* device bytes live after its events */
-	int64_t t_max, t_last;	 /* when max and last were reached */
-	uint32_t drops;		 /* events that lowered it */
-	bool used;
-};
 
 struct mt_timeline {
 	int64_t width;
@@ -39,7 +34,7 @@ struct mt_timeline {
 	 * cleared table, after a doubling (rewrite) */
 	size_t dirty_lo, dirty_hi;
 	bool rewrite;
-	struct mt_timeline_bucket b[MT_TIMELINE_BUCKETS];
+	struct trace_bucket b[MT_TIMELINE_BUCKETS];
 };
 
 void mt_timeline_init(struct mt_timeline *tl);

@@ -613,7 +613,7 @@ static bool commit_timeline(struct mt_live *l)
 		tl->rewrite = false;
 	}
 	for (size_t i = tl->dirty_lo; i < tl->dirty_hi; i++) {
-		const struct mt_timeline_bucket *b = &tl->b[i];
+		const struct trace_bucket *b = &tl->b[i];
 		if (b->used && !RUN(l, S_TL_ROW, (int64_t)i, (int64_t)b->min, (int64_t)b->max,
 				    (int64_t)b->last, b->t_max, b->t_last, (int64_t)b->drops))
 			return false;

@@ -320,7 +320,7 @@ static void set_timeline(struct model_timeline *tl, const struct trace *t,
 
 	for (size_t i = 0; i < f->n_timeline; i++) {
 		const struct trace_timeline_bucket *w = &f->timeline[i];
-		struct timeline_bucket b = {
+		struct trace_bucket b = {
 			.used = true, .min = w->min, .max = w->max, .last = w->last,
 			.t_max = w->t_max, .t_last = w->t_last,
 			.drops = w->drops > UINT32_MAX ? UINT32_MAX : (uint32_t)w->drops,

@@ -50,27 +50,6 @@ static inline bool past_end(const struct model_timeline *tl, int64_t t)
 	return tl->width <= INT64_MAX / TIMELINE_BUCKETS && t >= tl->width * TIMELINE_BUCKETS;
 }
 
-static void merge_into(struct timeline_bucket *to, const struct timeline_bucket *b)
-{
-	if (!b->used)
-		return;
-	if (!to->used) {
-		*to = *b;
-		return;
-	}
-	if (b->min < to->min)
-		to->min = b->min;
-	if (b->max > to->max) {
-		to->max = b->max;
-		to->t_max = b->t_max;
-	}
-	to->drops += b->drops;
-	if (b->t_last >= to->t_last) {
-		to->last = b->last;
-		to->t_last = b->t_last;
-	}
-}
-
 /* The time between snapshots; saturates at INT64_MAX for a hostile trace
  * whose times reach the end of the range. */
 static int64_t snap_period(const struct model_timeline *tl)
@@ -80,13 +59,13 @@ static int64_t snap_period(const struct model_timeline *tl)
 
 /* Double the width: bucket i takes buckets 2i and 2i+1; the snapshots
  * kept are those on the new, twice as wide grid. */
-static void halve_buckets(struct timeline_bucket *buckets)
+static void halve_buckets(struct trace_bucket *buckets)
 {
 	for (size_t i = 0; i < TIMELINE_BUCKETS / 2; i++) {
-		struct timeline_bucket b = { 0 };
+		struct trace_bucket b = { 0 };
 
-		merge_into(&b, &buckets[2 * i]);
-		merge_into(&b, &buckets[2 * i + 1]);
+		trace_bucket_merge(&b, &buckets[2 * i]);
+		trace_bucket_merge(&b, &buckets[2 * i + 1]);
 		buckets[i] = b;
 	}
 	memset(&buckets[TIMELINE_BUCKETS / 2], 0, sizeof(buckets[0]) * (TIMELINE_BUCKETS / 2));
@@ -116,25 +95,6 @@ static void halve(struct model_timeline *tl)
 		tl->next_snap_ns = tl->next_snap_ns <= INT64_MAX - period / 2
 					   ? tl->next_snap_ns + period / 2
 					   : INT64_MAX;
-}
-
-/* The bucket takes the value after an event at t. */
-static void bucket_put(struct timeline_bucket *b, int64_t t, uint64_t live, uint64_t *last_live)
-{
-	if (!b->used) {
-		*b = (struct timeline_bucket){ .used = true, .min = live, .max = live,
-					       .t_max = t };
-	} else if (live > b->max) {
-		b->max = live;
-		b->t_max = t;
-	}
-	if (live < b->min)
-		b->min = live;
-	if (live < *last_live && b->drops < UINT32_MAX)
-		b->drops++;
-	*last_live = live;
-	b->last = live;
-	b->t_last = t;
 }
 
 /* The line of device d (the model's k-th), added when it first holds
@@ -175,7 +135,7 @@ static void record_devices(struct model_timeline *tl, const struct model *m, siz
 		l = device_line(tl, k, d->id);
 		if (!l)
 			continue;
-		bucket_put(&l->buckets[i], t, d->live_bytes, &l->last_live);
+		trace_bucket_put(&l->buckets[i], t, d->live_bytes, &l->last_live);
 		if (d->live_bytes > l->max)
 			l->max = d->live_bytes;
 	}
@@ -201,7 +161,7 @@ static void record(struct model_timeline *tl, const struct model *m, int64_t t)
 									  : INT64_MAX;
 		}
 	}
-	bucket_put(&tl->buckets[i], t, live, &tl->last_live);
+	trace_bucket_put(&tl->buckets[i], t, live, &tl->last_live);
 	record_devices(tl, m, i, t);
 	if (i + 1 > tl->n_buckets)
 		tl->n_buckets = i + 1;
@@ -443,7 +403,7 @@ void model_timeline_mark(struct model_timeline *tl, const struct trace_event *ev
 		add_marker(tl, ev, ev->time_ns);
 }
 
-void model_timeline_add_before(struct model_timeline *tl, const struct timeline_bucket *b,
+void model_timeline_add_before(struct model_timeline *tl, const struct trace_bucket *b,
 			       int64_t first_ns)
 {
 	int64_t t = b->t_last < 0 ? 0 : b->t_last;
@@ -456,7 +416,7 @@ void model_timeline_add_before(struct model_timeline *tl, const struct timeline_
 	i = (size_t)(t / tl->width);
 	if (i >= TIMELINE_BUCKETS)
 		i = TIMELINE_BUCKETS - 1;
-	merge_into(&tl->buckets[i], b);
+	trace_bucket_merge(&tl->buckets[i], b);
 	if (i + 1 > tl->n_buckets)
 		tl->n_buckets = i + 1;
 	if (!tl->started || first_ns < tl->first_ns)

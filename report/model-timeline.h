@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "trace-event.h"
+#include "trace-timeline.h"
 #include "model.h"
 #include "util-map.h"
 
@@ -29,13 +30,8 @@
  * counts them all */
 #define TIMELINE_DEVICES 16
 
-/* Bucket i covers [i * width, (i + 1) * width) ns. */
-struct timeline_bucket {
-	bool used;		 /* an event ended in it */
-	uint64_t min, max, last; /* device bytes live after its events */
-	int64_t t_max, t_last;	 /* when max and last were reached */
-	uint32_t drops;		 /* events that lowered it: frees, not a ramp */
-};
+/* Bucket i covers [i * width, (i + 1) * width) ns: struct trace_bucket
+ * (trace/trace-timeline.h). */
 
 struct timeline_snapshot {
 	int64_t time_ns;
@@ -68,13 +64,13 @@ struct timeline_thread {
 /* One device's bytes live, on the same buckets as the total line. */
 struct timeline_device_line {
 	int device;
-	struct timeline_bucket *buckets; /* TIMELINE_BUCKETS */
+	struct trace_bucket *buckets; /* TIMELINE_BUCKETS */
 	uint64_t last_live, max;
 };
 
 struct model_timeline {
 	int64_t width; /* ns per bucket, doubled when time runs past the last */
-	struct timeline_bucket buckets[TIMELINE_BUCKETS];
+	struct trace_bucket buckets[TIMELINE_BUCKETS];
 	size_t n_buckets; /* 1 + the last bucket used */
 	/* the bucket record() used last, cur_i, covers [cur_lo, cur_hi) */
 	size_t cur_i;
@@ -144,7 +140,7 @@ void model_timeline_finish(struct model_timeline *tl, const struct model *m);
  * taken over; false when there is no room left. */
 void model_timeline_start_at(struct model_timeline *tl, int64_t time_ns);
 void model_timeline_mark(struct model_timeline *tl, const struct trace_event *ev);
-void model_timeline_add_before(struct model_timeline *tl, const struct timeline_bucket *b,
+void model_timeline_add_before(struct model_timeline *tl, const struct trace_bucket *b,
 			       int64_t first_ns);
 bool model_timeline_add_snapshot(struct model_timeline *tl, struct timeline_snapshot *s);
 

@@ -427,7 +427,7 @@ static void data_timeline(struct html *h)
 		tl ? tl->first_ns : 0, tl ? tl->width : 1, render_duration_ns(h->t, h->m), device_total(h->m),
 		h->m->device.peak_time_ns, h->m->device.peak_bytes);
 	for (size_t i = 0; tl && i < tl->n_buckets; i++) {
-		const struct timeline_bucket *b = &tl->buckets[i];
+		const struct trace_bucket *b = &tl->buckets[i];
 
 		if (!b->used)
 			continue;

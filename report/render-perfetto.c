@@ -50,12 +50,12 @@ static void counter(struct pf *p, const char *name, int64_t ns, uint64_t bytes)
 
 /* A counter track from the timeline's buckets: each bucket's highest
  * value and, after it, its last. */
-static void counter_line(struct pf *p, const char *name, const struct timeline_bucket *buckets,
+static void counter_line(struct pf *p, const char *name, const struct trace_bucket *buckets,
 			 size_t n)
 {
 	counter(p, name, 0, 0);
 	for (size_t i = 0; i < n; i++) {
-		const struct timeline_bucket *b = &buckets[i];
+		const struct trace_bucket *b = &buckets[i];
 
 		if (!b->used)
 			continue;

@@ -18,7 +18,7 @@ START_TEST(one_bucket)
 	mt_timeline_put(&tl, 10, 300);
 	mt_timeline_put(&tl, 20, 50);
 	mt_timeline_put(&tl, 30, 70);
-	const struct mt_timeline_bucket *b = &tl.b[0];
+	const struct trace_bucket *b = &tl.b[0];
 	ck_assert(b->used);
 	ck_assert_uint_eq(b->min, 50);
 	ck_assert_uint_eq(b->max, 300);
