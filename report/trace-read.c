@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include "trace-rows.h"
 #include "trace-schema.h"
 #include "util-mem.h"
 
@@ -873,13 +874,13 @@ const struct trace_site *trace_find_site(const struct trace *t, int64_t id)
 }
 
 /* The columns every allocs and frees row starts with: seq, time_ns, site. */
-static void read_site_event(struct trace *t, sqlite3_stmt *s, struct trace_event *ev)
+static void read_site_event(struct trace *t, const struct trace_rows *row, struct trace_event *ev)
 {
-	const struct trace_site *site = trace_find_site(t, sqlite3_column_int64(s, 2));
+	const struct trace_site *site = trace_find_site(t, row->v[2]);
 
 	*ev = site->ev;
-	ev->seq = sqlite3_column_int64(s, 0);
-	ev->time_ns = sqlite3_column_int64(s, 1);
+	ev->seq = row->v[0];
+	ev->time_ns = row->v[1];
 	if (site->missing_stack)
 		t->missing_stacks++;
 	if (ev->kind == MT_EV_OOM) /* not from the writer, but the view says so */
@@ -905,10 +906,13 @@ static void set_alloc(struct trace_event *ev, const struct alloc_row *a)
 /* CUR_RING: flight mode's ring (trace-read-flight.c), no statement of its own */
 enum { CUR_ALLOCS, CUR_FREES, CUR_OTHER, CUR_RING, CUR_COUNT };
 
-/* One table's rows in seq order; row: s holds the row whose seq is seq. */
+/* One table's rows in seq order; row: the cursor holds the row whose seq
+ * is seq. allocs and frees are read as trace-rows.h reads them, the
+ * other events through SQLite. */
 struct cursor {
 	const char *table;
-	sqlite3_stmt *s;
+	struct trace_rows rows; /* allocs, frees */
+	sqlite3_stmt *s;	/* other_events */
 	bool row;
 	int64_t seq;
 };
@@ -925,37 +929,39 @@ struct v2_reader {
 	struct trace_ring ring;
 };
 
+/* allocs: seq, time_ns, site, address, bytes */
 static void read_alloc(struct trace *t, struct v2_reader *r, struct trace_event *ev)
 {
-	sqlite3_stmt *s = r->c[CUR_ALLOCS].s;
+	const struct trace_rows *row = &r->c[CUR_ALLOCS].rows;
 	struct alloc_row a = {
-		.address = (uint64_t)sqlite3_column_int64(s, 3),
-		.bytes = sqlite3_column_int64(s, 4),
-		.has_address = !col_null(s, 3),
+		.address = (uint64_t)row->v[3],
+		.bytes = row->v[4],
+		.has_address = !(row->null & 1u << 3),
 	};
 
-	read_site_event(t, s, ev);
+	read_site_event(t, row, ev);
 	set_alloc(ev, &a);
 	if (t->flight.on)
-		trace_flight_seen_site(t, sqlite3_column_int64(s, 2), true, ev->bytes);
+		trace_flight_seen_site(t, row->v[2], true, ev->bytes);
 	/* the writer's frees name hooked allocations only (CUPTI's frees
 	 * are in other_events) */
 	if (ev->source == MT_SOURCE_HOOK)
 		*(struct alloc_row *)map_put(&r->allocs, (uint64_t)ev->seq, NULL) = a;
 }
 
-/* A free takes the address and bytes of the allocation it names: from the
- * map, else (a trace not written by memtrace) from the table, as the view
- * events joins them; none when no allocation has that seq. */
+/* A free (seq, time_ns, site, alloc) takes the address and bytes of the
+ * allocation it names: from the map, else (a trace not written by
+ * memtrace) from the table, as the view events joins them; none when no
+ * allocation has that seq. */
 static int read_free(struct trace *t, struct v2_reader *r, struct trace_event *ev)
 {
-	sqlite3_stmt *s = r->c[CUR_FREES].s;
-	int64_t alloc = sqlite3_column_int64(s, 3);
+	const struct trace_rows *row = &r->c[CUR_FREES].rows;
+	int64_t alloc = row->v[3];
 	struct alloc_row a = { 0 };
 	int rc;
 
-	read_site_event(t, s, ev);
-	if (!col_null(s, 3) && !map_remove(&r->allocs, (uint64_t)alloc, &a)) {
+	read_site_event(t, row, ev);
+	if (!(row->null & 1u << 3) && !map_remove(&r->allocs, (uint64_t)alloc, &a)) {
 		if (!r->lookup && prepare(t, "allocs",
 					  "SELECT address, bytes FROM allocs WHERE seq = ?",
 					  &r->lookup) < 0)
@@ -974,7 +980,7 @@ static int read_free(struct trace *t, struct v2_reader *r, struct trace_event *e
 	}
 	set_alloc(ev, &a);
 	if (t->flight.on)
-		trace_flight_seen_site(t, sqlite3_column_int64(s, 2), false, ev->bytes);
+		trace_flight_seen_site(t, row->v[2], false, ev->bytes);
 	return 0;
 }
 
@@ -1010,8 +1016,13 @@ static int cursor_next(struct trace *t, struct v2_reader *r, struct cursor *c)
 		c->seq = r->ring.v[0];
 		return 0;
 	}
+	if (!c->s) {
+		rc = trace_rows_next(t, &c->rows);
+		c->row = rc == 1;
+		c->seq = c->rows.v[0];
+		return rc < 0 ? -1 : 0;
+	}
 	rc = sqlite3_step(c->s);
-
 	c->row = rc == SQLITE_ROW;
 	if (c->row)
 		c->seq = sqlite3_column_int64(c->s, 0);
@@ -1045,14 +1056,40 @@ static int read_next_v2(struct trace *t, struct v2_reader *r, struct cursor *nex
 	return 0;
 }
 
+static int open_cursors(struct trace *t, struct v2_reader *r)
+{
+	static const char *const alloc_cols[] = { "time_ns", "site", "address", "bytes" };
+	static const char *const free_cols[] = { "time_ns", "site", "alloc" };
+	_autofree_ char *other = events_sql(t);
+
+	if (trace_rows_open(&r->c[CUR_ALLOCS].rows, t, "allocs", alloc_cols,
+			    ARRAY_LENGTH(alloc_cols), !t->sql_rows) < 0 ||
+	    trace_rows_open(&r->c[CUR_FREES].rows, t, "frees", free_cols, ARRAY_LENGTH(free_cols),
+			    !t->sql_rows) < 0 ||
+	    prepare(t, "other_events", other, &r->c[CUR_OTHER].s) < 0)
+		return -1;
+	for (int i = 0; i < CUR_RING; i++) {
+		if (cursor_next(t, r, &r->c[i]) < 0)
+			return -1;
+	}
+	if (trace_ring_open(t, &r->ring) < 0)
+		return -1;
+	r->c[CUR_RING].row = r->ring.row;
+	r->c[CUR_RING].seq = r->ring.v[0];
+	return 0;
+}
+
+/* How allocs and frees were read (trace.h: read_stats). */
+static void add_stats(struct trace *t, const struct trace_rows *rows)
+{
+	t->read_stats.from_pages += rows->from_pages;
+	t->read_stats.from_sql += rows->from_sql;
+	t->read_stats.lookups += rows->row_lookups;
+	t->read_stats.handed_over |= rows->from_sql_after_pages;
+}
+
 static int read_events_v2(struct trace *t, trace_event_fn fn, void *ctx)
 {
-	_autofree_ char *other = events_sql(t);
-	const char *sql[CUR_COUNT] = {
-		[CUR_ALLOCS] = "SELECT seq, time_ns, site, address, bytes FROM allocs ORDER BY seq",
-		[CUR_FREES] = "SELECT seq, time_ns, site, alloc FROM frees ORDER BY seq",
-		[CUR_OTHER] = other,
-	};
 	struct v2_reader r = {
 		.c = {
 			[CUR_ALLOCS] = { .table = "allocs" },
@@ -1067,15 +1104,8 @@ static int read_events_v2(struct trace *t, trace_event_fn fn, void *ctx)
 
 	map_init(&r.allocs, sizeof(struct alloc_row));
 	prepare_sites(t);
-	for (int i = 0; i < CUR_RING; i++) {
-		if (prepare(t, r.c[i].table, sql[i], &r.c[i].s) < 0 ||
-		    cursor_next(t, &r, &r.c[i]) < 0)
-			goto out;
-	}
-	if (trace_ring_open(t, &r.ring) < 0)
+	if (open_cursors(t, &r) < 0)
 		goto out;
-	r.c[CUR_RING].row = r.ring.row;
-	r.c[CUR_RING].seq = r.ring.v[0];
 	while ((next = cursor_first(r.c))) {
 		if (read_next_v2(t, &r, next, &ev) < 0)
 			goto out;
@@ -1087,8 +1117,11 @@ static int read_events_v2(struct trace *t, trace_event_fn fn, void *ctx)
 		trace_flight_settle(t);
 	ret = 0;
 out:
-	for (int i = 0; i < CUR_RING; i++)
+	for (int i = 0; i < CUR_RING; i++) {
+		add_stats(t, &r.c[i].rows);
+		trace_rows_close(&r.c[i].rows);
 		sqlite3_finalize(r.c[i].s);
+	}
 	trace_ring_close(&r.ring);
 	sqlite3_finalize(r.lookup);
 	map_fini(&r.allocs);
@@ -1122,6 +1155,17 @@ uint64_t trace_count_events(const struct trace *t)
 	return n;
 }
 
+
+/* For trace-rows.c: the messages of the reader's own statements. */
+int trace_prepare(struct trace *t, const char *table, const char *sql, sqlite3_stmt **stmt)
+{
+	return prepare(t, table, sql, stmt);
+}
+
+int trace_step_failed(struct trace *t, const char *table)
+{
+	return step_failed(t, table);
+}
 
 /* ---- lookups ---------------------------------------------------------- */
 

@@ -236,6 +236,17 @@ struct trace {
 	struct trace_stack_site *stack_sites;
 	struct map same_frame; /* frame label hash -> first frame index */
 
+	/* read allocs and frees through SQLite's rows alone, not from the
+	 * pages (trace-rows.h): tests compare the two */
+	bool sql_rows;
+	/* how they were read: rows from the pages, rows through SQLite,
+	 * rows of the pages only SQLite could read; the pages gave up on a
+	 * table and SQLite read the rest */
+	struct trace_read_stats {
+		uint64_t from_pages, from_sql, lookups;
+		bool handed_over;
+	} read_stats;
+
 	/* references to rows that are not there: shown as unknown */
 	uint64_t missing_frames;  /* stack_frames rows naming no frame */
 	uint64_t missing_modules; /* native frames naming no module */

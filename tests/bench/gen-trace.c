@@ -3,7 +3,8 @@
  * trace/trace-schema.h's own, so the generator stays in step with it.
  *
  *   gen-trace --events N --out FILE [--stacks S] [--depth D] [--threads T]
- *             [--live L] [--seed X] [--unique-addresses]
+ *             [--live L] [--seed X] [--unique-addresses] [--page-size P]
+ *             [--reserve R]
  *
  * The run: T threads allocate and free device memory from S call stacks
  * of D frames (stacks share their outer frames, as a program's do; the
@@ -18,7 +19,10 @@
  * fails with out-of-memory (in other_events). Nothing is left live except
  * what the last steps allocated.
  *
- * Writes in one transaction with prepared statements; journal off. */
+ * Writes in one transaction with prepared statements; journal off.
+ * --page-size and --reserve (bytes at the end of each page, as an
+ * encrypting VFS keeps) make files of other shapes for the reader's tests
+ * (tests/report/rows-same.py). */
 #include "trace-schema.h"
 
 #include <sqlite3.h>
@@ -38,6 +42,7 @@ struct opts {
 	int live;
 	uint64_t seed;
 	bool unique_addresses;
+	int page_size, reserve;
 };
 
 struct live {
@@ -375,7 +380,7 @@ write_threads(sqlite3 *db, const struct opts *o)
 static int
 parse(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){ 1000000, NULL, 2000, 20, 8, 4096, 1, false };
+	*o = (struct opts){ 1000000, NULL, 2000, 20, 8, 4096, 1, false, 4096, 0 };
 	for (int i = 1; i < argc; i += 2) {
 		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
 		if (!strcmp(k, "--unique-addresses")) {
@@ -395,11 +400,17 @@ parse(int argc, char **argv, struct opts *o)
 			o->live = atoi(v);
 		else if (!strcmp(k, "--seed"))
 			o->seed = strtoull(v, NULL, 0);
+		else if (!strcmp(k, "--page-size"))
+			o->page_size = atoi(v);
+		else if (!strcmp(k, "--reserve"))
+			o->reserve = atoi(v);
 		else
 			return -1;
 	}
 	return o->out && *o->out && o->events >= 100 && o->stacks > 0 && o->depth > 0 &&
-			       o->depth <= 256 && o->threads > 0 && o->live >= 2 ?
+			       o->depth <= 256 && o->threads > 0 && o->live >= 2 && o->page_size >= 512 &&
+			       o->page_size <= 65536 && !(o->page_size & (o->page_size - 1)) &&
+			       o->reserve >= 0 && o->reserve <= 255 ?
 		       0 :
 		       -1;
 }
@@ -411,7 +422,8 @@ main(int argc, char **argv)
 	if (parse(argc, argv, &o)) {
 		fprintf(stderr,
 			"usage: %s --events N --out FILE [--stacks S] [--depth D] "
-			"[--threads T] [--live L] [--seed X] [--unique-addresses]\n",
+			"[--threads T] [--live L] [--seed X] [--unique-addresses] "
+			"[--page-size P] [--reserve R]\n",
 			argv[0]);
 		return 64;
 	}
@@ -420,9 +432,22 @@ main(int argc, char **argv)
 	sqlite3 *db;
 	if (sqlite3_open(o.out, &db) != SQLITE_OK)
 		return fail(db, o.out);
-	char schema[sizeof(MT_SCHEMA_SQL) + 64];
+	char schema[sizeof(MT_SCHEMA_SQL) + 64], page_size[64];
 	snprintf(schema, sizeof(schema), "%sPRAGMA user_version=%d;", MT_SCHEMA_SQL,
 		 MT_SCHEMA_VERSION);
+	snprintf(page_size, sizeof(page_size), "PRAGMA page_size=%d", o.page_size);
+	if (exec(db, page_size))
+		return 1;
+	if (o.reserve) {
+#ifdef SQLITE_FCNTL_RESERVE_BYTES
+		int reserve = o.reserve;
+		if (sqlite3_file_control(db, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserve) !=
+		    SQLITE_OK)
+			return fail(db, "--reserve");
+#else
+		return fail(db, "--reserve needs SQLite 3.34");
+#endif
+	}
 	uint64_t end_ns = 0;
 	if (exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN") ||
 	    exec(db, schema) || write_stacks(db, &o) || write_threads(db, &o) ||

@@ -1,0 +1,60 @@
+/* The rows of one of a trace's narrow integer tables (allocs, frees) in
+ * seq order: read straight from the database file's b-tree pages where
+ * that gives what SQLite would, else through SQLite's rows. Internal to
+ * the reader (trace-read.c); docs/performance.md says why it exists. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+typedef struct sqlite3_stmt sqlite3_stmt;
+
+#define TRACE_ROWS_MAX 7
+
+struct trace_rows_pages;
+
+struct trace_rows {
+	/* the row, once trace_rows_next returned 1: v[0] is seq, v[i] the
+	 * i-th column named, as sqlite3_column_int64 reads it; bit i of null
+	 * is set when that column is NULL */
+	int64_t v[TRACE_ROWS_MAX + 1];
+	uint32_t null;
+
+	/* how the rows were read, for tests and benchmarks: rows decoded
+	 * from the pages, rows through SQLite (from the start, or after the
+	 * pages gave up: from_sql_after_pages), rows of the pages that only
+	 * SQLite could read (an overflow page, a text value) */
+	uint64_t from_pages, from_sql, row_lookups;
+	bool from_sql_after_pages;
+
+	/* private */
+	const char *table;
+	char *columns; /* "seq, a, b" */
+	size_t n;
+	sqlite3_stmt *s, *lookup;
+	struct trace_rows_pages *pages; /* NULL: SQLite's rows */
+	bool delivered;
+	int64_t last_seq;
+};
+
+/* Open the rows of table, columns cols[0..n) (n <= TRACE_ROWS_MAX) after
+ * seq. pages: try the file's pages (false: SQLite's rows only). On
+ * failure returns -1 with t->error set; trace_rows_close in any case. */
+int trace_rows_open(struct trace_rows *r, struct trace *t, const char *table,
+		    const char *const *cols, size_t n, bool pages);
+
+/* The next row: 1, or 0 after the last, or -1 with t->error set. */
+int trace_rows_next(struct trace *t, struct trace_rows *r);
+
+void trace_rows_close(struct trace_rows *r);
+
+/* ---- trace-read.c, for this file: the reader's messages ---- */
+
+/* Prepare sql on t->db; on failure -1 with t->error saying that table
+ * cannot be read. */
+int trace_prepare(struct trace *t, const char *table, const char *sql, sqlite3_stmt **stmt);
+/* -1 with t->error saying that reading table failed. */
+int trace_step_failed(struct trace *t, const char *table);
