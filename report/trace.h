@@ -272,6 +272,15 @@ typedef void (*trace_event_fn)(void *ctx, const struct trace_event *ev);
  * (trace-event.h) resolved as t->opts says. */
 int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx);
 
+/* ---- trace-pipe.c ---- */
+
+/* trace_read_events with the reading on a thread of its own: fn is called
+ * on the calling thread, in seq order, while the next events are read. fn
+ * must not use t's database (the reading thread's) nor change t. */
+int trace_read_events_pipe(struct trace *t, trace_event_fn fn, void *ctx);
+
+/* ---- trace-read.c ---- */
+
 /* The number of events (the highest seq + 1), 0 when unknown. */
 uint64_t trace_count_events(const struct trace *t);
 

@@ -1,7 +1,8 @@
 /* rows-same TRACE [EXPECT...]: the events of TRACE are the same whether
  * allocs and frees are read from the file's pages (trace-rows.c) or
- * through SQLite's rows: every field of every event, the reader's counts
- * and its outcome. Then it checks how the rows were read against EXPECT:
+ * through SQLite's rows, and whether they are read on the caller's thread
+ * or on a thread of their own (trace-pipe.c): every field of every
+ * event, the reader's counts and its outcome. Then it checks how the rows were read against EXPECT:
  *   pages        rows were decoded from the pages
  *   no-pages     none was (SQLite read them all)
  *   lookups      some cells of the pages were read through SQLite
@@ -40,7 +41,7 @@ struct read {
 	int rc;
 };
 
-static int read_trace(struct read *r, const char *path, bool sql_rows)
+static int read_trace(struct read *r, const char *path, bool sql_rows, bool pipe)
 {
 	memset(r, 0, sizeof(*r));
 	if (trace_open(&r->t, path, NULL) < 0 || trace_load(&r->t) < 0) {
@@ -48,7 +49,8 @@ static int read_trace(struct read *r, const char *path, bool sql_rows)
 		return -1;
 	}
 	r->t.sql_rows = sql_rows;
-	r->rc = trace_read_events(&r->t, keep, &r->e);
+	r->rc = pipe ? trace_read_events_pipe(&r->t, keep, &r->e)
+		     : trace_read_events(&r->t, keep, &r->e);
 	return 0;
 }
 
@@ -65,7 +67,7 @@ static int compare_event(const struct trace_event *a, const struct trace_event *
 #define CMP(f)                                                                                 \
 	if (a->f != b->f) {                                                                    \
 		fprintf(stderr, "rows-same: event %zu (seq %" PRId64 "): " #f " %" PRId64        \
-				" from SQLite's rows, %" PRId64 " from the pages\n",             \
+				" one way, %" PRId64 " the other\n",                              \
 			i, a->seq, (int64_t)a->f, (int64_t)b->f);                              \
 		bad = 1;                                                                       \
 	}
@@ -74,24 +76,23 @@ static int compare_event(const struct trace_event *a, const struct trace_event *
 	return bad;
 }
 
-static int compare(const struct read *sql, const struct read *pages)
+static int compare(const struct read *sql, const struct read *pages, const char *how)
 {
 	int bad = 0;
 
 	if (sql->rc != pages->rc) {
-		fprintf(stderr, "rows-same: reading returned %d from SQLite's rows, %d from the pages (%s)\n",
-			sql->rc, pages->rc, pages->rc ? pages->t.error : sql->t.error);
+		fprintf(stderr, "rows-same: %s: reading returned %d and %d (%s)\n", how, sql->rc,
+			pages->rc, pages->rc ? pages->t.error : sql->t.error);
 		bad = 1;
 	}
 	if (sql->e.n != pages->e.n) {
-		fprintf(stderr, "rows-same: %zu events from SQLite's rows, %zu from the pages\n",
-			sql->e.n, pages->e.n);
+		fprintf(stderr, "rows-same: %s: %zu and %zu events\n", how, sql->e.n, pages->e.n);
 		bad = 1;
 	}
 	for (size_t i = 0; i < sql->e.n && i < pages->e.n && bad < 20; i++)
 		bad += compare_event(&sql->e.ev[i], &pages->e.ev[i], i);
 	if (sql->t.missing_stacks != pages->t.missing_stacks) {
-		fprintf(stderr, "rows-same: missing stacks %" PRIu64 " and %" PRIu64 "\n",
+		fprintf(stderr, "rows-same: %s: missing stacks %" PRIu64 " and %" PRIu64 "\n", how,
 			sql->t.missing_stacks, pages->t.missing_stacks);
 		bad = 1;
 	}
@@ -126,16 +127,18 @@ static int expect(const struct read *r, const char *what)
 
 int main(int argc, char **argv)
 {
-	static struct read sql, pages;
+	static struct read sql, pages, piped;
 	int bad;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: rows-same TRACE [EXPECT...]\n");
 		return 2;
 	}
-	if (read_trace(&sql, argv[1], true) < 0 || read_trace(&pages, argv[1], false) < 0)
+	if (read_trace(&sql, argv[1], true, false) < 0 || read_trace(&pages, argv[1], false, false) < 0 ||
+	    read_trace(&piped, argv[1], false, true) < 0)
 		return 1;
-	bad = compare(&sql, &pages);
+	bad = compare(&sql, &pages, "SQLite's rows, the pages");
+	bad |= compare(&pages, &piped, "this thread, a thread of its own");
 	if (sql.t.read_stats.from_pages) {
 		fprintf(stderr, "rows-same: SQLite's rows were asked for, but the pages were read\n");
 		bad = 1;
@@ -148,7 +151,9 @@ int main(int argc, char **argv)
 	       pages.t.read_stats.lookups, pages.t.read_stats.handed_over ? ", handed over" : "");
 	trace_close(&sql.t);
 	trace_close(&pages.t);
+	trace_close(&piped.t);
 	free(sql.e.ev);
 	free(pages.e.ev);
+	free(piped.e.ev);
 	return bad ? 1 : 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The reader's two ways of reading allocs and frees give the same events
 (report/trace-rows.c: the file's pages where they are safe to read, else
-SQLite's rows):
+SQLite's rows), and so does reading them on a thread of their own
+(trace-pipe.c):
     rows-same.py ROWS-SAME SQL-LOAD TO-V2 GEN-TRACE SRCDIR
 
 rows-same (rows-same.c) reads each trace both ways and compares every
