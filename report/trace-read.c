@@ -874,7 +874,7 @@ const struct trace_site *trace_find_site(const struct trace *t, int64_t id)
 }
 
 /* The columns every allocs and frees row starts with: seq, time_ns, site. */
-static void read_site_event(struct trace *t, const struct trace_rows *row, struct trace_event *ev)
+static void read_site_event(struct trace *t, const struct trace_row *row, struct trace_event *ev)
 {
 	const struct trace_site *site = trace_find_site(t, row->v[2]);
 
@@ -932,7 +932,7 @@ struct v2_reader {
 /* allocs: seq, time_ns, site, address, bytes */
 static void read_alloc(struct trace *t, struct v2_reader *r, struct trace_event *ev)
 {
-	const struct trace_rows *row = &r->c[CUR_ALLOCS].rows;
+	const struct trace_row *row = &r->c[CUR_ALLOCS].rows.row;
 	struct alloc_row a = {
 		.address = (uint64_t)row->v[3],
 		.bytes = row->v[4],
@@ -955,7 +955,7 @@ static void read_alloc(struct trace *t, struct v2_reader *r, struct trace_event 
  * allocation has that seq. */
 static int read_free(struct trace *t, struct v2_reader *r, struct trace_event *ev)
 {
-	const struct trace_rows *row = &r->c[CUR_FREES].rows;
+	const struct trace_row *row = &r->c[CUR_FREES].rows.row;
 	int64_t alloc = row->v[3];
 	struct alloc_row a = { 0 };
 	int rc;
@@ -1019,7 +1019,7 @@ static int cursor_next(struct trace *t, struct v2_reader *r, struct cursor *c)
 	if (!c->s) {
 		rc = trace_rows_next(t, &c->rows);
 		c->row = rc == 1;
-		c->seq = c->rows.v[0];
+		c->seq = c->rows.row.v[0];
 		return rc < 0 ? -1 : 0;
 	}
 	rc = sqlite3_step(c->s);
@@ -1038,6 +1038,24 @@ static struct cursor *cursor_first(struct cursor *c)
 			first = &c[i];
 	}
 	return first;
+}
+
+/* Rows ahead on the cursor whose sites are asked of the memory: the
+ * sites of a long trace are more than the cache holds, and waiting for
+ * them was half of the reading. */
+#define SITE_PREFETCH_AHEAD 8
+
+static void prefetch_site(const struct trace *t, const struct cursor *c)
+{
+	const struct trace_row *ahead = trace_rows_ahead(&c->rows, SITE_PREFETCH_AHEAD);
+	const char *site;
+
+	if (!ahead || ahead->v[2] < 1 || (uint64_t)ahead->v[2] > t->n_sites)
+		return;
+	site = (const char *)&t->sites[ahead->v[2] - 1];
+	for (size_t at = 0; at < sizeof(struct trace_site); at += 64)
+		__builtin_prefetch(site + at);
+	__builtin_prefetch(site + sizeof(struct trace_site) - 1);
 }
 
 static int read_next_v2(struct trace *t, struct v2_reader *r, struct cursor *next,
@@ -1112,6 +1130,8 @@ static int read_events_v2(struct trace *t, trace_event_fn fn, void *ctx)
 		fn(ctx, &ev);
 		if (cursor_next(t, &r, next) < 0)
 			goto out;
+		if (next == &r.c[CUR_ALLOCS] || next == &r.c[CUR_FREES])
+			prefetch_site(t, next);
 	}
 	if (t->flight.on)
 		trace_flight_settle(t);

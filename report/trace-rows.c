@@ -54,7 +54,14 @@ struct trace_rows_pages {
 	bool started;
 	uint8_t *leaf;
 	const uint8_t *cells; /* the leaf's cell pointers */
-	uint32_t leaf_n, leaf_next;
+	uint32_t leaf_n;
+	/* the rows of the leaf, decoded at once, and the next to give; bad:
+	 * after them the tree is not as it should be */
+	struct trace_row *block;
+	size_t n_block, cap_block, pos;
+	bool bad;
+	bool any;	 /* a row was decoded */
+	int64_t last; /* the seq of the last */
 };
 
 static int __attribute__((format(printf, 2, 3))) fail(struct trace *t, const char *fmt, ...)
@@ -82,12 +89,13 @@ static int sql_start(struct trace *t, struct trace_rows *r)
 	return 0;
 }
 
-static void sql_columns(struct trace_rows *r, sqlite3_stmt *s, size_t first)
+static void sql_columns(const struct trace_rows *r, struct trace_row *row, sqlite3_stmt *s,
+			size_t first)
 {
 	for (size_t i = first; i <= r->n; i++) {
-		r->v[i] = sqlite3_column_int64(s, (int)(i - first));
+		row->v[i] = sqlite3_column_int64(s, (int)(i - first));
 		if (sqlite3_column_type(s, (int)(i - first)) == SQLITE_NULL)
-			r->null |= 1u << i;
+			row->null |= 1u << i;
 	}
 }
 
@@ -99,14 +107,14 @@ static int sql_next(struct trace *t, struct trace_rows *r)
 		return 0;
 	if (rc != SQLITE_ROW)
 		return trace_step_failed(t, r->table);
-	r->null = 0;
-	sql_columns(r, r->s, 0);
+	r->row.null = 0;
+	sql_columns(r, &r->row, r->s, 0);
 	r->from_sql++;
 	return 1;
 }
 
 /* A row of the pages that only SQLite reads: its columns by its seq. */
-static int lookup_row(struct trace *t, struct trace_rows *r, int64_t seq)
+static int lookup_row(struct trace *t, struct trace_rows *r, struct trace_row *row, int64_t seq)
 {
 	int rc;
 
@@ -120,9 +128,9 @@ static int lookup_row(struct trace *t, struct trace_rows *r, int64_t seq)
 	sqlite3_bind_int64(r->lookup, 1, seq);
 	rc = sqlite3_step(r->lookup);
 	if (rc == SQLITE_ROW) {
-		r->null = 0;
-		r->v[0] = seq;
-		sql_columns(r, r->lookup, 1);
+		row->null = 0;
+		row->v[0] = seq;
+		sql_columns(r, row, r->lookup, 1);
 	}
 	sqlite3_reset(r->lookup);
 	if (rc != SQLITE_ROW)
@@ -176,18 +184,28 @@ static inline uint64_t serial_len(uint64_t st)
 	return st >= 12 ? (st - 12) / 2 : st < 10 ? sizes[st] : 0;
 }
 
+/* v, n bits wide, sign-extended: (v ^ m) - m, with m its top bit */
+static inline int64_t sign_extend(uint64_t v, unsigned bits)
+{
+	int64_t m = (int64_t)1 << (bits - 1);
+
+	return (int64_t)v - (int64_t)(v & (uint64_t)m) * 2;
+}
+
 /* The integer of serial type st (0-6, 8, 9: 0 for NULL) at p, which holds
  * serial_len(st) bytes: big-endian two's complement. */
 static inline int64_t int_value(const uint8_t *p, uint64_t st)
 {
-	uint64_t len = serial_len(st), v;
-
-	if (st >= 8 || len == 0)
-		return st >= 8 ? (int64_t)(st - 8) : 0;
-	v = (p[0] & 0x80) ? ~(uint64_t)0 : 0; /* sign-extended from the top byte */
-	for (uint64_t i = 0; i < len; i++)
-		v = v << 8 | p[i];
-	return (int64_t)v;
+	switch (st) {
+	case 1: return sign_extend(p[0], 8);
+	case 2: return sign_extend(get16(p), 16);
+	case 3: return sign_extend((uint64_t)get16(p) << 8 | p[2], 24);
+	case 4: return sign_extend(get32(p), 32);
+	case 5: return sign_extend((uint64_t)get16(p) << 32 | get32(p + 2), 48);
+	case 6: return (int64_t)((uint64_t)get32(p) << 32 | get32(p + 4));
+	case 9: return 1;
+	}
+	return 0; /* NULL (0) and 8 */
 }
 
 static bool read_page(struct trace_rows_pages *pg, uint32_t pgno, uint8_t *buf)
@@ -230,7 +248,6 @@ static bool descend(struct trace_rows_pages *pg, uint32_t pgno)
 		if (type == PAGE_TABLE_LEAF) {
 			pg->cells = pg->leaf + hdr + 8;
 			pg->leaf_n = n;
-			pg->leaf_next = 0;
 			return true;
 		}
 		if (pg->depth == MAX_DEPTH)
@@ -282,7 +299,7 @@ enum cell { CELL_ROW, CELL_LOOKUP, CELL_BAD };
 
 /* The columns of a record (at p, size bytes) into r: CELL_LOOKUP when
  * SQLite must read them. */
-static enum cell read_record(const struct trace_rows_pages *pg, struct trace_rows *r,
+static enum cell read_record(const struct trace_rows_pages *pg, size_t n, struct trace_row *r,
 			     const uint8_t *p, uint64_t size)
 {
 	const uint8_t *end = p + size, *types, *body;
@@ -294,7 +311,7 @@ static enum cell read_record(const struct trace_rows_pages *pg, struct trace_row
 		return CELL_BAD;
 	body = p + hl;
 	r->null = 0;
-	for (uint32_t field = 0; col <= r->n; field++) {
+	for (uint32_t field = 0; col <= n; field++) {
 		if (types >= p + hl)
 			return CELL_LOOKUP; /* fewer fields than columns: their defaults */
 		types = varint(types, p + hl, &st);
@@ -321,8 +338,8 @@ static enum cell read_record(const struct trace_rows_pages *pg, struct trace_row
 
 /* Leaf cell i into r (CELL_ROW), or only its seq (CELL_LOOKUP), or
  * CELL_BAD. */
-static enum cell read_cell(const struct trace_rows_pages *pg, struct trace_rows *r, uint32_t i,
-			   int64_t *seq)
+static enum cell read_cell(const struct trace_rows_pages *pg, size_t n, struct trace_row *r,
+			   uint32_t i, int64_t *seq)
 {
 	const uint8_t *end = pg->leaf + pg->usable, *p;
 	uint32_t off = get16(pg->cells + 2 * i);
@@ -339,7 +356,7 @@ static enum cell read_cell(const struct trace_rows_pages *pg, struct trace_rows 
 	if (payload > (uint64_t)(end - p))
 		return CELL_BAD;
 	r->v[0] = (int64_t)rowid;
-	return read_record(pg, r, p, payload);
+	return read_record(pg, n, r, p, payload);
 }
 
 static void pages_free(struct trace_rows_pages *pg)
@@ -351,6 +368,7 @@ static void pages_free(struct trace_rows_pages *pg)
 	for (size_t i = 0; i < MAX_DEPTH; i++)
 		free(pg->up[i].page);
 	free(pg->leaf);
+	free(pg->block);
 	free(pg);
 }
 
@@ -365,35 +383,70 @@ static int hand_over(struct trace *t, struct trace_rows *r)
 	return sql_next(t, r);
 }
 
+/* Cell i of the leaf as the next row of the block: 1, 0 when the tree is
+ * not as it should be from there on, -1 when SQLite failed. */
+static int decode_cell(struct trace *t, struct trace_rows *r, uint32_t i)
+{
+	struct trace_rows_pages *pg = r->pages;
+	struct trace_row *row = &pg->block[pg->n_block];
+	enum cell c = read_cell(pg, r->n, row, i, &row->v[0]);
+
+	/* seqs only go up: else the tree is damaged */
+	if (c == CELL_BAD || (pg->any && row->v[0] <= pg->last))
+		return 0;
+	if (c == CELL_LOOKUP && lookup_row(t, r, row, row->v[0]) < 0)
+		return -1;
+	r->from_pages += c == CELL_ROW;
+	pg->any = true;
+	pg->last = row->v[0];
+	pg->n_block++;
+	return 1;
+}
+
+/* The rows of the next leaf with rows: 1, 0 after the last leaf, -1 when
+ * SQLite failed, -2 when the tree is not as it should be. */
+static int fill_block(struct trace *t, struct trace_rows *r)
+{
+	struct trace_rows_pages *pg = r->pages;
+	int rc;
+
+	pg->n_block = pg->pos = 0;
+	while (pg->n_block == 0) {
+		if (pg->bad || (rc = next_leaf(pg)) < 0)
+			return -2;
+		if (rc == 0)
+			return 0;
+		grow_array(&pg->block, &pg->cap_block, pg->leaf_n, sizeof(*pg->block));
+		for (uint32_t i = 0; i < pg->leaf_n && !pg->bad; i++) {
+			rc = decode_cell(t, r, i);
+			if (rc < 0)
+				return -1;
+			pg->bad = rc == 0;
+		}
+	}
+	return 1;
+}
+
 static int pages_next(struct trace *t, struct trace_rows *r)
 {
 	struct trace_rows_pages *pg = r->pages;
-	int64_t seq;
-	int rc;
 
-	while (pg->leaf_next >= pg->leaf_n || !pg->started) {
-		rc = next_leaf(pg);
-		if (rc == 0)
-			return 0;
-		if (rc < 0)
-			return hand_over(t, r);
+	if (pg->pos == pg->n_block) {
+		switch (fill_block(t, r)) {
+		case 0: return 0;
+		case -1: return -1;
+		case -2: return hand_over(t, r);
+		}
 	}
-	switch (read_cell(pg, r, pg->leaf_next, &seq)) {
-	case CELL_BAD:
-		return hand_over(t, r);
-	case CELL_LOOKUP:
-		if (r->delivered && seq <= r->last_seq)
-			return hand_over(t, r);
-		pg->leaf_next++;
-		return lookup_row(t, r, seq);
-	case CELL_ROW:
-		break;
-	}
-	if (r->delivered && seq <= r->last_seq)
-		return hand_over(t, r); /* out of order: not a sound tree */
-	pg->leaf_next++;
-	r->from_pages++;
+	r->row = pg->block[pg->pos++];
 	return 1;
+}
+
+const struct trace_row *trace_rows_ahead(const struct trace_rows *r, size_t k)
+{
+	const struct trace_rows_pages *pg = r->pages;
+
+	return pg && pg->pos + k - 1 < pg->n_block ? &pg->block[pg->pos + k - 1] : NULL;
 }
 
 /* ---- when the pages may be read -------------------------------------- */
@@ -548,7 +601,7 @@ int trace_rows_next(struct trace *t, struct trace_rows *r)
 
 	if (rc == 1) {
 		r->delivered = true;
-		r->last_seq = r->v[0];
+		r->last_seq = r->row.v[0];
 	}
 	return rc;
 }

@@ -16,12 +16,15 @@ typedef struct sqlite3_stmt sqlite3_stmt;
 
 struct trace_rows_pages;
 
-struct trace_rows {
-	/* the row, once trace_rows_next returned 1: v[0] is seq, v[i] the
-	 * i-th column named, as sqlite3_column_int64 reads it; bit i of null
-	 * is set when that column is NULL */
+/* v[0] is seq, v[i] the i-th column named, as sqlite3_column_int64 reads
+ * it; bit i of null is set when that column is NULL. */
+struct trace_row {
 	int64_t v[TRACE_ROWS_MAX + 1];
 	uint32_t null;
+};
+
+struct trace_rows {
+	struct trace_row row; /* once trace_rows_next returned 1 */
 
 	/* how the rows were read, for tests and benchmarks: rows decoded
 	 * from the pages, rows through SQLite (from the start, or after the
@@ -48,6 +51,10 @@ int trace_rows_open(struct trace_rows *r, struct trace *t, const char *table,
 
 /* The next row: 1, or 0 after the last, or -1 with t->error set. */
 int trace_rows_next(struct trace *t, struct trace_rows *r);
+
+/* The row k places after r->row, when it is already read (a leaf of the
+ * pages is decoded at once), else NULL: what to prefetch for. */
+const struct trace_row *trace_rows_ahead(const struct trace_rows *r, size_t k);
 
 void trace_rows_close(struct trace_rows *r);
 
