@@ -18,9 +18,14 @@
  * than 'unsafe-inline', because 'unsafe-inline' would also run any script
  * an escaping bug let through.
  *
- * Bounded size: the timeline has at most TIMELINE_BUCKETS points, each
- * moment at most MOMENT_STACKS stacks, the table at most SITE_ROWS sites;
- * the rest is summed as "(other)". */
+ * Bounded size, whatever the trace: the timeline has at most
+ * TIMELINE_BUCKETS points (each bucket's lowest and highest value, so the
+ * peak is drawn as it was; every OOM is a marker), a moment at most
+ * MOMENT_STACKS stacks (a sampled one SAMPLE_STACKS), the table at most
+ * SITE_ROWS sites by each of its orderings, the page at most PAGE_STACKS
+ * distinct stacks of at most STACK_FRAMES frames and PAGE_FRAME_BYTES of
+ * frame labels, a label FRAME_CHARS; the rest is summed as "(other)".
+ * What the page leaves out is said on it. 10M events give about 1.2 MB. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +40,16 @@
 #include "util-mem.h"
 #include "util-str.h"
 
-#define MOMENT_STACKS 2000
+#define MOMENT_STACKS 1000 /* an OOM's, the peak's, the end's */
+#define SAMPLE_STACKS 250  /* a sampled moment's */
 #define MOMENT_OOMS 16	  /* OOM moments: the first half and the last half */
-#define SITE_ROWS 500	  /* per ordering: peak, OOM, total, leaked */
+#define SITE_ROWS 250	  /* per ordering: peak, OOM, total, leaked */
+#define PAGE_STACKS 2000  /* distinct stacks in the data block */
+#define PAGE_FRAME_BYTES (1 << 20) /* of frame labels in the data block */
+#define STACK_FRAMES 64	  /* a longer stack keeps its outermost and innermost */
+#define STACK_OUTER 16	  /* ... this many outermost, the rest innermost */
+#define FRAME_CHARS 200	  /* a frame's or a site's label in the data block */
+#define MARKUP_CHARS 1000 /* a string in the markup */
 #define PATH_FRAMES 12	  /* frames of the failing path shown before "more" */
 #define HEADLINE_HOLDERS 6
 #define GRAPH_ROWS 50	  /* orphans, never-freed groups: the first, by the model's order */
@@ -48,24 +60,64 @@
 #define CUPTI_MODULES 8
 
 /* keys of the frame map besides trace frame indices */
+#define FRAME_MORE (1ull << 61)	   /* | n: "(n more frames)" in a long stack */
 #define FRAME_MISSING (1ull << 62)
 #define FRAME_PSEUDO (1ull << 63) /* | stack id: a stack the trace lacks */
+
+#define STACK_LEFT_OUT UINT32_MAX /* in stack_index: past the page's budget */
+
+/* A stack of the data block: its frames' indices in frames, outermost
+ * first, from first in stack_frames. */
+struct page_stack {
+	size_t first, n;
+};
 
 struct html {
 	FILE *f;
 	const struct trace *t;
 	const struct model *m;
 	const struct render_opts *o;
-	struct map stack_index; /* stack id -> index in stacks */
-	int64_t *stacks;
+	struct map stack_index; /* stack id -> index in stacks, or STACK_LEFT_OUT */
+	struct page_stack *stacks;
 	size_t n_stacks, cap_stacks;
+	uint32_t *stack_frames;
+	size_t n_stack_frames, cap_stack_frames;
+	size_t stacks_left_out; /* distinct stacks past the budget */
 	struct map frame_index; /* frame key -> index in frames */
-	uint64_t *frames;
-	size_t n_frames, cap_frames;
+	char **frame_labels;	/* the frames' labels, cut to FRAME_CHARS */
+	const char **frame_kinds;
+	size_t n_frames, cap_frames, frame_bytes;
 };
 
+/* s cut to at most max bytes, on a character boundary, "..." marking it */
+static void cut_label(char *s, size_t max)
+{
+	size_t n = strlen(s), i = 0;
+
+	if (n <= max)
+		return;
+	while (i < n) {
+		uint32_t cp;
+		size_t l = utf8_decode((const unsigned char *)s + i, n - i, &cp);
+
+		if (i + l > max - 3)
+			break;
+		i += l;
+	}
+	memcpy(s + i, "...", 4);
+}
+
+/* Trace strings in the markup: escaped, and cut at MARKUP_CHARS (a
+ * function name of a megabyte is a hostile trace's, not a report's). */
 static void esc(const struct html *h, const char *s)
 {
+	_autofree_ char *cut = NULL;
+
+	if (s && strlen(s) > MARKUP_CHARS) {
+		cut = xstrdup(s);
+		cut_label(cut, MARKUP_CHARS);
+		s = cut;
+	}
 	escape_html(h->f, s);
 }
 
@@ -120,31 +172,96 @@ static const char *frame_kind(const struct trace *t, const struct trace_frame *f
 	return "native";
 }
 
+/* The label of a frame key: a trace frame, a missing one, a stack the
+ * trace lacks, or the frames left out of a long stack. Caller frees. */
+static char *key_label(const struct html *h, uint64_t key)
+{
+	if (key & FRAME_PSEUDO)
+		return render_stack_label(h->t, (int64_t)(key & ~FRAME_PSEUDO), true);
+	if (key & FRAME_MORE)
+		return xasprintf("(%" PRIu64 " more frames)", (uint64_t)(key & ~FRAME_MORE));
+	return render_frame_label(h->t, key & FRAME_MISSING ? NULL : &h->t->frames[key], true);
+}
+
 static uint32_t frame_ref(struct html *h, uint64_t key)
 {
 	bool inserted;
 	uint32_t *idx = map_put(&h->frame_index, key, &inserted);
+	char *label;
 
 	if (inserted) {
-		grow_array(&h->frames, &h->cap_frames, h->n_frames + 1, sizeof(*h->frames));
-		h->frames[h->n_frames] = key;
+		const struct trace_frame *fr =
+			key & (FRAME_PSEUDO | FRAME_MISSING | FRAME_MORE) ? NULL : &h->t->frames[key];
+
+		grow_array(&h->frame_labels, &h->cap_frames, h->n_frames + 1,
+			   sizeof(*h->frame_labels));
+		h->frame_kinds = xrealloc(h->frame_kinds, h->cap_frames, sizeof(*h->frame_kinds));
+		label = key_label(h, key);
+		cut_label(label, FRAME_CHARS);
+		h->frame_bytes += strlen(label) + 12; /* the label, its kind, the JSON around */
+		h->frame_labels[h->n_frames] = label;
+		h->frame_kinds[h->n_frames] = key & FRAME_MORE ? "none" : frame_kind(h->t, fr);
 		*idx = (uint32_t)h->n_frames++;
 	}
 	return *idx;
 }
 
-/* The index of stack id in the data's stacks, added when first used. */
+static void stack_frame(struct html *h, uint64_t key)
+{
+	grow_array(&h->stack_frames, &h->cap_stack_frames, h->n_stack_frames + 1,
+		   sizeof(*h->stack_frames));
+	h->stack_frames[h->n_stack_frames++] = frame_ref(h, key);
+}
+
+static uint64_t frame_key(const struct html *h, const struct trace_stack *s, uint32_t d)
+{
+	const struct trace_frame *fr = trace_stack_frame(h->t, s, d);
+
+	return fr ? (uint64_t)(fr - h->t->frames) : FRAME_MISSING;
+}
+
+/* Its frames, outermost first; a stack longer than STACK_FRAMES keeps
+ * its STACK_OUTER outermost and the innermost (who allocated). */
+static void stack_frames(struct html *h, int64_t stack)
+{
+	const struct trace_stack *s = trace_find_stack(h->t, stack);
+	uint32_t depth = s ? s->depth : 0, inner = STACK_FRAMES - STACK_OUTER - 1;
+
+	if (depth == 0) {
+		stack_frame(h, FRAME_PSEUDO | (uint64_t)stack);
+		return;
+	}
+	for (uint32_t d = depth; d-- > 0;) {
+		if (depth > STACK_FRAMES && d == depth - STACK_OUTER - 1) {
+			stack_frame(h, FRAME_MORE | (depth - STACK_OUTER - inner));
+			d = inner;
+			continue;
+		}
+		stack_frame(h, frame_key(h, s, d));
+	}
+}
+
+/* The index of stack id in the data's stacks, added when first used, or
+ * STACK_LEFT_OUT once the page holds PAGE_STACKS stacks or
+ * PAGE_FRAME_BYTES of labels: data_block asks for the stacks that matter
+ * most first. */
 static uint32_t stack_ref(struct html *h, int64_t stack)
 {
 	bool inserted;
 	uint32_t *idx = map_put(&h->stack_index, (uint64_t)stack, &inserted);
+	size_t first = h->n_stack_frames;
 
-	if (inserted) {
-		grow_array(&h->stacks, &h->cap_stacks, h->n_stacks + 1, sizeof(*h->stacks));
-		h->stacks[h->n_stacks] = stack;
-		*idx = (uint32_t)h->n_stacks++;
+	if (!inserted)
+		return *idx;
+	if (h->n_stacks >= PAGE_STACKS || h->frame_bytes >= PAGE_FRAME_BYTES) {
+		h->stacks_left_out++;
+		return *idx = STACK_LEFT_OUT;
 	}
-	return *idx;
+	*idx = (uint32_t)h->n_stacks;
+	stack_frames(h, stack); /* idx is stale after this: the frame map is another */
+	grow_array(&h->stacks, &h->cap_stacks, h->n_stacks + 1, sizeof(*h->stacks));
+	h->stacks[h->n_stacks] = (struct page_stack){ first, h->n_stack_frames - first };
+	return (uint32_t)h->n_stacks++;
 }
 
 /* ---- the data block ---- */
@@ -168,22 +285,17 @@ static void data_stacks(struct html *h)
 {
 	fputs(",\n\"stacks\":[", h->f);
 	for (size_t i = 0; i < h->n_stacks; i++) {
-		const struct trace_stack *s = trace_find_stack(h->t, h->stacks[i]);
+		const struct page_stack *s = &h->stacks[i];
 
 		fputs(i ? ",[" : "[", h->f);
-		if (!s || s->depth == 0)
-			put_u64(h->f, frame_ref(h, FRAME_PSEUDO | (uint64_t)h->stacks[i]));
-		for (uint32_t d = s ? s->depth : 0; d-- > 0;) {
-			const struct trace_frame *fr = trace_stack_frame(h->t, s, d);
-			uint64_t key = fr ? (uint64_t)(fr - h->t->frames) : FRAME_MISSING;
-
-			put_u64(h->f, frame_ref(h, key));
-			if (d)
+		for (size_t k = 0; k < s->n; k++) {
+			if (k)
 				putc_unlocked(',', h->f);
+			put_u64(h->f, h->stack_frames[s->first + k]);
 		}
 		fputc(']', h->f);
 	}
-	fputc(']', h->f);
+	fprintf(h->f, "],\n\"stacks_left_out\":%zu", h->stacks_left_out);
 }
 
 /* "frames": [label, kind]. */
@@ -191,17 +303,10 @@ static void data_frames(struct html *h)
 {
 	fputs(",\n\"frames\":[", h->f);
 	for (size_t i = 0; i < h->n_frames; i++) {
-		uint64_t key = h->frames[i];
-		const struct trace_frame *fr = key & (FRAME_PSEUDO | FRAME_MISSING)
-						       ? NULL : &h->t->frames[key];
-		_autofree_ char *label = key & FRAME_PSEUDO
-			? render_stack_label(h->t, (int64_t)(key & ~FRAME_PSEUDO), true)
-			: render_frame_label(h->t, fr, true);
-
 		fputs(i ? ",[" : "[", h->f);
-		json_str(h->f, label);
+		json_str(h->f, h->frame_labels[i]);
 		fputs_unlocked(",\"", h->f);
-		fputs_unlocked(frame_kind(h->t, fr), h->f);
+		fputs_unlocked(h->frame_kinds[i], h->f);
 		fputs_unlocked("\"]", h->f);
 	}
 	fputc(']', h->f);
@@ -243,7 +348,7 @@ static void moment_group(struct moment *mo, int64_t stack, uint64_t bytes, uint6
 {
 	if (bytes == 0 && count == 0)
 		return;
-	if (mo->n_groups >= MOMENT_STACKS) {
+	if (mo->n_groups >= (strcmp(mo->kind, "sample") == 0 ? SAMPLE_STACKS : MOMENT_STACKS)) {
 		mo->other_bytes += bytes;
 		mo->other_count += count;
 		return;
@@ -320,41 +425,88 @@ static int cmp_moment(const void *a, const void *b)
 	return strcmp(x->kind, y->kind);
 }
 
-static void data_moments(struct html *h)
+/* Every moment the page offers, in time order; *def: the one shown first. */
+static void moments_build(const struct html *h, struct moments *ms, size_t *def)
 {
-	struct moments ms = { 0 };
-	size_t def = 0;
+	moments_samples(h->m->timeline, ms);
+	moments_ooms(h->m, ms);
+	moments_peak_end(h->m, render_duration_ns(h->t, h->m), ms);
+	qsort(ms->v, ms->n, sizeof(*ms->v), cmp_moment);
+	*def = 0;
+	for (size_t i = 0; i < ms->n; i++) {
+		if (ms->v[i].is_default)
+			*def = i;
+	}
+}
 
-	moments_samples(h->m->timeline, &ms);
-	moments_ooms(h->m, &ms);
-	moments_peak_end(h->m, render_duration_ns(h->t, h->m), &ms);
-	qsort(ms.v, ms.n, sizeof(*ms.v), cmp_moment);
+/* The stacks of the moments other than the one shown first, the k-th
+ * largest group of each before the (k+1)-th of any, so that the budget
+ * leaves each moment its largest stacks. */
+static void moments_admit(struct html *h, const struct moments *ms, size_t def)
+{
+	for (size_t k = 0;; k++) {
+		bool more = false;
+
+		for (size_t i = 0; i < ms->n; i++) {
+			if (i == def || k >= ms->v[i].n_groups)
+				continue;
+			stack_ref(h, ms->v[i].groups[k].stack);
+			more = true;
+		}
+		if (!more || h->n_stacks >= PAGE_STACKS)
+			return;
+	}
+}
+
+/* The groups whose stack is past the page's budget go to the moment's
+ * "other". */
+static void fold_left_out(struct html *h, struct moment *mo)
+{
+	size_t n = 0;
+
+	for (size_t g = 0; g < mo->n_groups; g++) {
+		if (stack_ref(h, mo->groups[g].stack) == STACK_LEFT_OUT) {
+			mo->other_bytes += mo->groups[g].bytes;
+			mo->other_count += mo->groups[g].count;
+		} else {
+			mo->groups[n++] = mo->groups[g];
+		}
+	}
+	mo->n_groups = n;
+}
+
+static void data_groups(struct html *h, const struct moment *mo)
+{
+	for (size_t g = 0; g < mo->n_groups; g++) {
+		fputs_unlocked(g ? ",[" : "[", h->f);
+		put_u64(h->f, stack_ref(h, mo->groups[g].stack));
+		putc_unlocked(',', h->f);
+		put_u64(h->f, mo->groups[g].bytes);
+		putc_unlocked(',', h->f);
+		put_u64(h->f, mo->groups[g].count);
+		putc_unlocked(']', h->f);
+	}
+}
+
+static void data_moments(struct html *h, struct moments *ms, size_t def)
+{
 	fputs(",\n\"moments\":[", h->f);
-	for (size_t i = 0; i < ms.n; i++) {
-		struct moment *mo = &ms.v[i];
+	for (size_t i = 0; i < ms->n; i++) {
+		struct moment *mo = &ms->v[i];
 
-		if (mo->is_default)
-			def = i;
+		fold_left_out(h, mo);
 		fprintf(h->f, "%s\n{\"t\":%" PRId64 ",\"kind\":\"%s\",\"name\":", i ? "," : "",
 			mo->time_ns, mo->kind);
 		json_str(h->f, mo->name);
 		fprintf(h->f, ",\"live\":%" PRIu64 ",\"count\":%" PRIu64 ",\"other\":[%" PRIu64
 			      ",%" PRIu64 "],\"groups\":[",
 			mo->live, mo->count, mo->other_bytes, mo->other_count);
-		for (size_t g = 0; g < mo->n_groups; g++) {
-			fputs_unlocked(g ? ",[" : "[", h->f);
-			put_u64(h->f, stack_ref(h, mo->groups[g].stack));
-			putc_unlocked(',', h->f);
-			put_u64(h->f, mo->groups[g].bytes);
-			putc_unlocked(',', h->f);
-			put_u64(h->f, mo->groups[g].count);
-			putc_unlocked(']', h->f);
-		}
+		data_groups(h, mo);
 		fputs("]}", h->f);
 		free(mo->groups);
 	}
 	fprintf(h->f, "],\n\"selected\":%zu", def);
-	free(ms.v);
+	free(ms->v);
 }
 
 static uint64_t device_total(const struct model *m)
@@ -384,24 +536,6 @@ static const struct model_point *mark_point(const struct model *m, int64_t seq)
 	if (lo < m->n_points && m->points[lo].seq == seq && m->points[lo].kind == MODEL_POINT_MARK)
 		return &m->points[lo];
 	return NULL;
-}
-
-/* s cut to at most max bytes, on a character boundary, "..." marking it */
-static void cut_label(char *s, size_t max)
-{
-	size_t n = strlen(s), i = 0;
-
-	if (n <= max)
-		return;
-	while (i < n) {
-		uint32_t cp;
-		size_t l = utf8_decode((const unsigned char *)s + i, n - i, &cp);
-
-		if (i + l > max - 3)
-			break;
-		i += l;
-	}
-	memcpy(s + i, "...", 4);
 }
 
 /* ",label" after a mark marker: its name from the ops table, cut short. */
@@ -513,26 +647,45 @@ static void keep_top(struct site_row *rows, size_t n, int (*cmp)(const void *, c
 		rows[i].keep = true;
 }
 
-static void data_sites(struct html *h)
+/* The sites the table lists: those among the SITE_ROWS largest by some
+ * column, in the model's order. */
+static struct site_row *sites_build(const struct html *h)
 {
 	const struct model *m = h->m;
 	struct site_row *rows = xcalloc(m->n_sites ? m->n_sites : 1, sizeof(*rows));
-	uint64_t other[5] = { 0 };
-	size_t n_other = 0;
-	bool first = true;
 
 	for (size_t i = 0; i < m->n_sites; i++)
 		rows[i].s = &m->sites[i];
 	site_rows_oom(m, rows);
-	/* every site that is among the largest by some column */
 	keep_top(rows, m->n_sites, by_oom);
 	keep_top(rows, m->n_sites, by_total);
 	keep_top(rows, m->n_sites, by_live);
 	keep_top(rows, m->n_sites, by_peak);
+	return rows;
+}
+
+static void sites_admit(struct html *h, const struct site_row *rows)
+{
+	for (size_t i = 0; i < h->m->n_sites; i++) {
+		if (rows[i].keep)
+			stack_ref(h, rows[i].s->stack);
+	}
+}
+
+/* "sites": [stack, label, at peak, at the OOM, total, count, live]; the
+ * stack is -1 when the page left it out. */
+static void data_sites(struct html *h, struct site_row *rows)
+{
+	const struct model *m = h->m;
+	uint64_t other[5] = { 0 };
+	size_t n_other = 0;
+	bool first = true;
+
 	fputs(",\n\"sites\":[", h->f);
 	for (size_t i = 0; i < m->n_sites; i++) {
 		const struct model_site *s = rows[i].s;
 		_autofree_ char *label = NULL;
+		uint32_t stack;
 
 		if (!rows[i].keep) {
 			uint64_t v[5] = { s->at_peak, rows[i].at_oom, s->total_bytes, s->count, s->live };
@@ -543,7 +696,13 @@ static void data_sites(struct html *h)
 			continue;
 		}
 		label = render_model_site_label(h->t, s, true);
-		fprintf(h->f, "%s\n[%" PRIu32 ",", first ? "" : ",", stack_ref(h, s->stack));
+		cut_label(label, FRAME_CHARS);
+		stack = stack_ref(h, s->stack);
+		fputs(first ? "\n[" : ",\n[", h->f);
+		if (stack == STACK_LEFT_OUT)
+			fputs("-1,", h->f);
+		else
+			fprintf(h->f, "%" PRIu32 ",", stack);
 		json_str(h->f, label);
 		fprintf(h->f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
 			s->at_peak, rows[i].at_oom, s->total_bytes, s->count, s->live);
@@ -589,16 +748,28 @@ static void data_threads(struct html *h)
 		h->m->device.peak_bytes > sum ? h->m->device.peak_bytes - sum : 0);
 }
 
+/* The stacks go in by what they matter to: the moment shown first, the
+ * table's sites, then the other moments' largest; past the budget a
+ * moment's stack is summed in its "other" and a site shows no stack. */
 static void data_block(struct html *h)
 {
 	const struct model_oom *o = render_headline_oom(h->m);
+	struct moments ms = { 0 };
+	struct site_row *rows;
+	size_t def;
 
+	moments_build(h, &ms, &def);
+	rows = sites_build(h);
+	for (size_t g = 0; ms.n && g < ms.v[def].n_groups; g++)
+		stack_ref(h, ms.v[def].groups[g].stack);
+	sites_admit(h, rows);
+	moments_admit(h, &ms, def);
 	fputs("<script type=\"application/json\" id=\"memtrace-data\">{\"version\":1", h->f);
 	fprintf(h->f, ",\"has_oom\":%s,\"headline_oom\":%" PRId64, o ? "true" : "false",
 		o ? o->time_ns : -1);
-	data_moments(h);
+	data_moments(h, &ms, def);
 	data_timeline(h);
-	data_sites(h);
+	data_sites(h, rows);
 	data_stacks(h);
 	data_frames(h);
 	data_threads(h);
@@ -1336,5 +1507,9 @@ void render_html(FILE *f, const struct trace *t, const struct model *m,
 	map_fini(&h.stack_index);
 	map_fini(&h.frame_index);
 	free(h.stacks);
-	free(h.frames);
+	free(h.stack_frames);
+	for (size_t i = 0; i < h.n_frames; i++)
+		free(h.frame_labels[i]);
+	free(h.frame_labels);
+	free(h.frame_kinds);
 }

@@ -233,6 +233,9 @@
 		var lg = el('span', 'flegend');
 		Object.keys(KINDS).forEach(function (k) { if (k !== 'none') lg.appendChild(el('span', 'k-' + k, KINDS[k])); });
 		bar.appendChild(lg);
+		if (D.stacks_left_out)
+			bar.appendChild(el('span', 'sub', '· ' + D.stacks_left_out + ' smaller stacks are summed in (other stacks): the page keeps ' +
+				D.stacks.length + ', the JSON report has them all'));
 		document.getElementById('moment-title').textContent = momentTitle(D.moments[state.sel]);
 	}
 
@@ -283,23 +286,32 @@
 		/* ancestors of the focus: full width, click to zoom out */
 		path.forEach(function (n, d) { rows.push({ n: n, d: d, x: 0, w: W }); });
 		var queue = [{ n: focus, d: path.length - 1, x: 0, w: W }];
+		/* children too narrow to see, or past MAXN, are one "(n smaller)"
+		 * box: they come last, largest first, so they are contiguous */
 		while (queue.length && drawn < MAXN) {
-			var it = queue.shift(), x = it.x;
+			var it = queue.shift(), x = it.x, rest = null;
 			kids(it.n).forEach(function (c) {
 				var w = it.w * c.bytes / it.n.bytes;
 				if (w >= 0.5 && drawn < MAXN) {
 					var r = { n: c, d: it.d + 1, x: x, w: w };
 					rows.push(r); queue.push(r); drawn++;
+				} else {
+					if (!rest) { rest = { n: node('', -3), d: it.d + 1, x: x, w: 0, k: 0 }; rest.n.parent = it.n; }
+					rest.w += w; rest.k++; rest.n.bytes += c.bytes; rest.n.count += c.count;
 				}
 				x += w;
 			});
+			if (rest && rest.w >= 0.5) {
+				rest.n.name = '(' + rest.k + ' smaller)';
+				rows.push(rest); drawn++;
+			}
 		}
 		var depth = 0;
 		rows.forEach(function (r) { depth = Math.max(depth, r.d); });
 		var svg = sv('svg', { viewBox: '0 0 ' + W + ' ' + (depth + 1) * RH, width: W, height: (depth + 1) * RH });
 		rows.forEach(function (r) {
 			var n = r.n;
-			var kind = n.frame === -1 ? 'root' : n.frame === -2 ? 'other' : frameKind(n.frame);
+			var kind = n.frame === -1 ? 'root' : n.frame <= -2 ? 'other' : frameKind(n.frame);
 			var g = sv('g', {});
 			g.appendChild(sv('rect', { 'class': 'k-' + kind, x: r.x, y: r.d * RH, width: Math.max(r.w, 0.5), height: RH - 1 }));
 			var chars = Math.floor((r.w - 6) / 6.7);
@@ -310,10 +322,11 @@
 			g.addEventListener('mousemove', function (ev) {
 				showTip(ev, [n.name, bytes(n.bytes) + ' (' + (100 * n.bytes / root.bytes).toFixed(1) + '% of the live set)' +
 					(n.count ? ', ' + n.count + ' allocations' : ''),
-					(KINDS[kind] ? KINDS[kind] + ' frame · ' : '') + 'click to zoom']);
+					n.frame === -3 ? 'too small to draw one by one' : (KINDS[kind] ? KINDS[kind] + ' frame · ' : '') + 'click to zoom']);
 			});
 			g.addEventListener('mouseleave', hideTip);
-			g.addEventListener('click', function () { state.zoom = n === focus ? n.parent : n; hideTip(); drawFlame(); });
+			if (n.frame !== -3) /* a folded box has no children to zoom into */
+				g.addEventListener('click', function () { state.zoom = n === focus ? n.parent : n; hideTip(); drawFlame(); });
 			svg.appendChild(g);
 		});
 		box.appendChild(svg);
@@ -451,6 +464,9 @@
 			' · hover for values, click to choose the moment shown below'));
 		drawTimeline();
 		drawMoment();
+		/* when the first views were drawn, in ms from the page's request: what
+		 * the browser test holds under a second whatever the trace */
+		document.documentElement.setAttribute('data-drawn-ms', String(Math.round(performance.now())));
 		var pending = null;
 		window.addEventListener('resize', function () {
 			if (pending) clearTimeout(pending);

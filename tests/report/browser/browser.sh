@@ -1,6 +1,6 @@
 #!/bin/sh
 # The HTML report in a real browser (headless Chromium):
-#   browser.sh REPORT SQL-LOAD SRCDIR
+#   browser.sh REPORT SQL-LOAD SRCDIR GEN-TRACE
 # - the OOM trace (golden/oom.sql, the demo's story): the page loads with
 #   no console message at all (no error, no Content-Security-Policy
 #   refusal), the headline and the flame graph render, and at 1280x800 the
@@ -9,7 +9,13 @@
 # - the graphs trace (golden/graphs.sql): the orphaned graphs and the
 #   graph memory never freed render above the timeline;
 # - the hostile trace (browser/hostile.sql): names holding "</script>",
-#   quotes, "<img onerror>" and invalid UTF-8 show as text, and none runs.
+#   quotes, "<img onerror>" and invalid UTF-8 show as text, and none runs;
+# - a trace of 10 million events (gen-trace), and two whose live set is
+#   spread over 30,000 stacks (of 2 frames, of 40): the page stays within
+#   its bounds
+#   (check-page.py: at most 5 MiB, the peak and the OOM as they were, at
+#   most 2000 stacks, the flame graph at most 2000 rectangles), draws
+#   without a console message, and says how long it took to draw.
 # Chromium is Debian's "chromium"; installed with apt-get when missing and
 # running as root, else the test is skipped (77). Screenshots are left in
 # $MEMTRACE_BROWSER_OUT (default: the current directory) for a human eye.
@@ -19,6 +25,7 @@ abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 report=$(abs "$1")
 sqlload=$(abs "$2")
 src=$(abs "$3")
+gen=$(abs "$4")
 out=$(abs "${MEMTRACE_BROWSER_OUT:-.}")
 
 find_chromium() {
@@ -126,6 +133,36 @@ chrome hostile --window-size=1280,800 --screenshot="$tmp/hostile.png" >/dev/null
 cp hostile.png "$out/browser-hostile.png" 2>/dev/null || true
 python3 "$src/browser/check-png.py" hostile.png 1280 800 '#c62828=400' '#9aa5b1=5000' ||
 	fail "hostile: the first screen lacks the headline or the flame graph"
+
+# ---- big traces: the page keeps its bounds ---------------------------
+# big NAME GEN-TRACE-ARGS -- CHECK-PAGE-ARGS
+big() {
+	name=$1
+	shift
+	args=
+	while [ "$1" != -- ]; do
+		args="$args $1"
+		shift
+	done
+	shift
+	# shellcheck disable=SC2086 # the generator's options, word by word
+	"$gen" --out "$name.db" $args || { fail "$name: gen-trace failed"; return; }
+	"$report" "$name.db" --format html -o "$name.html" 2>"$name.err" &&
+		"$report" "$name.db" --format json -o "$name.json" 2>>"$name.err" ||
+		{ cat "$name.err"; fail "$name: the report failed"; return; }
+	chrome "$name" --dump-dom >"$name.dom" || fail "$name: chromium failed (exit $?)"
+	console_clean "$name"
+	python3 "$src/browser/check-page.py" "$name.html" "$name.dom" "$name.json" "$@" ||
+		fail "$name: the page is not within its bounds"
+	rm -f "$name.db"
+}
+big events-10M --events 10000000 -- 
+# 2 frames a stack, so that the stacks, not their frames' labels, reach
+# the budget: exactly 2000 stacks, the rest summed
+big stacks-30k --events 300000 --stacks 30000 --depth 2 --live 8192 -- --stacks 2000 --left-out
+# 40 frames a stack: the frames' labels reach the budget first (the
+# page without it was 17 MB)
+big deep-30k --events 300000 --stacks 30000 --depth 40 --live 8192 -- --left-out
 
 [ "$failures" = 0 ] || exit 1
 echo "browser: all checks passed ($chrome)"
