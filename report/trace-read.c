@@ -680,12 +680,13 @@ static int load_sites(struct trace *t)
 	return rc == SQLITE_DONE ? 0 : step_failed(t, "sites");
 }
 
-static const struct trace *sort_trace; /* qsort has no context argument */
-
-static int cmp_module_base(const void *a, const void *b)
+/* qsort_r, not a global for the trace: traces are loaded on several
+ * threads at once (the ranks of a job) */
+static int cmp_module_base(const void *a, const void *b, void *trace)
 {
-	uint64_t x = (uint64_t)sort_trace->modules[*(const uint32_t *)a].base;
-	uint64_t y = (uint64_t)sort_trace->modules[*(const uint32_t *)b].base;
+	const struct trace *t = trace;
+	uint64_t x = (uint64_t)t->modules[*(const uint32_t *)a].base;
+	uint64_t y = (uint64_t)t->modules[*(const uint32_t *)b].base;
 
 	return x < y ? -1 : x > y;
 }
@@ -695,9 +696,7 @@ static void sort_modules(struct trace *t)
 	t->modules_by_base = xcalloc(t->n_modules + 1, sizeof(*t->modules_by_base));
 	for (size_t i = 0; i < t->n_modules; i++)
 		t->modules_by_base[i] = (uint32_t)i;
-	sort_trace = t;
-	qsort(t->modules_by_base, t->n_modules, sizeof(*t->modules_by_base), cmp_module_base);
-	sort_trace = NULL;
+	qsort_r(t->modules_by_base, t->n_modules, sizeof(*t->modules_by_base), cmp_module_base, t);
 }
 
 int trace_load(struct trace *t)
