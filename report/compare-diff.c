@@ -143,14 +143,25 @@ static void text_total(FILE *f, const char *what, uint64_t n, uint64_t b, bool b
 	fprintf(f, "  %-18s %12s  %12s  %12s\n", what, sn.s, sb.s, sd);
 }
 
+/* its path, and its rank when it has one: two ranks of a job compare as
+ * two runs do */
+static void text_side(FILE *f, const struct trace *t)
+{
+	int64_t rank;
+
+	escape_text(f, t->path, 40);
+	if (render_meta_int(t, "rank", &rank))
+		fprintf(f, " (rank %" PRId64 ")", rank);
+}
+
 static void text_diff(FILE *f, const struct trace *tn, const struct model *mn,
 		      const struct trace *tb, const struct model *mb, const struct rows *rows,
 		      size_t shown)
 {
 	fputs("memtrace report: ", f);
-	escape_text(f, tn->path, 40);
+	text_side(f, tn);
 	fputs(" compared with ", f);
-	escape_text(f, tb->path, 40);
+	text_side(f, tb);
 	fputs(" (the base)\n\n", f);
 	fprintf(f, "  %-18s %12s  %12s  %12s\n", "device memory", "new", "base", "change");
 	text_total(f, "peak", mn->device.peak_bytes, mb->device.peak_bytes, true);
@@ -178,8 +189,14 @@ static void text_diff(FILE *f, const struct trace *tn, const struct model *mn,
 
 static void json_side(FILE *f, const struct trace *t, const struct model *m)
 {
+	int64_t rank;
+
 	fputs("{\"path\":", f);
 	json_str(f, t->path);
+	if (render_meta_int(t, "rank", &rank))
+		fprintf(f, ",\"rank\":%" PRId64, rank);
+	else
+		fputs(",\"rank\":null", f);
 	fprintf(f, ",\"peak_bytes\":%" PRIu64 ",\"bytes_allocated\":%" PRIu64
 		   ",\"allocations\":%" PRIu64 ",\"live_bytes_at_end\":%" PRIu64 ",\"ooms\":%zu}",
 		m->device.peak_bytes, m->device.bytes_allocated, m->device.allocations,

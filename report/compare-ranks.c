@@ -1,7 +1,11 @@
 /* The ranks of one job side by side: what each peaked at, its OOMs and
- * leaks, and which failed first. "First" is by wall-clock time (each
- * trace's start_realtime_ns plus the OOM's time), so traces of processes
- * started at different moments compare; without it, by time since start. */
+ * leaks, its top holder at its peak; whether one rank is heavier than the
+ * others and which site makes the difference; which failed first.
+ * "First" is by wall-clock time (each trace's start_realtime_ns plus the
+ * OOM's time), so traces of processes started at different moments
+ * compare; without it, by time since start. A site of one rank is the
+ * same site in another when its kind and label (the user's frame, with
+ * its whole file path) are the same. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +20,50 @@ static char *meta_dup(const struct trace *t, const char *key)
 	const char *v = trace_meta_get(t, key);
 
 	return v && *v ? xstrdup(v) : NULL;
+}
+
+static uint64_t site_key(const struct trace *t, const struct model_site *s)
+{
+	_autofree_ char *label = render_model_site_label(t, s, false);
+	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)s->kind;
+
+	for (const unsigned char *c = (const unsigned char *)label; *c; c++)
+		h = (h ^ *c) * 0x100000001b3ull;
+	return h;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct compare_site *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Every site live at the peak by key (sites of one label summed), and the
+ * largest with their labels: the model's sites come by bytes at the peak. */
+static void keep_sites(struct compare_rank *r, const struct trace *t, const struct model *m)
+{
+	size_t n = 0;
+
+	r->at_peak = xcalloc(m->n_sites ? m->n_sites : 1, sizeof(*r->at_peak));
+	for (size_t i = 0; i < m->n_sites && m->sites[i].at_peak; i++) {
+		const struct model_site *s = &m->sites[i];
+
+		r->at_peak[n++] = (struct compare_site){ .key = site_key(t, s), .bytes = s->at_peak };
+		if (r->n_top < COMPARE_TOP_SITES)
+			r->top[r->n_top++] = (struct compare_site){
+				.key = r->at_peak[n - 1].key, .bytes = s->at_peak,
+				.label = render_model_site_label(t, s, true),
+			};
+	}
+	qsort(r->at_peak, n, sizeof(*r->at_peak), cmp_key);
+	r->n_at_peak = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (r->n_at_peak && r->at_peak[r->n_at_peak - 1].key == r->at_peak[i].key)
+			r->at_peak[r->n_at_peak - 1].bytes += r->at_peak[i].bytes;
+		else
+			r->at_peak[r->n_at_peak++] = r->at_peak[i];
+	}
 }
 
 void compare_rank_from(struct compare_rank *r, const struct trace *t, const struct model *m)
@@ -33,6 +81,7 @@ void compare_rank_from(struct compare_rank *r, const struct trace *t, const stru
 	};
 	r->has_rank_number = render_meta_int(t, "rank", &r->rank_number);
 	diagnose(t, m, &r->diag);
+	keep_sites(r, t, m);
 	if (!o)
 		return;
 	r->has_oom = true;
@@ -58,11 +107,29 @@ void compare_rank_fini(struct compare_rank *r)
 	free(r->oom_api);
 	free(r->oom_site);
 	diagnoses_fini(&r->diag);
+	for (size_t i = 0; i < r->n_top; i++)
+		free(r->top[i].label);
+	free(r->at_peak);
 }
 
-/* Index of the rank that failed first, or -1 when none failed. Wall
- * clocks compare only when every failed rank has one. */
-static long first_failure(const struct compare_rank *ranks, size_t n)
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct compare_rank *x = a, *y = b;
+
+	if (x->has_rank_number != y->has_rank_number)
+		return x->has_rank_number ? -1 : 1;
+	if (x->has_rank_number && x->rank_number != y->rank_number)
+		return x->rank_number < y->rank_number ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+void compare_ranks_sort(struct compare_rank *ranks, size_t n)
+{
+	qsort(ranks, n, sizeof(*ranks), cmp_rank);
+}
+
+/* Wall clocks compare only when every failed rank has one. */
+long compare_first_failure(const struct compare_rank *ranks, size_t n)
 {
 	bool wall = true;
 	long best = -1;
@@ -77,6 +144,59 @@ static long first_failure(const struct compare_rank *ranks, size_t n)
 			best = (long)i;
 	}
 	return best;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of v (sorted in place): of two middle values, their mean. */
+static uint64_t median(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return v[(n - 1) / 2] + (v[n / 2] - v[(n - 1) / 2]) / 2;
+}
+
+static uint64_t bytes_of(const struct compare_rank *r, uint64_t key)
+{
+	const struct compare_site k = { .key = key };
+	const struct compare_site *s = bsearch(&k, r->at_peak, r->n_at_peak, sizeof(k), cmp_key);
+
+	return s ? s->bytes : 0;
+}
+
+bool compare_skew(const struct compare_rank *ranks, size_t n, struct compare_skew *s)
+{
+	_autofree_ uint64_t *v = n ? xcalloc(n, sizeof(*v)) : NULL;
+	const struct compare_rank *h;
+
+	*s = (struct compare_skew){ 0 };
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = ranks[i].peak_bytes;
+		if (v[i] > ranks[s->heaviest].peak_bytes)
+			s->heaviest = i;
+	}
+	h = &ranks[s->heaviest];
+	s->max_peak = h->peak_bytes;
+	s->median_peak = median(v, n);
+	for (size_t k = 0; k < h->n_top; k++) {
+		uint64_t mine = bytes_of(h, h->top[k].key), med;
+
+		for (size_t i = 0; i < n; i++)
+			v[i] = bytes_of(&ranks[i], h->top[k].key);
+		med = median(v, n);
+		if (mine > med && (!s->site || mine - med > s->site_bytes - s->site_median)) {
+			s->site = &h->top[k];
+			s->site_bytes = mine;
+			s->site_median = med;
+		}
+	}
+	return true;
 }
 
 static const char *rank_name(const struct compare_rank *r, size_t i, char *buf, size_t len)
@@ -103,21 +223,58 @@ static void text_row(FILE *f, const struct compare_rank *r, size_t i, bool first
 			fmt_seconds(r->oom_time_ns).s);
 	else
 		fprintf(f, "%10s    %9s  ", "-", "");
+	if (r->n_top) {
+		fprintf(f, "%10s  ", fmt_size(r->top[0].bytes).s);
+		w = text_width(r->top[0].label);
+		escape_text(f, r->top[0].label, 28);
+		fprintf(f, "%*s", w < 28 ? (int)(28 - w) : 0, "");
+	} else {
+		fprintf(f, "%10s  %28s", "-", "");
+	}
+	fputs("  ", f);
 	escape_text(f, r->path, 32);
 	fputc('\n', f);
 }
 
+static void text_skew(FILE *f, const struct compare_rank *ranks, size_t n)
+{
+	struct compare_skew s;
+	char name[32];
+
+	if (n < 2 || !compare_skew(ranks, n, &s))
+		return;
+	fputs("\nHeaviest: rank ", f);
+	escape_text(f, rank_name(&ranks[s.heaviest], s.heaviest, name, sizeof(name)), 20);
+	fprintf(f, " peaked at %s", fmt_size(s.max_peak).s);
+	if (s.median_peak)
+		fprintf(f, ", %.2f times the median peak (%s)", (double)s.max_peak / (double)s.median_peak,
+			fmt_size(s.median_peak).s);
+	else
+		fputs(" (the median peak is 0 B)", f);
+	if (!s.site) {
+		fputs("; none of its sites holds more than on the median rank.\n", f);
+		return;
+	}
+	fputs(".\n  The difference: ", f);
+	escape_text(f, s.site->label, 60);
+	fprintf(f, " holds %s there, %s on the median rank.\n", fmt_size(s.site_bytes).s,
+		fmt_size(s.site_median).s);
+}
+
 void compare_ranks_text(FILE *f, const struct compare_rank *ranks, size_t n)
 {
-	long first = first_failure(ranks, n);
+	long first = compare_first_failure(ranks, n);
 	size_t failed = 0;
 
 	for (size_t i = 0; i < n; i++)
 		failed += ranks[i].has_oom;
 	fprintf(f, "memtrace report: %zu traces; %zu with an out-of-memory failure\n\n", n, failed);
-	fputs("  rank          peak  OOMs      leaked  first OOM request              trace\n", f);
+	fputs("  rank          peak  OOMs      leaked  first OOM request        top holder at the "
+	      "peak                    trace\n",
+	      f);
 	for (size_t i = 0; i < n; i++)
 		text_row(f, &ranks[i], i, (long)i == first);
+	text_skew(f, ranks, n);
 	if (first < 0) {
 		fputs("\nNo rank ran out of memory.\n", f);
 		return;
@@ -152,6 +309,17 @@ static void json_opt_str(FILE *f, const char *key, const char *v)
 	json_str(f, v);
 }
 
+static void json_top_site(FILE *f, const struct compare_rank *r)
+{
+	if (!r->n_top) {
+		fputs(",\"top_site\":null", f);
+		return;
+	}
+	fputs(",\"top_site\":{\"site\":", f);
+	json_str(f, r->top[0].label);
+	fprintf(f, ",\"bytes\":%" PRIu64 "}", r->top[0].bytes);
+}
+
 static void json_rank(FILE *f, const struct compare_rank *r)
 {
 	fputs("{\"path\":", f);
@@ -167,6 +335,7 @@ static void json_rank(FILE *f, const struct compare_rank *r)
 		   ",\"bytes_allocated\":%" PRIu64 ",\"live_bytes_at_end\":%" PRIu64 ",\"ooms\":%zu",
 		r->peak_bytes, r->peak_time_ns, r->allocations, r->bytes_allocated, r->leaked_bytes,
 		r->n_ooms);
+	json_top_site(f, r);
 	if (!r->has_oom) {
 		fputs(",\"first_oom\":null}", f);
 		return;
@@ -184,15 +353,55 @@ static void json_rank(FILE *f, const struct compare_rank *r)
 	fputs("}}", f);
 }
 
+
+static void json_rank_number(FILE *f, const struct compare_rank *r)
+{
+	if (r->has_rank_number)
+		fprintf(f, "%" PRId64, r->rank_number);
+	else
+		fputs("null", f);
+}
+
+static void json_skew(FILE *f, const struct compare_rank *ranks, size_t n)
+{
+	struct compare_skew s;
+
+	fputs(",\"skew\":", f);
+	if (!compare_skew(ranks, n, &s)) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"max_peak_bytes\":%" PRIu64 ",\"median_peak_bytes\":%" PRIu64 ",\"ratio\":",
+		s.max_peak, s.median_peak);
+	if (s.median_peak)
+		fprintf(f, "%.4f", (double)s.max_peak / (double)s.median_peak);
+	else
+		fputs("null", f);
+	fputs(",\"heaviest_rank\":", f);
+	json_rank_number(f, &ranks[s.heaviest]);
+	json_opt_str(f, "heaviest_path", ranks[s.heaviest].path);
+	if (s.site) {
+		fputs(",\"site\":{\"site\":", f);
+		json_str(f, s.site->label);
+		fprintf(f, ",\"bytes\":%" PRIu64 ",\"median_bytes\":%" PRIu64 "}}", s.site_bytes,
+			s.site_median);
+	} else {
+		fputs(",\"site\":null}", f);
+	}
+}
+
 void compare_ranks_json(FILE *f, const struct compare_rank *ranks, size_t n)
 {
-	long first = first_failure(ranks, n);
+	long first = compare_first_failure(ranks, n);
 
-	fputs("{\"memtrace_ranks\":1,\"failed_first\":", f);
+	fputs("{\"memtrace_ranks\":2,\"failed_first\":", f);
 	if (first < 0)
-		fputs("null", f);
-	else
-		fprintf(f, "%ld", first);
+		fputs("null,\"failed_first_path\":null", f);
+	else {
+		json_rank_number(f, &ranks[first]);
+		json_opt_str(f, "failed_first_path", ranks[first].path);
+	}
+	json_skew(f, ranks, n);
 	fputs(",\"traces\":[", f);
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ",\n" : "\n", f);

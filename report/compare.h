@@ -12,6 +12,8 @@
 #include "render.h"
 #include "trace.h"
 
+/* ---- compare-diff.c ---- */
+
 /* NEW compared with BASE: the change in totals, and sites by the change
  * in bytes at the peak, largest growth first. */
 void compare_diff_text(FILE *f, const struct trace *tn, const struct model *mn,
@@ -19,8 +21,19 @@ void compare_diff_text(FILE *f, const struct trace *tn, const struct model *mn,
 void compare_diff_json(FILE *f, const struct trace *tn, const struct model *mn,
 		       const struct trace *tb, const struct model *mb, const struct render_opts *o);
 
+/* ---- compare-ranks.c ---- */
+
+#define COMPARE_TOP_SITES 16 /* a rank's largest sites at its peak, with their labels */
+
+/* A site of a rank at the rank's peak. key: a hash of the site's kind and
+ * label, the same in every rank (stack ids are per trace). */
+struct compare_site {
+	uint64_t key, bytes;
+	char *label; /* in top only */
+};
+
 /* What the rank table keeps of one trace, so that the traces can be read
- * one after the other without holding every model. */
+ * (in parallel) without holding every model. */
 struct compare_rank {
 	char *path, *rank, *host, *pid, *end;
 	bool has_rank_number;
@@ -34,11 +47,42 @@ struct compare_rank {
 	uint64_t requested, live_at_oom, device_free, device_total;
 	char *oom_api, *oom_site;
 	struct diagnoses diag; /* of the last OOM, as the single report says */
+	/* its sites at its peak: the largest (top[0]: the top holder), and
+	 * every one by key, sorted by key, for the skew */
+	struct compare_site top[COMPARE_TOP_SITES];
+	size_t n_top;
+	struct compare_site *at_peak;
+	size_t n_at_peak;
 };
 
 void compare_rank_from(struct compare_rank *r, const struct trace *t, const struct model *m);
 void compare_rank_fini(struct compare_rank *r);
 
-/* The table, and which rank failed first. */
+/* By rank number; traces without one last, by path. */
+void compare_ranks_sort(struct compare_rank *ranks, size_t n);
+
+/* The index of the rank that failed first, or -1 when none failed. */
+long compare_first_failure(const struct compare_rank *ranks, size_t n);
+
+/* Is one rank heavier than the others: the heaviest rank's peak against
+ * the median peak (of two middle ranks, their mean), and of its largest
+ * sites the one that holds the most beyond that site's median over the
+ * ranks (a rank without it holding 0): the site that makes the
+ * difference; NULL when none holds more than its median. */
+struct compare_skew {
+	size_t heaviest; /* index in ranks */
+	uint64_t max_peak, median_peak;
+	const struct compare_site *site; /* in ranks[heaviest].top */
+	uint64_t site_bytes, site_median;
+};
+
+/* false when there are no ranks */
+bool compare_skew(const struct compare_rank *ranks, size_t n, struct compare_skew *s);
+
+/* The table, the skew and which rank failed first: ranks sorted. */
 void compare_ranks_text(FILE *f, const struct compare_rank *ranks, size_t n);
 void compare_ranks_json(FILE *f, const struct compare_rank *ranks, size_t n);
+
+/* ---- compare-ranks-html.c ---- */
+
+void compare_ranks_html(FILE *f, const struct compare_rank *ranks, size_t n);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@ struct options {
 	const char *output; /* NULL: stdout */
 	const struct renderer *format;
 	bool weight_given, progress;
+	size_t jobs; /* traces read at once; 0: one per CPU */
 	struct render_opts render; /* --top, --weight */
 	struct report_options report; /* --group-by, --at-mark: read by the model */
 };
@@ -45,7 +47,7 @@ static void usage(FILE *f)
 		"Usage: memtrace report TRACE [--format FORMAT] [-o FILE] [--top N]\n"
 		"                             [--weight peak|oom|leaked] [--at-mark L]\n"
 		"       memtrace report NEW --diff BASE [--format text|json]\n"
-		"       memtrace report TRACE1 TRACE2... [--format text|json|perfetto]\n"
+		"       memtrace report TRACE1 TRACE2... [--format text|json|html|perfetto]\n"
 		"\n"
 		"Report what a memtrace trace shows: the out-of-memory failure, what the\n"
 		"device had free, who held the memory and what to try; the peak, the top\n"
@@ -73,12 +75,15 @@ static void usage(FILE *f)
 		"                      live set then (default: the last OOM, else the end)\n"
 		"      --no-progress   never draw a progress bar (drawn on a terminal when\n"
 		"                      reading takes more than a second)\n"
+		"  -j, --jobs N        several traces: read N at once (default: one per CPU)\n"
 		"  -h, --help          show this help\n"
 		"  -V, --version       show the version\n"
 		"\n"
-		"Several traces (one per rank of a job) give a table of the ranks: peak,\n"
-		"OOMs, leaks, and which rank failed first; with --format perfetto, one\n"
-		"Perfetto trace of the job, a process per rank on the wall clock.\n"
+		"Several traces (one per rank of a job) give a table of the ranks, by rank:\n"
+		"peak, OOMs, leaks, the top holder at the peak; the heaviest rank against\n"
+		"the median and the site that makes the difference; which rank failed\n"
+		"first. With --format perfetto, one Perfetto trace of the job, a process\n"
+		"per rank on the wall clock.\n"
 		"\n"
 		"Native frames are symbolized from the module files named in the trace,\n"
 		"when they are still on disk and their build ids match. Set\n"
@@ -210,6 +215,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 		{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 		{ "at-mark", required_argument, NULL, OPT_AT_MARK },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -220,7 +226,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
 		.render.top = RENDER_DEFAULT_TOP, .format = render_find("text"), .progress = true,
 	};
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:n:w:d:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:n:w:d:j:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			opt->format = render_find(optarg);
@@ -242,6 +248,10 @@ static int parse_args(int argc, char **argv, struct options *opt)
 			break;
 		case 'd':
 			opt->diff = optarg;
+			break;
+		case 'j':
+			if (!parse_top(optarg, &opt->jobs) || opt->jobs == 0)
+				return usage_error("--jobs needs a number of traces (1 or more)", optarg);
 			break;
 		case OPT_GROUP_BY:
 			if (!report_parse_group_by(optarg, &opt->report.group_by))
@@ -326,17 +336,24 @@ static int run_model(struct loaded *l, bool progress, struct moment_request mome
 	return 0;
 }
 
+/* sym_lock: held while symbolizing, when traces are read on several
+ * threads (libdw's handles are not known to be safe to use side by
+ * side); NULL otherwise. */
 static int load(struct loaded *l, const char *path, bool progress,
-		const struct report_options *report, bool wants_moment)
+		const struct report_options *report, bool wants_moment, pthread_mutex_t *sym_lock)
 {
 	struct symbolizer *sym;
 
 	if (trace_open(&l->t, path, &model_site_rules) < 0 || trace_load(&l->t) < 0)
 		return -1;
 	l->t.opts = *report;
+	if (sym_lock)
+		pthread_mutex_lock(sym_lock);
 	sym = symbolizer_new();
 	symbolize_trace(sym, &l->t);
 	symbolizer_free(sym);
+	if (sym_lock)
+		pthread_mutex_unlock(sym_lock);
 	if (run_model(l, progress, (struct moment_request){ wants_moment, -1 }) < 0)
 		return -1;
 	if (!wants_moment || report->at_mark || l->m.n_ooms == 0)
@@ -373,20 +390,34 @@ static void warn_incomplete(const struct trace *t)
 		t->path, t->missing_stacks, t->missing_frames, t->missing_modules);
 }
 
-/* A trace loaded on the heap (its timeline is ~100 KiB), or NULL after
- * saying why. */
-static struct loaded *load_one(const char *path, const struct options *opt)
+/* A trace loaded on the heap (its timeline is ~100 KiB), or NULL with
+ * *error saying why (caller frees). sym_lock: see load(); no progress
+ * bar then, since bars of several threads would mix. */
+static struct loaded *try_load(const char *path, const struct options *opt,
+			       pthread_mutex_t *sym_lock, char **error)
 {
 	struct loaded *l = xcalloc(1, sizeof(*l));
 
 	model_init(&l->m);
-	if (load(l, path, opt->progress, &opt->report, opt->format->wants_moment) < 0) {
-		fprintf(stderr, "memtrace report: %s\n", l->t.error);
+	if (load(l, path, opt->progress && !sym_lock, &opt->report, opt->format->wants_moment,
+		 sym_lock) < 0) {
+		*error = xstrdup(l->t.error);
 		unload(l);
 		free(l);
 		return NULL;
 	}
 	warn_incomplete(&l->t);
+	return l;
+}
+
+/* try_load, saying why not */
+static struct loaded *load_one(const char *path, const struct options *opt)
+{
+	_autofree_ char *error = NULL;
+	struct loaded *l = try_load(path, opt, NULL, &error);
+
+	if (!l)
+		fprintf(stderr, "memtrace report: %s\n", error);
 	return l;
 }
 
@@ -493,28 +524,100 @@ static int report_merged(const struct options *opt)
 	return close_output(&out) | rc;
 }
 
+/* Several traces, one per rank: read by opt->jobs threads at once (each
+ * trace has its reading thread besides), each keeping only the summary
+ * of its rank. After a failure no trace is started; the failure said is
+ * that of the first trace in the arguments that failed, so that it is one
+ * line and the same whatever the threads did. */
+struct rank_jobs {
+	const struct options *opt;
+	struct compare_rank *ranks;
+	bool *read;
+	char **errors;
+	pthread_mutex_t lock; /* next, failed */
+	size_t next;
+	bool failed;
+	pthread_mutex_t sym_lock;
+};
+
+static void *rank_worker(void *arg)
+{
+	struct rank_jobs *j = arg;
+
+	for (;;) {
+		struct loaded *l;
+		size_t i;
+
+		pthread_mutex_lock(&j->lock);
+		i = j->failed ? j->opt->n_traces : j->next++;
+		pthread_mutex_unlock(&j->lock);
+		if (i >= j->opt->n_traces)
+			return NULL;
+		l = try_load(j->opt->traces[i], j->opt, &j->sym_lock, &j->errors[i]);
+		if (!l) {
+			pthread_mutex_lock(&j->lock);
+			j->failed = true;
+			pthread_mutex_unlock(&j->lock);
+			continue;
+		}
+		compare_rank_from(&j->ranks[i], &l->t, &l->m);
+		j->read[i] = true;
+		free_loaded(l);
+	}
+}
+
+static size_t rank_threads(const struct options *opt)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = opt->jobs ? opt->jobs : cpus > 0 ? (size_t)cpus : 1;
+
+	return n < opt->n_traces ? n : opt->n_traces;
+}
+
+/* Reads every trace; false when one could not be read (said already). */
+static bool read_ranks(const struct options *opt, struct compare_rank *ranks, bool *read)
+{
+	_autofree_ char **errors = xcalloc(opt->n_traces, sizeof(*errors));
+	struct rank_jobs j = { .opt = opt, .ranks = ranks, .read = read, .errors = errors };
+	size_t n = rank_threads(opt), started = 0;
+	_autofree_ pthread_t *threads = xcalloc(n, sizeof(*threads));
+	bool said = false;
+
+	pthread_mutex_init(&j.lock, NULL);
+	pthread_mutex_init(&j.sym_lock, NULL);
+	while (started < n && pthread_create(&threads[started], NULL, rank_worker, &j) == 0)
+		started++;
+	if (started == 0) /* no thread to be had: read on this one */
+		rank_worker(&j);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	pthread_mutex_destroy(&j.lock);
+	pthread_mutex_destroy(&j.sym_lock);
+	for (size_t i = 0; i < opt->n_traces; i++) {
+		if (errors[i] && !said)
+			fprintf(stderr, "memtrace report: %s\n", errors[i]);
+		said |= errors[i] != NULL;
+		free(errors[i]);
+	}
+	return !j.failed;
+}
+
 static int report_ranks(const struct options *opt)
 {
 	struct compare_rank *ranks = xcalloc(opt->n_traces, sizeof(*ranks));
+	_autofree_ bool *read = xcalloc(opt->n_traces, sizeof(*read));
 	struct output out;
-	size_t n = 0;
 	int rc = 1;
 
-	for (; n < opt->n_traces; n++) {
-		struct loaded *l = load_one(opt->traces[n], opt);
-
-		if (!l)
-			goto out;
-		compare_rank_from(&ranks[n], &l->t, &l->m);
-		free_loaded(l);
-	}
-	if (open_output(&out, opt) == 0) {
-		opt->format->ranks(out.f, ranks, n);
+	if (read_ranks(opt, ranks, read) && open_output(&out, opt) == 0) {
+		compare_ranks_sort(ranks, opt->n_traces);
+		opt->format->ranks(out.f, ranks, opt->n_traces);
 		rc = close_output(&out);
 	}
-out:
-	for (size_t i = 0; i < n; i++)
-		compare_rank_fini(&ranks[i]);
+	for (size_t i = 0; i < opt->n_traces; i++) {
+		if (read[i])
+			compare_rank_fini(&ranks[i]);
+	}
 	free(ranks);
 	return rc;
 }

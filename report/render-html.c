@@ -808,20 +808,30 @@ static void stack_cell(const struct html *h, int64_t stack)
 	fputs("</ol></details></td>", h->f);
 }
 
+void render_html_head(FILE *f, const char *title, bool script)
+{
+	_autofree_ char *cut = strlen(title) > MARKUP_CHARS ? xstrdup(title) : NULL;
+
+	if (cut)
+		cut_label(cut, MARKUP_CHARS);
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+	      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; ",
+	      f);
+	if (script)
+		fprintf(f, "script-src 'sha256-%s'; ", render_html_js_sha256);
+	fprintf(f,
+		"style-src 'sha256-%s'; base-uri 'none'; form-action 'none'\">"
+		"<meta name=\"viewport\" content=\"width=device-width\"><title>memtrace: ",
+		render_html_css_sha256);
+	escape_html(f, cut ? cut : title);
+	fprintf(f, "</title><style>%s</style></head><body>\n", render_html_css);
+}
+
 static void print_head(const struct html *h)
 {
 	const char *cmd = trace_meta_get(h->t, "cmdline");
 
-	fprintf(h->f,
-		"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-		"script-src 'sha256-%s'; style-src 'sha256-%s'; base-uri 'none'; "
-		"form-action 'none'\">"
-		"<meta name=\"viewport\" content=\"width=device-width\">"
-		"<title>memtrace: ",
-		render_html_js_sha256, render_html_css_sha256);
-	esc(h, cmd && *cmd ? cmd : h->t->path);
-	fprintf(h->f, "</title><style>%s</style></head><body>\n", render_html_css);
+	render_html_head(h->f, cmd && *cmd ? cmd : h->t->path, true);
 }
 
 static void print_topbar(const struct html *h)

@@ -15,7 +15,7 @@ const struct renderer render_formats[] = {
 	  .render = render_json,
 	  .diff = compare_diff_json,
 	  .ranks = compare_ranks_json },
-	{ .name = "html", .render = render_html },
+	{ .name = "html", .render = render_html, .ranks = compare_ranks_html },
 	{ .name = "folded",
 	  .render = render_folded,
 	  .refuse = render_weight_refuse,

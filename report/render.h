@@ -74,6 +74,10 @@ void render_json(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o);
 void render_html(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o);
+/* The page's head, up to <body>: its Content-Security-Policy (with the
+ * page's script when script), "memtrace: TITLE", the stylesheet. For the
+ * other pages (the ranks: compare-ranks-html.c). */
+void render_html_head(FILE *f, const char *title, bool script);
 /* One line per stack, "outermost;...;innermost BYTES", stacks of zero
  * bytes left out, weighed as o->weight says. */
 void render_folded(FILE *f, const struct trace *t, const struct model *m,
