@@ -3,8 +3,8 @@
 times each, and prints medians side by side. The methods and the targets
 are in docs/performance.md; run-all.sh builds and runs every section.
 
-    bench.py [--build DIR] [--out DIR] [--quick] [--runs N]
-             [--section hotpath|producer|throughput|python|report|nocuda|profile]...
+    bench.py [--build DIR] [--out DIR] [--quick] [--runs N] [--big]
+             [--section hotpath|producer|throughput|flight|python|report|scale|nocuda|profile]...
 
 Results: tables on stdout, and OUT/results.json (every sample) and
 OUT/results.md (the tables). Never part of the pass/fail tests."""
@@ -22,8 +22,10 @@ import sys
 import tempfile
 import time
 
-SECTIONS = ["hotpath", "bytes", "producer", "throughput", "flight", "python", "report", "nocuda",
-            "profile"]
+SECTIONS = ["hotpath", "bytes", "producer", "throughput", "flight", "python", "report", "scale",
+            "nocuda", "profile"]
+RANKS = 256  # the scale section's job
+RANK_EVENTS = 100000
 DEPTHS = [5, 20, 60]
 THREADS = [1, 8]
 # Every configuration runs on one simulated device big enough for any
@@ -46,6 +48,7 @@ class Bench:
         self.churn = b("tests", "bench", "bench-churn")
         self.producer = b("tests", "bench", "bench-producer")
         self.gen = b("tests", "bench", "gen-trace")
+        self.bench_read = b("tests", "bench", "bench-read")
         self.reporter = b("report", "memtrace-report")
         self.nocuda_prog = b("tests", "programs", "nocuda")
         self.sim = b("tests", "sim")
@@ -482,6 +485,75 @@ class Bench:
                      f"{added['python']} ({shape['python']})",
                      res["python_frames_cost_ns"]]])
 
+    def generated(self, name, args):
+        """The trace gen-trace makes with args, kept in OUT for the next
+        run (the same arguments make the same trace)."""
+        trace = os.path.join(self.out, name + ".db")
+        stamp = trace + ".args"
+        made_by = " ".join(args) + " 2"
+        if not (os.path.exists(trace) and os.path.exists(stamp)
+                and open(stamp).read() == made_by):
+            self.run([self.gen, "--out", trace] + args, self.env(sim=False))
+            with open(stamp, "w") as f:
+                f.write(made_by)
+        return trace
+
+    def heaptrack_trace(self, pairs):
+        """heaptrack's trace of the churn with pairs malloc/free pairs
+        (depth 20, one thread), kept in OUT; None without heaptrack."""
+        if not self.heaptrack:
+            return None
+        ht = os.path.join(self.out, f"heaptrack-churn-{pairs}")
+        if not os.path.exists(ht + ".zst"):
+            self.run([self.heaptrack, "-o", ht] + self.churn_cmd("malloc", pairs, 20, 1),
+                     self.env())
+        return ht + ".zst" if os.path.exists(ht + ".zst") else None
+
+    def scale_section(self):
+        """Issue #18, side by side in one run: memtrace-report on 10M
+        events (each format) against heaptrack_print on heaptrack's trace
+        of a churn of as many events; the reader alone (raw bytes, the
+        pages, SQLite's rows); the HTML page's size; 256 ranks of 100,000
+        events read on 1 thread and on 2; with --big, 100M events."""
+        n = 10000000
+        trace = self.generated("gen-10000000", ["--events", str(n)])
+        ht = self.heaptrack_trace(n // 2)
+        html = os.path.join(self.scratch, "page.html")
+        ranks = [self.generated(f"rank-{r}", ["--events", str(RANK_EVENTS), "--rank", str(r),
+                                              "--seed", str(r + 1)]) for r in range(RANKS)]
+        cases = {f: [self.reporter, trace, "--format", f, "--no-progress", "-o",
+                     html if f == "html" else os.devnull] for f in ("json", "text", "html")}
+        if ht:
+            cases["heaptrack_print"] = ["sh", "-c", 'exec heaptrack_print "$0" >/dev/null', ht]
+        for m in ("raw", "pages", "sql"):
+            cases["read " + m] = [self.bench_read, trace, "--" + m]
+        for j in (1, 2):
+            cases[f"{RANKS} ranks, --jobs {j}"] = [self.reporter, "--format", "json", "--jobs",
+                                                   str(j), "-o", os.devnull] + ranks
+        samples = {k: [] for k in cases}
+        for _ in range(self.runs(3, 2)):  # interleaved: other load falls on all alike
+            for k, cmd in cases.items():
+                samples[k].append(self.run(cmd, self.env(sim=False)))
+        if self.args.big:
+            big = self.generated("gen-100000000", ["--events", "100000000"])
+            samples["json, 100M events"] = [self.run(
+                [self.reporter, big, "--format", "json", "--no-progress", "-o", os.devnull],
+                self.env(sim=False))]
+        rows = []
+        for k, s in samples.items():
+            events = (RANKS * RANK_EVENTS if "ranks" in k else 100000000 if "100M" in k else n)
+            t = med(r["wall_s"] for r in s)
+            rows.append([k, events, t, events / t, med(r["cpu_s"] for r in s),
+                         max(r["maxrss_kib"] for r in s) / 1024])
+        self.results["scale"] = {"rows": rows, "raw": samples,
+                                 "html_bytes": os.path.getsize(html),
+                                 "trace_bytes": os.path.getsize(trace),
+                                 "heaptrack_bytes": os.path.getsize(ht) if ht else None}
+        self.table(f"Scale (medians of {len(samples['json'])} interleaved runs; HTML page "
+                   f"{os.path.getsize(html):,} bytes; trace {os.path.getsize(trace):,} bytes"
+                   + (f", heaptrack's {os.path.getsize(ht):,}" if ht else "") + ")",
+                   ["what", "events", "seconds", "events/s", "CPU s", "peak RSS MiB"], rows)
+
     def report_section(self):
         """memtrace-report on generated traces of 1M and 10M events; and, in
         full mode, 1M events whose addresses are never reused."""
@@ -795,6 +867,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer runs, depth 20 only, 1M only")
     ap.add_argument("--runs", type=int, help="runs per configuration (default 5, quick 3)")
     ap.add_argument("--section", action="append", choices=SECTIONS)
+    ap.add_argument("--big", action="store_true", help="scale: also 100M events (2.6 GB of trace)")
     args = ap.parse_args()
     b = Bench(args)
     print(f"memtrace benchmarks: {b.results['machine']['cpu']}, "
@@ -803,7 +876,8 @@ def main():
              else "; heaptrack not found: its columns are n/a"))
     run = {"hotpath": b.hotpath, "bytes": b.trace_bytes, "producer": b.producer_section, "throughput": b.throughput,
            "flight": b.flight_section,
-           "python": b.python_section, "report": b.report_section, "nocuda": b.nocuda,
+           "python": b.python_section, "report": b.report_section, "scale": b.scale_section,
+           "nocuda": b.nocuda,
            "profile": b.profile}
     for s in args.section or SECTIONS:
         t0, load0 = time.monotonic(), os.getloadavg()[0]

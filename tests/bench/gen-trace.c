@@ -4,7 +4,7 @@
  *
  *   gen-trace --events N --out FILE [--stacks S] [--depth D] [--threads T]
  *             [--live L] [--seed X] [--unique-addresses] [--page-size P]
- *             [--reserve R]
+ *             [--reserve R] [--rank N]
  *
  * The run: T threads allocate and free device memory from S call stacks
  * of D frames (stacks share their outer frames, as a program's do; the
@@ -22,7 +22,9 @@
  * Writes in one transaction with prepared statements; journal off.
  * --page-size and --reserve (bytes at the end of each page, as an
  * encrypting VFS keeps) make files of other shapes for the reader's tests
- * (tests/report/rows-same.py). */
+ * (tests/report/rows-same.py). --rank N makes rank N of a job: its meta's
+ * rank, host node<N/8>, pid 4242+N, a start N ms after rank 0's (the
+ * ranks benchmark). */
 #include "trace-schema.h"
 
 #include <sqlite3.h>
@@ -43,6 +45,7 @@ struct opts {
 	uint64_t seed;
 	bool unique_addresses;
 	int page_size, reserve;
+	int rank;
 };
 
 struct live {
@@ -88,20 +91,28 @@ step(sqlite3 *db, sqlite3_stmt *s)
 static int
 write_meta(sqlite3 *db, const struct opts *o, uint64_t end_ns)
 {
-	char events[32], end[32];
+	char events[32], end[32], rank[16], host[32], pid[16], start[32];
 	snprintf(events, sizeof(events), "%ld", o->events);
 	snprintf(end, sizeof(end), "%llu", (unsigned long long)end_ns);
+	snprintf(rank, sizeof(rank), "%d", o->rank);
+	if (o->rank)
+		snprintf(host, sizeof(host), "node%d", o->rank / 8);
+	else
+		snprintf(host, sizeof(host), "bench");
+	snprintf(pid, sizeof(pid), "%d", 4242 + o->rank);
+	snprintf(start, sizeof(start), "%llu",
+		 1700000000000000000ull + (unsigned long long)o->rank * 1000000);
 	const char *kv[][2] = {
 		{ "format", "memtrace-trace" },
 		{ "schema_version", "2" },
 		{ "memtrace_version", "0.1.0" },
-		{ "pid", "4242" },
+		{ "pid", pid },
 		{ "ppid", "1" },
-		{ "host", "bench" },
-		{ "rank", "0" },
+		{ "host", host },
+		{ "rank", rank },
 		{ "cmdline", "python train.py" },
 		{ "exe", "/nonexistent/python3" },
-		{ "start_realtime_ns", "1700000000000000000" },
+		{ "start_realtime_ns", start },
 		{ "start_monotonic_ns", "1000000000" },
 		{ "depth", "64" },
 		{ "queue_capacity", "65536" },
@@ -380,7 +391,7 @@ write_threads(sqlite3 *db, const struct opts *o)
 static int
 parse(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){ 1000000, NULL, 2000, 20, 8, 4096, 1, false, 4096, 0 };
+	*o = (struct opts){ 1000000, NULL, 2000, 20, 8, 4096, 1, false, 4096, 0, 0 };
 	for (int i = 1; i < argc; i += 2) {
 		const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
 		if (!strcmp(k, "--unique-addresses")) {
@@ -404,13 +415,15 @@ parse(int argc, char **argv, struct opts *o)
 			o->page_size = atoi(v);
 		else if (!strcmp(k, "--reserve"))
 			o->reserve = atoi(v);
+		else if (!strcmp(k, "--rank"))
+			o->rank = atoi(v);
 		else
 			return -1;
 	}
 	return o->out && *o->out && o->events >= 100 && o->stacks > 0 && o->depth > 0 &&
 			       o->depth <= 256 && o->threads > 0 && o->live >= 2 && o->page_size >= 512 &&
 			       o->page_size <= 65536 && !(o->page_size & (o->page_size - 1)) &&
-			       o->reserve >= 0 && o->reserve <= 255 ?
+			       o->reserve >= 0 && o->reserve <= 255 && o->rank >= 0 ?
 		       0 :
 		       -1;
 }
@@ -423,7 +436,7 @@ main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: %s --events N --out FILE [--stacks S] [--depth D] "
 			"[--threads T] [--live L] [--seed X] [--unique-addresses] "
-			"[--page-size P] [--reserve R]\n",
+			"[--page-size P] [--reserve R] [--rank N]\n",
 			argv[0]);
 		return 64;
 	}
