@@ -1,23 +1,6 @@
 /* The timeline bucket's rule (trace-timeline.h). */
 #include "trace-timeline.h"
 
-void trace_bucket_put(struct trace_bucket *b, int64_t t, uint64_t live, uint64_t *last_live)
-{
-	if (!b->used) {
-		*b = (struct trace_bucket){ .used = true, .min = live, .max = live, .t_max = t };
-	} else if (live > b->max) {
-		b->max = live;
-		b->t_max = t;
-	}
-	if (live < b->min)
-		b->min = live;
-	if (live < *last_live && b->drops < UINT32_MAX)
-		b->drops++;
-	*last_live = live;
-	b->last = live;
-	b->t_last = t;
-}
-
 void trace_bucket_merge(struct trace_bucket *to, const struct trace_bucket *b)
 {
 	if (!b->used)

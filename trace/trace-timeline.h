@@ -16,8 +16,25 @@ struct trace_bucket {
 };
 
 /* The bucket takes the value live after an event at t; *last_live (the
- * value before, across buckets) tells a drop. */
-void trace_bucket_put(struct trace_bucket *b, int64_t t, uint64_t live, uint64_t *last_live);
+ * value before, across buckets) tells a drop. Inline: the reporter puts
+ * every event of a trace. */
+static inline void trace_bucket_put(struct trace_bucket *b, int64_t t, uint64_t live,
+				    uint64_t *last_live)
+{
+	if (!b->used) {
+		*b = (struct trace_bucket){ .used = true, .min = live, .max = live, .t_max = t };
+	} else if (live > b->max) {
+		b->max = live;
+		b->t_max = t;
+	}
+	if (live < b->min)
+		b->min = live;
+	if (live < *last_live && b->drops < UINT32_MAX)
+		b->drops++;
+	*last_live = live;
+	b->last = live;
+	b->t_last = t;
+}
 
 /* b merged into to: the lower min, the higher max and its time, the later
  * last, the drops of both. */
