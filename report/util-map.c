@@ -64,11 +64,19 @@ static inline bool may_fill(size_t hole, size_t j, size_t h)
 
 bool map_remove(struct map *m, uint64_t key, void *out)
 {
-	size_t mask = m->cap - 1;
-	size_t hole, j;
+	size_t at;
 
-	if (m->len == 0 || !map_find_(m, key, &hole))
+	if (m->len == 0 || !map_find_(m, key, &at))
 		return false;
+	map_remove_at(m, at, out);
+	return true;
+}
+
+void map_remove_at(struct map *m, size_t at, void *out)
+{
+	size_t mask = m->cap - 1;
+	size_t hole = at, j;
+
 	if (out)
 		memcpy(out, slot_val(m, hole), m->val_size);
 	for (j = (hole + 1) & mask; slot(m, j)->used; j = (j + 1) & mask) {
@@ -81,7 +89,6 @@ bool map_remove(struct map *m, uint64_t key, void *out)
 	}
 	slot(m, hole)->used = 0;
 	m->len--;
-	return true;
 }
 
 bool map_next(const struct map *m, size_t *pos, uint64_t *key, void **val)

@@ -26,6 +26,10 @@ void map_fini(struct map *m);
 /* Remove key; copy its value to out (when not NULL). False if absent. */
 bool map_remove(struct map *m, uint64_t key, void *out);
 
+/* Remove the entry in slot at (map_get_at's), copying its value to out
+ * (when not NULL): a lookup less than map_remove after map_get. */
+void map_remove_at(struct map *m, size_t at, void *out);
+
 /* Iterate: for (size_t i = 0; map_next(m, &i, &key, &val);) ... */
 bool map_next(const struct map *m, size_t *pos, uint64_t *key, void **val);
 
@@ -84,6 +88,27 @@ static inline void *map_get(const struct map *m, uint64_t key)
 	if (m->len == 0)
 		return NULL;
 	return map_find_(m, key, &i) ? (unsigned char *)map_slot_(m, i) + MAP_SLOT_VAL : NULL;
+}
+
+/* Ask the memory for the slot where key's probe starts: for a lookup a
+ * few events ahead. Harmless on any map, empty or not. */
+static inline void map_prefetch(const struct map *m, uint64_t key)
+{
+	const unsigned char *s;
+
+	if (m->cap == 0)
+		return;
+	s = (const unsigned char *)map_slot_(m, map_hash64(key) & (m->cap - 1));
+	__builtin_prefetch(s);
+	__builtin_prefetch(s + m->slot_size - 1);
+}
+
+/* map_get that also tells the slot (for map_remove_at). */
+static inline void *map_get_at(const struct map *m, uint64_t key, size_t *at)
+{
+	if (m->len == 0)
+		return NULL;
+	return map_find_(m, key, at) ? (unsigned char *)map_slot_(m, *at) + MAP_SLOT_VAL : NULL;
 }
 
 /* map_put when the map must grow first. */
