@@ -294,6 +294,13 @@ static void feed(void *ctx, const struct trace_event *ev)
 	progress_tick(c->p);
 }
 
+static void feed_ahead(void *ctx, const struct trace_event *ev, bool near)
+{
+	struct feed_ctx *c = ctx;
+
+	model_prefetch(c->m, ev, near);
+}
+
 /* What the model keeps of one moment (model.moment), for the formats
  * that show one: the first --at-mark mark, the event with seq moment_seq
  * (>= 0), or the end. */
@@ -327,7 +334,7 @@ static int run_model(struct loaded *l, bool progress, struct moment_request mome
 	l->m.moment.at_mark = moment.wanted && moment.seq < 0 && l->t.opts.at_mark;
 	progress_start(&p, stderr, progress && progress_wanted(stderr), l->t.path,
 		       progress ? trace_count_events(&l->t) : 0);
-	rc = trace_read_events_pipe(&l->t, feed, &ctx);
+	rc = trace_read_events_pipe(&l->t, feed, feed_ahead, &ctx);
 	progress_end(&p);
 	if (rc < 0)
 		return -1;

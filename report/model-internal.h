@@ -21,6 +21,10 @@ struct model_live {
 	int mem;
 	int device;
 	bool cupti; /* seen by CUPTI alone (model-cupti.c) */
+	/* counted in the timeline's tables by stream and by thread
+	 * (model-timeline.c), in these slots of them */
+	bool tl_live;
+	uint8_t tl_stream, tl_thread;
 };
 
 /* What the last allocation of a stack resolved to (model.stack_memo). */
@@ -28,6 +32,13 @@ struct model_stack_memo {
 	int kind; /* its site's kind and id, as model_site_for keys them */
 	int64_t id;
 	uint32_t site; /* index in sites; MODEL_NONE before the stack's first */
+};
+
+/* What every allocation of one of the reader's sites resolves to
+ * (model.site_memo), once the first has. */
+struct model_site_memo {
+	bool valid;
+	uint32_t site, holder, op; /* as model_live's */
 };
 
 /* ---- model.c ---- */
@@ -46,9 +57,10 @@ uint32_t model_op_for(struct model *m, int64_t op);
 void model_count_alloc(struct model *m, const struct trace_event *ev, const struct site_ref *site,
 		       struct model_live *rec);
 /* Put rec live at address (what was live there is dropped: a free memtrace
- * did not see). */
-void model_live_insert(struct model *m, uint64_t address, const struct model_live *rec,
-		       int64_t time_ns);
+ * did not see). Returns the record in the live set, valid until the next
+ * change of it. */
+struct model_live *model_live_insert(struct model *m, uint64_t address,
+				     const struct model_live *rec, int64_t time_ns);
 /* Count rec as live / no longer live in every total it belongs to. */
 void model_live_add(struct model *m, const struct model_live *rec, int64_t time_ns);
 void model_live_sub(struct model *m, const struct model_live *rec);

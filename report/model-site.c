@@ -230,12 +230,12 @@ struct site_ref model_site_resolve(const struct trace *t, const struct trace_eve
 	bool has_op = ev->has_op && ev->kind != MT_EV_MARK;
 
 	if ((g == REPORT_GROUP_SITE || g == REPORT_GROUP_PYTHON) && ss && ss->python != TRACE_NONE)
-		return (struct site_ref){ SITE_PYTHON, ss->python, ss->python_depth };
+		return (struct site_ref){ .kind = SITE_PYTHON, .id = ss->python, .depth = ss->python_depth };
 	if ((g == REPORT_GROUP_SITE || g == REPORT_GROUP_OP) && has_op)
-		return (struct site_ref){ SITE_OP, ev->op, 0 };
+		return (struct site_ref){ .kind = SITE_OP, .id = ev->op };
 	if ((g == REPORT_GROUP_SITE || g == REPORT_GROUP_NATIVE) && ss && ss->native != TRACE_NONE)
-		return (struct site_ref){ SITE_NATIVE, ss->native, ss->native_depth };
-	return (struct site_ref){ SITE_STACK, ev->stack, 0 };
+		return (struct site_ref){ .kind = SITE_NATIVE, .id = ss->native, .depth = ss->native_depth };
+	return (struct site_ref){ .kind = SITE_STACK, .id = ev->stack };
 }
 
 const struct trace_site_rules model_site_rules = {

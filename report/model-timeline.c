@@ -5,18 +5,18 @@
  * TIMELINE_SNAPSHOTS in all). */
 #include "model-timeline.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model-internal.h"
 #include "trace-schema.h"
 #include "util-mem.h"
 
-/* an allocation live, as the per-stream and per-thread tables count it */
-struct timeline_live {
-	uint64_t bytes;
-	uint32_t slot; /* in streams; TIMELINE_STREAMS: streams_other */
-	uint32_t thread_slot; /* in threads; TIMELINE_THREADS: threads_other */
-};
+/* a live record's slots (TIMELINE_STREAMS: streams_other, the same for
+ * threads) fit its bytes */
+static_assert(TIMELINE_STREAMS < UINT8_MAX && TIMELINE_THREADS < UINT8_MAX,
+	      "model_live.tl_stream holds a slot");
 
 #define SNAP_EVERY (TIMELINE_BUCKETS / TIMELINE_SNAPSHOTS) /* buckets per snapshot */
 
@@ -28,7 +28,6 @@ void model_timeline_init(struct model_timeline *tl, int64_t duration_hint_ns)
 	/* the first width that holds the whole run: no merge will be needed */
 	if (duration_hint_ns > 0)
 		tl->width = duration_hint_ns / TIMELINE_BUCKETS + 1;
-	map_init(&tl->stream_live, sizeof(struct timeline_live));
 }
 
 void model_timeline_fini(struct model_timeline *tl)
@@ -38,7 +37,7 @@ void model_timeline_fini(struct model_timeline *tl)
 	for (size_t i = 0; i < tl->n_devices; i++)
 		free(tl->devices[i].buckets);
 	free(tl->markers);
-	map_fini(&tl->stream_live);
+	free(tl->site_slots);
 	memset(tl, 0, sizeof(*tl));
 }
 
@@ -120,6 +119,16 @@ static struct timeline_device_line *device_line(struct model_timeline *tl, size_
 
 static void record_devices(struct model_timeline *tl, const struct model *m, size_t i, int64_t t)
 {
+	/* one device and its line: most traces */
+	if (m->n_devices == 1 && tl->n_devices == 1 && tl->devices[0].device == m->devices[0].id) {
+		struct timeline_device_line *l = &tl->devices[0];
+		uint64_t live = m->devices[0].live_bytes;
+
+		trace_bucket_put(&l->buckets[i], t, live, &l->last_live);
+		if (live > l->max)
+			l->max = live;
+		return;
+	}
 	for (size_t k = 0; k < m->n_devices; k++) {
 		const struct model_device *d = &m->devices[k];
 		struct timeline_device_line *l;
@@ -178,9 +187,35 @@ static int cmp_stack_live(const void *a, const void *b)
 	return 0;
 }
 
+/* heap[0..n) is a heap with the stack that sorts last (cmp_stack_live)
+ * on top; restore that below i. */
+static void sift_down(struct model_stack_live *heap, size_t n, size_t i)
+{
+	for (;;) {
+		size_t c = 2 * i + 1;
+		struct model_stack_live x;
+
+		if (c >= n)
+			return;
+		if (c + 1 < n && cmp_stack_live(&heap[c + 1], &heap[c]) > 0)
+			c++;
+		if (cmp_stack_live(&heap[c], &heap[i]) <= 0)
+			return;
+		x = heap[i];
+		heap[i] = heap[c];
+		heap[c] = x;
+		i = c;
+	}
+}
+
+/* The live stacks, the TIMELINE_SNAPSHOT_STACKS largest kept (those a
+ * sort of all would put first), sorted; the others summed. A heap of the
+ * kept ones, not a sort of all: a trace of many stacks takes 64 of these
+ * whatever its length. */
 static void snapshot(struct model_timeline *tl, const struct model *m, int64_t t)
 {
 	struct timeline_snapshot *s;
+	uint64_t bytes = 0, count = 0;
 	size_t n = 0;
 
 	if (tl->n_snaps >= ARRAY_LENGTH(tl->snaps))
@@ -189,19 +224,43 @@ static void snapshot(struct model_timeline *tl, const struct model *m, int64_t t
 	*s = (struct timeline_snapshot){
 		.time_ns = t, .live_bytes = m->device.live_bytes, .live_count = m->device.live_count,
 	};
-	s->stacks = xcalloc(m->n_stacks ? m->n_stacks : 1, sizeof(*s->stacks));
+	for (size_t i = 0; i < m->n_stacks; i++)
+		n += m->stacks[i].count != 0;
+	if (n > TIMELINE_SNAPSHOT_STACKS)
+		n = TIMELINE_SNAPSHOT_STACKS;
+	s->stacks = xcalloc(n ? n : 1, sizeof(*s->stacks));
 	for (size_t i = 0; i < m->n_stacks; i++) {
-		if (m->stacks[i].count)
-			s->stacks[n++] = m->stacks[i];
+		const struct model_stack_live *st = &m->stacks[i];
+
+		if (!st->count)
+			continue;
+		bytes += st->bytes;
+		count += st->count;
+		if (s->n_stacks < n) {
+			/* up the heap */
+			size_t at = s->n_stacks++;
+
+			s->stacks[at] = *st;
+			while (at > 0 && cmp_stack_live(&s->stacks[(at - 1) / 2], &s->stacks[at]) < 0) {
+				struct model_stack_live x = s->stacks[at];
+
+				s->stacks[at] = s->stacks[(at - 1) / 2];
+				s->stacks[(at - 1) / 2] = x;
+				at = (at - 1) / 2;
+			}
+		} else if (cmp_stack_live(st, &s->stacks[0]) < 0) {
+			s->stacks[0] = *st;
+			sift_down(s->stacks, s->n_stacks, 0);
+		}
 	}
-	if (n > 1)
-		qsort(s->stacks, n, sizeof(*s->stacks), cmp_stack_live);
-	for (size_t i = TIMELINE_SNAPSHOT_STACKS; i < n; i++) {
-		s->other_bytes += s->stacks[i].bytes;
-		s->other_count += s->stacks[i].count;
+	if (s->n_stacks > 1)
+		qsort(s->stacks, s->n_stacks, sizeof(*s->stacks), cmp_stack_live);
+	for (size_t i = 0; i < s->n_stacks; i++) {
+		bytes -= s->stacks[i].bytes;
+		count -= s->stacks[i].count;
 	}
-	s->n_stacks = n < TIMELINE_SNAPSHOT_STACKS ? n : TIMELINE_SNAPSHOT_STACKS;
-	s->stacks = xrealloc(s->stacks, s->n_stacks ? s->n_stacks : 1, sizeof(*s->stacks));
+	s->other_bytes = bytes;
+	s->other_count = count;
 }
 
 static bool wants_marker(int kind)
@@ -275,56 +334,63 @@ static uint32_t thread_find(struct model_timeline *tl, int64_t thread)
 	return tl->last_thread = (uint32_t)tl->n_threads++;
 }
 
-/* old is no longer live: take it out of its stream's and thread's totals. */
-static void stream_sub(struct model_timeline *tl, const struct timeline_live *l)
+void model_timeline_forget(struct model_timeline *tl, struct model_live *rec)
 {
-	struct timeline_live old = *l;
 	struct timeline_stream *s;
 	struct timeline_thread *th;
 
-	s = stream_slot(tl, old.slot);
-	s->bytes -= old.bytes < s->bytes ? old.bytes : s->bytes;
+	if (!rec->tl_live)
+		return;
+	rec->tl_live = false;
+	s = stream_slot(tl, rec->tl_stream);
+	s->bytes -= rec->bytes < s->bytes ? rec->bytes : s->bytes;
 	s->count -= s->count ? 1 : 0;
-	th = thread_slot(tl, old.thread_slot);
-	th->bytes -= old.bytes < th->bytes ? old.bytes : th->bytes;
+	th = thread_slot(tl, rec->tl_thread);
+	th->bytes -= rec->bytes < th->bytes ? rec->bytes : th->bytes;
 	th->count -= th->count ? 1 : 0;
 }
 
-static void stream_forget(struct model_timeline *tl, uint64_t address)
+void model_timeline_alloc(struct model_timeline *tl, struct model_live *rec,
+			  const struct trace_event *ev)
 {
-	struct timeline_live old;
-
-	if (map_remove(&tl->stream_live, address, &old))
-		stream_sub(tl, &old);
-}
-
-static void stream_apply(struct model_timeline *tl, const struct trace_event *ev)
-{
-	struct timeline_live *l;
 	struct timeline_stream *s;
 	struct timeline_thread *th;
-	bool inserted;
 
-	/* CUPTI's records witness the hooks' events: not counted twice */
-	if (!ev->has_address || ev->source == MT_SOURCE_CUPTI)
+	/* device-side memory but graph memory (physical at launch, not at
+	 * its allocation); CUPTI's records witness the hooks' events and are
+	 * never fed here */
+	if (!model_mem_is_device(ev->mem) || ev->mem == MT_MEM_GRAPH)
 		return;
-	if (ev->kind == MT_EV_FREE) {
-		stream_forget(tl, ev->address);
-		return;
+	rec->tl_live = true;
+	if (ev->site_slot) {
+		/* a site's stream and thread are the same for all its events,
+		 * and so are their slots once found */
+		struct timeline_site_slots *memo;
+
+		if (ev->site_slot >= tl->cap_site_slots) {
+			size_t old = tl->cap_site_slots;
+
+			grow_array(&tl->site_slots, &tl->cap_site_slots, ev->site_slot + (size_t)1,
+				   sizeof(*tl->site_slots));
+			memset(&tl->site_slots[old], 0,
+			       (tl->cap_site_slots - old) * sizeof(*tl->site_slots));
+		}
+		memo = &tl->site_slots[ev->site_slot];
+		if (!memo->stream) {
+			memo->stream = (uint8_t)(stream_find(tl, ev->stream) + 1);
+			memo->thread = (uint8_t)(thread_find(tl, ev->thread) + 1);
+		}
+		rec->tl_stream = (uint8_t)(memo->stream - 1);
+		rec->tl_thread = (uint8_t)(memo->thread - 1);
+	} else {
+		rec->tl_stream = (uint8_t)stream_find(tl, ev->stream);
+		rec->tl_thread = (uint8_t)thread_find(tl, ev->thread);
 	}
-	if (ev->kind != MT_EV_ALLOC || !model_mem_is_device(ev->mem) || ev->mem == MT_MEM_GRAPH)
-		return;
-	l = map_put(&tl->stream_live, ev->address, &inserted);
-	if (!inserted)
-		stream_sub(tl, l); /* a free not seen */
-	*l = (struct timeline_live){ .bytes = ev->bytes,
-				     .slot = stream_find(tl, ev->stream),
-				     .thread_slot = thread_find(tl, ev->thread) };
-	s = stream_slot(tl, l->slot);
-	s->bytes += ev->bytes;
+	s = stream_slot(tl, rec->tl_stream);
+	s->bytes += rec->bytes;
 	s->count++;
-	th = thread_slot(tl, l->thread_slot);
-	th->bytes += ev->bytes;
+	th = thread_slot(tl, rec->tl_thread);
+	th->bytes += rec->bytes;
 	th->count++;
 }
 
@@ -369,8 +435,8 @@ void model_timeline_feed(struct model_timeline *tl, const struct model *m,
 	}
 	if (wants_marker(ev->kind))
 		add_marker(tl, ev, t);
+	/* before the model applies ev (model_timeline_alloc, _forget) */
 	stream_peak(tl, m);
-	stream_apply(tl, ev);
 	tl->pending = true;
 	tl->pending_ns = t;
 	tl->last_ns = t;

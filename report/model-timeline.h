@@ -68,6 +68,10 @@ struct timeline_device_line {
 	uint64_t last_live, max;
 };
 
+struct timeline_site_slots {
+	uint8_t stream, thread;
+};
+
 struct model_timeline {
 	int64_t width; /* ns per bucket, doubled when time runs past the last */
 	struct trace_bucket buckets[TIMELINE_BUCKETS];
@@ -107,13 +111,18 @@ struct model_timeline {
 	struct timeline_stream at_peak[TIMELINE_STREAMS], at_peak_other;
 	size_t n_at_peak;
 	uint64_t peak_seen; /* the model's device peak when at_peak was taken */
-	struct map stream_live; /* address -> struct timeline_live */
+	/* which allocations are counted, and in which slots: in the model's
+	 * live records (model_live.tl_*) */
 
 	/* the same by the thread that made the allocation, counting the same
 	 * allocations, copied at the same peaks */
 	struct timeline_thread threads[TIMELINE_THREADS], threads_other;
 	size_t n_threads;
 	uint32_t last_thread;
+	/* by the reader's site (trace_event.site_slot): its stream's slot
+	 * + 1 and its thread's, once known (0: not yet) */
+	struct timeline_site_slots *site_slots;
+	size_t cap_site_slots;
 	struct timeline_thread thread_at_peak[TIMELINE_THREADS], thread_at_peak_other;
 	size_t n_thread_at_peak;
 };
@@ -127,6 +136,15 @@ void model_timeline_fini(struct model_timeline *tl);
  * previous event, then the moments ev's time passes. */
 void model_timeline_feed(struct model_timeline *tl, const struct model *m,
 			 const struct trace_event *ev);
+
+/* The model's hooks (model.c), on the events the timeline is fed: rec
+ * became live at ev (an allocation with an address, not CUPTI's), and is
+ * counted by stream and thread when it is of the kinds counted there; rec
+ * is no longer live (a free of it, an allocation at its address) and
+ * leaves the tables if it was in them. */
+void model_timeline_alloc(struct model_timeline *tl, struct model_live *rec,
+			  const struct trace_event *ev);
+void model_timeline_forget(struct model_timeline *tl, struct model_live *rec);
 
 /* After the last event (model_finish is fine before or after). */
 void model_timeline_finish(struct model_timeline *tl, const struct model *m);

@@ -92,6 +92,7 @@ void model_fini(struct model *m)
 	free(m->sites);
 	free(m->stacks);
 	free(m->stack_memo);
+	free(m->site_memo);
 	free(m->ops);
 	free(m->recent);
 	free(m->leaks);
@@ -393,6 +394,17 @@ static void site_extras(struct model *m, const struct model_live *rec, uint64_t 
 	}
 }
 
+static struct model_site_memo *site_memo(struct model *m, uint32_t slot)
+{
+	if (slot >= m->cap_site_memo) {
+		size_t old = m->cap_site_memo;
+
+		grow_array(&m->site_memo, &m->cap_site_memo, slot + (size_t)1, sizeof(*m->site_memo));
+		memset(&m->site_memo[old], 0, (m->cap_site_memo - old) * sizeof(*m->site_memo));
+	}
+	return &m->site_memo[slot];
+}
+
 void model_count_alloc(struct model *m, const struct trace_event *ev, const struct site_ref *site,
 		       struct model_live *rec)
 {
@@ -415,26 +427,44 @@ void model_count_alloc(struct model *m, const struct trace_event *ev, const stru
 	if (mem_class(ev->mem) == MEM_DEVICE_SIDE) {
 		struct site_ref by_stack = { .kind = SITE_STACK, .id = ev->stack };
 		const struct site_ref *k = site_key(site, &by_stack);
+		struct model_site_memo *by_site = NULL;
 		struct model_stack_memo *memo;
 		struct model_site *s;
 		bool pair_seen;
 
-		/* the stack first: its memo knows the site of its last
-		 * allocation, and that (site, stack) is in site_stacks */
-		rec->holder = model_stack_for(m, ev->stack);
-		memo = &m->stack_memo[rec->holder];
-		pair_seen = memo->site != MODEL_NONE && memo->kind == k->kind && memo->id == k->id;
-		if (pair_seen) {
-			rec->site = memo->site;
+		/* an allocation of the reader's site with its own site: what
+		 * the site's first allocation resolved to, no lookup */
+		if (ev->site_slot && site == &ev->site)
+			by_site = site_memo(m, ev->site_slot);
+		if (by_site && by_site->valid) {
+			rec->holder = by_site->holder;
+			rec->site = by_site->site;
+			rec->op = by_site->op;
+			pair_seen = true; /* in site_stacks since the first */
 		} else {
-			rec->site = model_site_for(m, site, ev->stack);
-			*memo = (struct model_stack_memo){ .kind = k->kind, .id = k->id, .site = rec->site };
+			/* the stack first: its memo knows the site of its last
+			 * allocation, and that (site, stack) is in site_stacks */
+			rec->holder = model_stack_for(m, ev->stack);
+			memo = &m->stack_memo[rec->holder];
+			pair_seen = memo->site != MODEL_NONE && memo->kind == k->kind &&
+				    memo->id == k->id;
+			if (pair_seen) {
+				rec->site = memo->site;
+			} else {
+				rec->site = model_site_for(m, site, ev->stack);
+				*memo = (struct model_stack_memo){ .kind = k->kind, .id = k->id,
+								   .site = rec->site };
+			}
+			if (ev->has_op && ev->kind != MT_EV_MARK)
+				rec->op = model_op_for(m, ev->op);
+			if (by_site)
+				*by_site = (struct model_site_memo){ .valid = true, .site = rec->site,
+								     .holder = rec->holder,
+								     .op = rec->op };
 		}
-		if (ev->has_op && ev->kind != MT_EV_MARK) {
-			struct model_op *op;
+		if (rec->op != MODEL_NONE) {
+			struct model_op *op = &m->ops[rec->op];
 
-			rec->op = model_op_for(m, ev->op);
-			op = &m->ops[rec->op];
 			op->total_bytes = sat_add(op->total_bytes, ev->bytes);
 			op->count++;
 		}
@@ -449,8 +479,8 @@ void model_count_alloc(struct model *m, const struct trace_event *ev, const stru
 	}
 }
 
-void model_live_insert(struct model *m, uint64_t address, const struct model_live *rec,
-		       int64_t time_ns)
+struct model_live *model_live_insert(struct model *m, uint64_t address,
+				     const struct model_live *rec, int64_t time_ns)
 {
 	bool inserted;
 	struct model_live *slot = map_put(&m->live, address, &inserted);
@@ -460,6 +490,8 @@ void model_live_insert(struct model *m, uint64_t address, const struct model_liv
 		struct model_live old = *slot;
 
 		m->reused_addresses++;
+		if (m->timeline)
+			model_timeline_forget(m->timeline, &old);
 		model_moment_live(m, address, &old, false, time_ns);
 		model_live_sub(m, &old);
 		if (old.mem == MT_MEM_VMM_PHYSICAL)
@@ -471,6 +503,7 @@ void model_live_insert(struct model *m, uint64_t address, const struct model_liv
 	*slot = *rec;
 	model_live_add(m, rec, time_ns);
 	model_moment_live(m, address, rec, true, time_ns);
+	return slot;
 }
 
 static void on_alloc(struct model *m, const struct trace_event *ev)
@@ -480,6 +513,7 @@ static void on_alloc(struct model *m, const struct trace_event *ev)
 		.device = ev->device, .site = MODEL_NONE, .holder = MODEL_NONE, .pool = MODEL_NONE,
 		.op = MODEL_NONE,
 	};
+	struct model_live *live;
 
 	/* cudaMalloc of 0 bytes returns NULL: nothing to track */
 	if (!ev->has_address || ev->address == 0 || mem_class(ev->mem) == MEM_UNTRACKED) {
@@ -492,7 +526,9 @@ static void on_alloc(struct model *m, const struct trace_event *ev)
 		return;
 	}
 	model_count_alloc(m, ev, &ev->site, &rec);
-	model_live_insert(m, ev->address, &rec, ev->time_ns);
+	live = model_live_insert(m, ev->address, &rec, ev->time_ns);
+	if (m->timeline_on)
+		model_timeline_alloc(m->timeline, live, ev);
 	if (ev->mem == MT_MEM_VMM_PHYSICAL)
 		model_vmm_created(m, ev->address, &rec, false);
 	model_cupti_hooked(m, ev);
@@ -512,11 +548,12 @@ static void remember_free(struct model *m, uint64_t address, enum recent_state s
 static void on_free(struct model *m, const struct trace_event *ev)
 {
 	struct model_live *live, rec;
+	size_t at;
 
 	/* cudaFree(NULL) is a no-op (and a common way to create a context) */
 	if (!ev->has_address || ev->address == 0)
 		return;
-	live = map_get(&m->live, ev->address);
+	live = map_get_at(&m->live, ev->address, &at);
 	if (!live && model_graph_known(m, ev->address))
 		return; /* graph memory that no launch made physical */
 	if (!live) {
@@ -524,6 +561,10 @@ static void on_free(struct model *m, const struct trace_event *ev)
 		remember_free(m, ev->address, RECENT_UNMATCHED, NULL);
 		return;
 	}
+	/* out of the timeline's tables at its free, even a VMM handle whose
+	 * memory lives on while mapped (the tables count allocations) */
+	if (m->timeline)
+		model_timeline_forget(m->timeline, live);
 	/* cuMemRelease of a mapped handle: the memory lives on until unmapped */
 	switch (live->mem == MT_MEM_VMM_PHYSICAL ? model_vmm_release(m, ev->address) : VMM_FREE_NOW) {
 	case VMM_KEPT:
@@ -534,7 +575,7 @@ static void on_free(struct model *m, const struct trace_event *ev)
 		remember_free(m, ev->address, RECENT_UNMATCHED, NULL);
 		return;
 	}
-	map_remove(&m->live, ev->address, &rec);
+	map_remove_at(&m->live, at, &rec); /* the live set is as the lookup left it */
 	if (rec.mem == MT_MEM_VMM_PHYSICAL)
 		model_vmm_forget(m, ev->address);
 	model_count_free(m, rec.mem, 1);
@@ -702,7 +743,8 @@ void model_feed(struct model *m, const struct trace_event *ev)
 		return;
 	m->events++;
 	/* a flight trace's timeline starts with its ring */
-	if (m->timeline && ev->seq >= m->timeline_from_seq)
+	m->timeline_on = m->timeline && ev->seq >= m->timeline_from_seq;
+	if (m->timeline_on)
 		model_timeline_feed(m->timeline, m, ev);
 	else if (m->timeline)
 		model_timeline_mark(m->timeline, ev); /* the writer kept it */
@@ -747,6 +789,42 @@ void model_feed(struct model *m, const struct trace_event *ev)
 	}
 	if (m->moment.wanted)
 		model_moment_after(m, ev);
+}
+
+static void prefetch_charged(const struct model *m, uint32_t site, uint32_t holder)
+{
+	if (site < m->n_sites) {
+		__builtin_prefetch(&m->sites[site]);
+		__builtin_prefetch((const char *)&m->sites[site] + sizeof(*m->sites) - 1);
+	}
+	if (holder < m->n_stacks)
+		__builtin_prefetch(&m->stacks[holder]);
+}
+
+void model_prefetch(const struct model *m, const struct trace_event *ev, bool near)
+{
+	const struct model_site_memo *memo;
+
+	if (!ev->has_address)
+		return;
+	if (!near) {
+		map_prefetch(&m->live, ev->address);
+		if (ev->site_slot < m->cap_site_memo)
+			__builtin_prefetch(&m->site_memo[ev->site_slot]);
+		return;
+	}
+	if (ev->kind == MT_EV_FREE) {
+		const struct model_live *rec = map_get(&m->live, ev->address);
+
+		if (rec)
+			prefetch_charged(m, rec->site, rec->holder);
+		return;
+	}
+	if (ev->site_slot >= m->cap_site_memo)
+		return;
+	memo = &m->site_memo[ev->site_slot];
+	if (memo->valid)
+		prefetch_charged(m, memo->site, memo->holder);
 }
 
 static int cmp_live_by_stack(const void *a, const void *b)

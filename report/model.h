@@ -279,6 +279,7 @@ struct model_stack_live {
 struct model_recent_free;
 struct model_recent_unmap;
 struct model_stack_memo;
+struct model_site_memo;
 
 /* The live set at one moment and the changes that led to it
  * (model-moment.c), for the torch-snapshot export: device-side memory
@@ -381,6 +382,10 @@ struct model {
 	 * no lookup in site_index or site_stacks */
 	struct model_stack_memo *stack_memo;
 	size_t cap_stack_memo;
+	/* by the reader's site (trace_event.site_slot): what its allocations
+	 * resolve to, which is the same for all of them */
+	struct model_site_memo *site_memo;
+	size_t cap_site_memo;
 
 	struct model_moment moment; /* model-moment.c */
 	struct map live; /* address -> struct model_live */
@@ -417,6 +422,7 @@ struct model {
 	/* optional: fed before each event when set (model-timeline.h); the caller owns it */
 	struct model_timeline *timeline;
 	int64_t timeline_from_seq; /* events before it are not fed to the timeline */
+	bool timeline_on;	   /* the event being fed is the timeline's */
 	/* a flight-mode trace (model-flight.c): what left its ring is added at
 	 * model_finish. Set before the pass; NULL for a full trace. */
 	const struct trace *flight;
@@ -447,6 +453,11 @@ void model_device_info(struct model *m, int device, uint64_t total, bool has_fre
 
 /* Events must come in seq order. */
 void model_feed(struct model *m, const struct trace_event *ev);
+
+/* ev comes soon: ask the memory for what model_feed will look up of it.
+ * Called twice (trace_ahead_fn): first for the live set's slot and the
+ * site's memo, then (near) for what they point to. */
+void model_prefetch(const struct model *m, const struct trace_event *ev, bool near);
 
 /* Settle per-site peak values, group leaks, make notes, sort. No
  * model_feed after it. */

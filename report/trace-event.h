@@ -22,8 +22,8 @@ enum site_kind {
 
 /* The site an event is attributed to. */
 struct site_ref {
-	int kind;	/* enum site_kind */
 	int64_t id;
+	int kind;	/* enum site_kind */
 	uint32_t depth; /* of the site's frame in the stack (python, native) */
 };
 
@@ -35,36 +35,43 @@ enum mark_kind {
 	MARK_CUPTI_OFF, /* MT_CUPTI_OFF_MARK */
 };
 
+/* The fields in the order of their size, the ones every event uses first:
+ * 168 bytes, which the reader's thread hands to the model's. */
 struct trace_event {
 	int64_t seq;
 	int64_t time_ns;
-	int kind;	/* MT_EV_*; others are counted and ignored */
-	int64_t api;	/* apis.id */
-	int device;	/* CUDA device ordinal; -1 when NULL or not an ordinal */
 	uint64_t address;
-	bool has_address;
 	uint64_t bytes; /* 0 when NULL or negative */
+	int kind;	/* MT_EV_*; others are counted and ignored */
 	int mem;	/* MT_MEM_*, 0 when NULL */
-	int64_t stack;	/* 0: none */
-	uint64_t handle; /* map: the physical allocation; pools: the pool */
-	bool has_handle;
+	int device;	/* CUDA device ordinal; -1 when NULL or not an ordinal */
+	int source;	/* MT_SOURCE_*; 0 when NULL */
 	uint64_t stream; /* 0 when NULL */
+	int64_t stack;	 /* 0: none */
 	int64_t thread;	 /* kernel thread id (threads.id); 0 when NULL */
+	int64_t api;	 /* apis.id */
+	uint64_t handle; /* map: the physical allocation; pools: the pool */
 	int64_t status;	 /* 0 when NULL */
-	int source;	 /* MT_SOURCE_*; 0 when NULL */
 	/* from the ooms table, for oom events */
-	bool has_device_free, has_device_total;
 	int64_t device_free, device_total;
 
 	/* ---- added by the reader ---- */
-	bool has_op;
 	int64_t op; /* ops.id (the first of its name and domain); a mark's label */
 	/* op is one of a series of ranges named per build ("build 3"): its number */
-	bool has_build;
 	int64_t build;
-	int mark_kind;	      /* enum mark_kind, for marks */
-	bool at_mark;	      /* the first mark with the label --at-mark names */
-	struct site_ref site; /* where an allocation of this stack and op belongs */
 	int64_t module;	      /* CUPTI records: module index of the pc, -1 unknown */
-	bool no_cupti;	      /* the trace has no CUPTI record at all (no cupti row) */
+	struct site_ref site; /* where an allocation of this stack and op belongs */
+	int mark_kind;	      /* enum mark_kind, for marks */
+	/* the row of the sites table the event is of, as an index in t->sites
+	 * plus one (0: none, as in a version 1 trace): every field but seq,
+	 * time_ns, address and bytes is the same for all its events */
+	uint32_t site_slot;
+
+	bool has_address;
+	bool has_handle;
+	bool has_device_free, has_device_total; /* the ooms table's */
+	bool has_op;
+	bool has_build;
+	bool at_mark;  /* the first mark with the label --at-mark names */
+	bool no_cupti; /* the trace has no CUPTI record at all (no cupti row) */
 };

@@ -87,7 +87,7 @@ static void emptied(struct pipe *p)
 	pthread_mutex_unlock(&p->lock);
 }
 
-int trace_read_events_pipe(struct trace *t, trace_event_fn fn, void *ctx)
+int trace_read_events_pipe(struct trace *t, trace_event_fn fn, trace_ahead_fn ahead, void *ctx)
 {
 	struct pipe p = { .t = t };
 	struct batch *b;
@@ -104,8 +104,13 @@ int trace_read_events_pipe(struct trace *t, trace_event_fn fn, void *ctx)
 		return trace_read_events(t, fn, ctx);
 	}
 	while ((b = next_batch(&p))) {
-		for (size_t i = 0; i < b->n; i++)
+		for (size_t i = 0; i < b->n; i++) {
+			if (ahead && i + TRACE_AHEAD_FAR < b->n)
+				ahead(ctx, &b->ev[i + TRACE_AHEAD_FAR], false);
+			if (ahead && i + TRACE_AHEAD_NEAR < b->n)
+				ahead(ctx, &b->ev[i + TRACE_AHEAD_NEAR], true);
 			fn(ctx, &b->ev[i]);
+		}
 		emptied(&p);
 	}
 	pthread_join(thread, NULL);

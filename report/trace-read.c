@@ -853,6 +853,7 @@ static void prepare_sites(struct trace *t)
 		site->missing_stack = site->ev.stack != 0 &&
 				      !map_get(&t->stack_index, (uint64_t)site->ev.stack);
 		resolve_site(t, &site->ev);
+		site->ev.site_slot = i < UINT32_MAX ? (uint32_t)(i + 1) : 0;
 	}
 	/* a row naming no site: an event of no kind, which the model ignores */
 	t->no_site = (struct trace_site){
@@ -1039,17 +1040,22 @@ static struct cursor *cursor_first(struct cursor *c)
 	return first;
 }
 
-/* Rows ahead on the cursor whose sites are asked of the memory: the
- * sites of a long trace are more than the cache holds, and waiting for
- * them was half of the reading. */
+/* Rows ahead on the cursor whose sites (and slots of the allocations
+ * map) are asked of the memory: the sites of a long trace are more than
+ * the cache holds, and waiting for them was half of the reading. */
 #define SITE_PREFETCH_AHEAD 8
 
-static void prefetch_site(const struct trace *t, const struct cursor *c)
+static void prefetch_ahead(const struct trace *t, const struct v2_reader *r,
+			   const struct cursor *c)
 {
 	const struct trace_row *ahead = trace_rows_ahead(&c->rows, SITE_PREFETCH_AHEAD);
 	const char *site;
 
-	if (!ahead || ahead->v[2] < 1 || (uint64_t)ahead->v[2] > t->n_sites)
+	if (!ahead)
+		return;
+	/* the slot of r->allocs that row will put or take */
+	map_prefetch(&r->allocs, (uint64_t)(c == &r->c[CUR_ALLOCS] ? ahead->v[0] : ahead->v[3]));
+	if (ahead->v[2] < 1 || (uint64_t)ahead->v[2] > t->n_sites)
 		return;
 	site = (const char *)&t->sites[ahead->v[2] - 1];
 	for (size_t at = 0; at < sizeof(struct trace_site); at += 64)
@@ -1130,7 +1136,7 @@ static int read_events_v2(struct trace *t, trace_event_fn fn, void *ctx)
 		if (cursor_next(t, &r, next) < 0)
 			goto out;
 		if (next == &r.c[CUR_ALLOCS] || next == &r.c[CUR_FREES])
-			prefetch_site(t, next);
+			prefetch_ahead(t, &r, next);
 	}
 	if (t->flight.on)
 		trace_flight_settle(t);

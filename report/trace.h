@@ -274,10 +274,19 @@ int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx);
 
 /* ---- trace-pipe.c ---- */
 
+/* What fn will need of ev, asked of the memory: called twice on each
+ * event, TRACE_AHEAD_FAR events before fn has it and again (near)
+ * TRACE_AHEAD_NEAR before, when what the first call asked for has had
+ * time to arrive. */
+typedef void (*trace_ahead_fn)(void *ctx, const struct trace_event *ev, bool near);
+#define TRACE_AHEAD_FAR 8
+#define TRACE_AHEAD_NEAR 4
+
 /* trace_read_events with the reading on a thread of its own: fn is called
  * on the calling thread, in seq order, while the next events are read. fn
- * must not use t's database (the reading thread's) nor change t. */
-int trace_read_events_pipe(struct trace *t, trace_event_fn fn, void *ctx);
+ * must not use t's database (the reading thread's) nor change t. ahead
+ * (NULL: none) is called on the same thread. */
+int trace_read_events_pipe(struct trace *t, trace_event_fn fn, trace_ahead_fn ahead, void *ctx);
 
 /* ---- trace-read.c ---- */
 

@@ -49,7 +49,7 @@ static int read_trace(struct read *r, const char *path, bool sql_rows, bool pipe
 		return -1;
 	}
 	r->t.sql_rows = sql_rows;
-	r->rc = pipe ? trace_read_events_pipe(&r->t, keep, &r->e)
+	r->rc = pipe ? trace_read_events_pipe(&r->t, keep, NULL, &r->e)
 		     : trace_read_events(&r->t, keep, &r->e);
 	return 0;
 }

@@ -2,6 +2,7 @@
 #include <check.h>
 #include <stdint.h>
 
+#include "model-timeline.h"
 #include "model.h"
 #include "suites.h"
 #include "trace-schema.h"
@@ -771,6 +772,93 @@ START_TEST(test_many)
 }
 END_TEST
 
+/* An allocation of one of the reader's sites (site_slot) on a stream and
+ * thread of its own. */
+static void site_alloc(struct model *m, int64_t t, uint64_t addr, uint64_t bytes, int64_t stack,
+		       uint64_t stream, int64_t thread, uint32_t slot)
+{
+	struct trace_event e = ev(MT_EV_ALLOC, t, addr, bytes, MT_MEM_DEVICE, stack);
+
+	e.stream = stream;
+	e.thread = thread;
+	e.site_slot = slot;
+	model_feed(m, &e);
+}
+
+static const struct timeline_stream *stream_row(const struct timeline_stream *rows, size_t n,
+						uint64_t stream)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].stream == stream)
+			return &rows[i];
+	}
+	ck_abort_msg("no row for stream %#llx", (unsigned long long)stream);
+	return NULL;
+}
+
+static const struct timeline_thread *thread_row(const struct timeline_thread *rows, size_t n,
+						int64_t thread)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].thread == thread)
+			return &rows[i];
+	}
+	ck_abort_msg("no row for thread %lld", (long long)thread);
+	return NULL;
+}
+
+/* The bytes live by stream and thread, kept in the live records: a reused
+ * address moves its bytes to the new allocation's stream, a free takes
+ * them out, and so does the release of a mapped VMM handle (the tables
+ * count allocations), though the model keeps its memory live. The
+ * allocations of one site after its first take what it resolved to. */
+START_TEST(test_timeline_streams)
+{
+	const uint64_t a = 0xa00, b = 0xb00;
+	struct model_timeline tl;
+	struct model m;
+
+	setup(&m);
+	model_timeline_init(&tl, 0);
+	m.timeline = &tl;
+	site_alloc(&m, 1, 0x1000, 4 * MiB, 1, a, 7, 1);
+	site_alloc(&m, 2, 0x2000, 2 * MiB, 2, b, 8, 2);
+	site_alloc(&m, 3, 0x3000, 1 * MiB, 1, a, 7, 1);
+	/* 0x2000 again, no free seen: its 2 MiB leave stream b */
+	site_alloc(&m, 4, 0x2000, 3 * MiB, 1, a, 7, 1);
+	ck_assert_uint_eq(m.device.live_bytes, 8 * MiB); /* the peak */
+	dev_free(&m, 5, 0x1000);
+	vmm_create(&m, 6, 0x11, 2 * MiB, 3);
+	vmm_map(&m, 7, 0x7000000000, 2 * MiB, 0x11, 3);
+	dev_free(&m, 8, 0x11); /* cuMemRelease while mapped */
+	ck_assert_uint_eq(m.device.live_bytes, 6 * MiB);
+	model_finish(&m);
+	model_timeline_finish(&tl, &m);
+
+	ck_assert_uint_eq(m.device.peak_bytes, 8 * MiB);
+	ck_assert_uint_eq(stream_row(tl.at_peak, tl.n_at_peak, a)->bytes, 8 * MiB);
+	ck_assert_uint_eq(stream_row(tl.at_peak, tl.n_at_peak, a)->count, 3);
+	ck_assert_uint_eq(stream_row(tl.at_peak, tl.n_at_peak, b)->bytes, 0);
+	ck_assert_uint_eq(stream_row(tl.at_peak, tl.n_at_peak, b)->count, 0);
+	ck_assert_uint_eq(thread_row(tl.thread_at_peak, tl.n_thread_at_peak, 7)->bytes, 8 * MiB);
+	ck_assert_uint_eq(thread_row(tl.thread_at_peak, tl.n_thread_at_peak, 8)->bytes, 0);
+	/* at the end: 0x3000 and 0x2000 on a; the handle counted, then not */
+	ck_assert_uint_eq(stream_row(tl.streams, tl.n_streams, a)->bytes, 4 * MiB);
+	ck_assert_uint_eq(stream_row(tl.streams, tl.n_streams, a)->count, 2);
+	ck_assert_uint_eq(stream_row(tl.streams, tl.n_streams, 0)->bytes, 0);
+	ck_assert_uint_eq(stream_row(tl.streams, tl.n_streams, 0)->count, 0);
+	ck_assert_uint_eq(thread_row(tl.threads, tl.n_threads, 7)->bytes, 4 * MiB);
+	/* site 1's three allocations, the last two through its memo */
+	ck_assert_uint_eq(site(&m, 1)->count, 3);
+	ck_assert_uint_eq(site(&m, 1)->total_bytes, 8 * MiB);
+	ck_assert_uint_eq(site(&m, 1)->live, 4 * MiB);
+	ck_assert_uint_eq(site(&m, 2)->count, 1);
+	ck_assert_uint_eq(site(&m, 2)->live, 0);
+	model_fini(&m);
+	model_timeline_fini(&tl);
+}
+END_TEST
+
 Suite *model_suite(void)
 {
 	Suite *s = suite_create("model");
@@ -787,6 +875,7 @@ Suite *model_suite(void)
 	tcase_add_test(tc, test_host_device_separation);
 	tcase_add_test(tc, test_odd_events);
 	tcase_add_test(tc, test_many);
+	tcase_add_test(tc, test_timeline_streams);
 	tcase_add_test(tc, test_vmm_release_before_unmap);
 	tcase_add_test(tc, test_vmm_double_map);
 	tcase_add_test(tc, test_vmm_unmap_then_release);
