@@ -4,7 +4,6 @@
  * kept (trace.h: struct trace_flight; docs/trace-format.md). A full trace
  * reads as flight.on = false: its events say everything. */
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,16 +12,6 @@
 #include "trace.h"
 #include "util-math.h"
 #include "util-mem.h"
-
-static int __attribute__((format(printf, 2, 3))) fail(struct trace *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(t->error, sizeof(t->error), fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static void finalize(sqlite3_stmt **s)
 {
@@ -57,7 +46,7 @@ static int read_live(struct trace *t, const char *table, const char *sql,
 	int rc;
 
 	if (sqlite3_prepare_v2(t->db, sql, -1, &s, NULL) != SQLITE_OK)
-		return fail(t, "%s is a flight trace without a readable table '%s' (%s): it is "
+		return trace_fail(t, "%s is a flight trace without a readable table '%s' (%s): it is "
 			       "damaged or was not written by memtrace",
 			    t->path, table, sqlite3_errmsg(t->db));
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -68,7 +57,7 @@ static int read_live(struct trace *t, const char *table, const char *sql,
 		};
 	}
 	if (rc != SQLITE_DONE)
-		return fail(t, "error reading table '%s' of %s: %s; the file may be damaged", table,
+		return trace_fail(t, "error reading table '%s' of %s: %s; the file may be damaged", table,
 			    t->path, sqlite3_errmsg(t->db));
 	return 0;
 }
@@ -86,7 +75,7 @@ static int read_totals(struct trace *t)
 			       "SELECT site, allocs, alloc_bytes, frees, free_bytes FROM site_totals"
 			       " ORDER BY site",
 			       -1, &s, NULL) != SQLITE_OK)
-		return fail(t, "%s is a flight trace without a readable table 'site_totals' (%s)",
+		return trace_fail(t, "%s is a flight trace without a readable table 'site_totals' (%s)",
 			    t->path, sqlite3_errmsg(t->db));
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		grow_array(&f->sites, &cap, f->n_sites + 1, sizeof(*f->sites));
@@ -97,13 +86,13 @@ static int read_totals(struct trace *t)
 		};
 	}
 	if (rc != SQLITE_DONE)
-		return fail(t, "error reading table 'site_totals' of %s: %s", t->path,
+		return trace_fail(t, "error reading table 'site_totals' of %s: %s", t->path,
 			    sqlite3_errmsg(t->db));
 	sqlite3_finalize(s);
 	s = NULL;
 	if (sqlite3_prepare_v2(t->db, "SELECT kind, count FROM kind_totals", -1, &s, NULL) !=
 	    SQLITE_OK)
-		return fail(t, "%s is a flight trace without a readable table 'kind_totals' (%s)",
+		return trace_fail(t, "%s is a flight trace without a readable table 'kind_totals' (%s)",
 			    t->path, sqlite3_errmsg(t->db));
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t kind = sqlite3_column_int64(s, 0);
@@ -112,7 +101,7 @@ static int read_totals(struct trace *t)
 			f->kinds[kind] += col_u64(s, 1);
 	}
 	if (rc != SQLITE_DONE)
-		return fail(t, "error reading table 'kind_totals' of %s: %s", t->path,
+		return trace_fail(t, "error reading table 'kind_totals' of %s: %s", t->path,
 			    sqlite3_errmsg(t->db));
 	return 0;
 }
@@ -147,7 +136,7 @@ static int read_timeline(struct trace *t)
 			       "SELECT bucket, min, max, last, t_max, t_last, drops FROM timeline"
 			       " ORDER BY bucket",
 			       -1, &s, NULL) != SQLITE_OK)
-		return fail(t, "%s has an unreadable table 'timeline' (%s): it is damaged or was "
+		return trace_fail(t, "%s has an unreadable table 'timeline' (%s): it is damaged or was "
 			       "not written by memtrace",
 			    t->path, sqlite3_errmsg(t->db));
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -160,7 +149,7 @@ static int read_timeline(struct trace *t)
 		};
 	}
 	if (rc != SQLITE_DONE)
-		return fail(t, "error reading table 'timeline' of %s: %s; the file may be damaged",
+		return trace_fail(t, "error reading table 'timeline' of %s: %s; the file may be damaged",
 			    t->path, sqlite3_errmsg(t->db));
 	return read_live(t, "live_at_time",
 			 "SELECT time_ns, site, bytes, count FROM live_at_time ORDER BY time_ns, site",
@@ -264,7 +253,7 @@ void trace_flight_settle(struct trace *t)
 
 static int damaged(struct trace *t, const struct trace_ring *r, const char *what)
 {
-	return fail(t, "%s is damaged: the ring's chunk at seq %lld %s", t->path,
+	return trace_fail(t, "%s is damaged: the ring's chunk at seq %lld %s", t->path,
 		    (long long)r->chunk, what);
 }
 
@@ -347,7 +336,7 @@ int trace_ring_next(struct trace *t, struct trace_ring *r)
 		if (rc == SQLITE_DONE)
 			return 0;
 		if (rc != SQLITE_ROW)
-			return fail(t, "error reading table 'ring' of %s: %s; the file may be damaged",
+			return trace_fail(t, "error reading table 'ring' of %s: %s; the file may be damaged",
 				    t->path, sqlite3_errmsg(t->db));
 		r->chunk = sqlite3_column_int64(r->s, 0);
 		r->p = (const char *)sqlite3_column_text(r->s, 1);
@@ -368,7 +357,7 @@ int trace_ring_open(struct trace *t, struct trace_ring *r)
 		return 0;
 	if (sqlite3_prepare_v2(t->db, "SELECT first_seq, events FROM ring ORDER BY first_seq", -1,
 			       &r->s, NULL) != SQLITE_OK)
-		return fail(t, "%s is a flight trace without a readable table 'ring' (%s)", t->path,
+		return trace_fail(t, "%s is a flight trace without a readable table 'ring' (%s)", t->path,
 			    sqlite3_errmsg(t->db));
 	return trace_ring_next(t, r);
 }

@@ -23,7 +23,7 @@ static inline void finalizep(sqlite3_stmt **s)
 }
 #define _autofinalize_ __attribute__((cleanup(finalizep)))
 
-static int __attribute__((format(printf, 2, 3))) fail(struct trace *t, const char *fmt, ...)
+int trace_fail(struct trace *t, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -68,14 +68,14 @@ static int prepare(struct trace *t, const char *table, const char *sql,
 {
 	if (sqlite3_prepare_v2(t->db, sql, -1, stmt, NULL) == SQLITE_OK)
 		return 0;
-	return fail(t, "%s is corrupt or was not written by memtrace: cannot read "
+	return trace_fail(t, "%s is corrupt or was not written by memtrace: cannot read "
 		       "table '%s' (%s)",
 		    t->path, table, sqlite3_errmsg(t->db));
 }
 
 static int step_failed(struct trace *t, const char *table)
 {
-	return fail(t, "error reading table '%s' of %s: %s; the file may be damaged",
+	return trace_fail(t, "error reading table '%s' of %s: %s; the file may be damaged",
 		    table, t->path, sqlite3_errmsg(t->db));
 }
 
@@ -110,7 +110,7 @@ static int open_db(struct trace *t, bool immutable)
 	}
 	t->immutable = immutable;
 	if (sqlite3_open_v2(immutable ? uri : t->path, &t->db, flags, NULL) != SQLITE_OK)
-		return fail(t, "cannot open %s: %s", t->path,
+		return trace_fail(t, "cannot open %s: %s", t->path,
 			    t->db ? sqlite3_errmsg(t->db) : "out of memory");
 	/* a running writer holds its lock only for a short commit */
 	sqlite3_busy_timeout(t->db, 5000);
@@ -176,8 +176,8 @@ static int first_read(struct trace *t)
 		}
 	}
 	if ((rc & 0xff) == SQLITE_NOTADB)
-		return fail(t, "%s is not a memtrace trace (not a SQLite database)", t->path);
-	return fail(t, "cannot read %s: %s", t->path, sqlite3_errmsg(t->db));
+		return trace_fail(t, "%s is not a memtrace trace (not a SQLite database)", t->path);
+	return trace_fail(t, "cannot read %s: %s", t->path, sqlite3_errmsg(t->db));
 }
 
 static int count_tables(struct trace *t, int64_t *n)
@@ -187,7 +187,7 @@ static int count_tables(struct trace *t, int64_t *n)
 	if (sqlite3_prepare_v2(t->db, "SELECT count(*) FROM sqlite_master", -1, &s,
 			       NULL) != SQLITE_OK ||
 	    sqlite3_step(s) != SQLITE_ROW)
-		return fail(t, "cannot read %s: %s", t->path, sqlite3_errmsg(t->db));
+		return trace_fail(t, "cannot read %s: %s", t->path, sqlite3_errmsg(t->db));
 	*n = sqlite3_column_int64(s, 0);
 	return 0;
 }
@@ -222,7 +222,7 @@ static int check_tables(struct trace *t, const char *const *tables, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (!has_table(t, tables[i]))
-			return fail(t, "%s is incomplete or corrupt: table '%s' is missing",
+			return trace_fail(t, "%s is incomplete or corrupt: table '%s' is missing",
 				    t->path, tables[i]);
 	}
 	return 0;
@@ -240,25 +240,25 @@ static int check_schema(struct trace *t)
 
 	if (t->schema_version < MT_SCHEMA_VERSION_MIN || t->schema_version > MT_SCHEMA_VERSION) {
 		if (half_created(t->path))
-			return fail(t, "%s was left half-created (the program was killed while "
+			return trace_fail(t, "%s was left half-created (the program was killed while "
 				       "memtrace was creating it): it holds no events",
 				    t->path);
 		if (count_tables(t, &n) < 0)
 			return -1;
 		if (n == 0 && t->immutable)
-			return fail(t, "cannot read %s: its data is still in its -wal file, and "
+			return trace_fail(t, "cannot read %s: its data is still in its -wal file, and "
 				       "its -shm cannot be created here (read-only directory?): "
 				       "copy the trace with its -wal and -shm to a writable directory",
 				    t->path);
 		if (n == 0)
-			return fail(t, "%s is empty: not a memtrace trace (did the program run "
+			return trace_fail(t, "%s is empty: not a memtrace trace (did the program run "
 				       "with libmemtrace.so preloaded?)",
 				    t->path);
 		if (t->schema_version == 0)
-			return fail(t, "%s is a SQLite database but not a memtrace trace "
+			return trace_fail(t, "%s is a SQLite database but not a memtrace trace "
 				       "(PRAGMA user_version is 0)",
 				    t->path);
-		return fail(t, "%s has trace schema version %lld, but this memtrace report "
+		return trace_fail(t, "%s has trace schema version %lld, but this memtrace report "
 			       "reads versions %d to %d: use the memtrace that wrote the trace",
 			    t->path, (long long)t->schema_version, MT_SCHEMA_VERSION_MIN,
 			    MT_SCHEMA_VERSION);
@@ -278,9 +278,9 @@ static int check_file(struct trace *t)
 	struct stat st;
 
 	if (stat(t->path, &st) < 0)
-		return fail(t, "cannot open %s: %s", t->path, strerror(errno));
+		return trace_fail(t, "cannot open %s: %s", t->path, strerror(errno));
 	if (S_ISDIR(st.st_mode))
-		return fail(t, "cannot open %s: it is a directory, not a trace file", t->path);
+		return trace_fail(t, "cannot open %s: it is a directory, not a trace file", t->path);
 	return 0;
 }
 
@@ -302,11 +302,11 @@ int trace_open(struct trace *t, const char *path, const struct trace_site_rules 
 		return -1;
 	/* one read transaction: every table from the same committed flush */
 	if (sqlite3_exec(t->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		return fail(t, "cannot read %s: %s", t->path, sqlite3_errmsg(t->db));
+		return trace_fail(t, "cannot read %s: %s", t->path, sqlite3_errmsg(t->db));
 	if (first_read(t) < 0)
 		return -1;
 	if (t->immutable && sqlite3_exec(t->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		return fail(t, "cannot read %s: %s", t->path, sqlite3_errmsg(t->db));
+		return trace_fail(t, "cannot read %s: %s", t->path, sqlite3_errmsg(t->db));
 	return check_schema(t);
 }
 
@@ -315,7 +315,7 @@ int trace_open(struct trace *t, const char *path, const struct trace_site_rules 
 static int check_count(struct trace *t, size_t n, const char *table)
 {
 	if (n >= TRACE_NONE - 1)
-		return fail(t, "%s: table '%s' has more rows than memtrace report handles",
+		return trace_fail(t, "%s: table '%s' has more rows than memtrace report handles",
 			    t->path, table);
 	return 0;
 }

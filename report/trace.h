@@ -257,6 +257,9 @@ struct trace {
 
 /* ---- trace-read.c ---- */
 
+/* For the reader's files: t->error set as printf would, and -1. */
+int __attribute__((format(printf, 2, 3))) trace_fail(struct trace *t, const char *fmt, ...);
+
 /* Open read-only and check this is a trace of a schema version we read;
  * rules (NULL: none) are applied as it is read. On failure returns -1
  * with t->error set. trace_close in any case. */
