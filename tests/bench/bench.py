@@ -514,7 +514,9 @@ class Bench:
         events (each format) against heaptrack_print on heaptrack's trace
         of a churn of as many events; the reader alone (raw bytes, the
         pages, SQLite's rows); the HTML page's size; 256 ranks of 100,000
-        events read on 1 thread and on 2; with --big, 100M events."""
+        events read on 1 thread and on 2; with --big, 100M events. With
+        --before REPORTER, that memtrace-report too (an earlier build),
+        in the same interleaved runs."""
         n = 10000000
         trace = self.generated("gen-10000000", ["--events", str(n)])
         ht = self.heaptrack_trace(n // 2)
@@ -530,15 +532,29 @@ class Bench:
         for j in (1, 2):
             cases[f"{RANKS} ranks, --jobs {j}"] = [self.reporter, "--format", "json", "--jobs",
                                                    str(j), "-o", os.devnull] + ranks
+        before = self.args.before
+        if before:
+            for f in ("json", "text", "html"):
+                cases[f"before: {f}"] = [before, trace, "--format", f, "--no-progress", "-o",
+                                         os.devnull]
+            cases[f"before: {RANKS} ranks, --jobs 2"] = [before, "--format", "json", "--jobs",
+                                                         "2", "-o", os.devnull] + ranks
         samples = {k: [] for k in cases}
         for _ in range(self.runs(3, 2)):  # interleaved: other load falls on all alike
             for k, cmd in cases.items():
                 samples[k].append(self.run(cmd, self.env(sim=False)))
         if self.args.big:
             big = self.generated("gen-100000000", ["--events", "100000000"])
-            samples["json, 100M events"] = [self.run(
-                [self.reporter, big, "--format", "json", "--no-progress", "-o", os.devnull],
-                self.env(sim=False))]
+            big_cases = {"json, 100M events": self.reporter}
+            if before:
+                big_cases["before: json, 100M events"] = before
+            for k in big_cases:
+                samples[k] = []
+            for _ in range(2 if before else 1):  # interleaved, as above
+                for k, rep in big_cases.items():
+                    samples[k].append(self.run(
+                        [rep, big, "--format", "json", "--no-progress", "-o", os.devnull],
+                        self.env(sim=False)))
         rows = []
         for k, s in samples.items():
             events = (RANKS * RANK_EVENTS if "ranks" in k else 100000000 if "100M" in k else n)
@@ -868,6 +884,8 @@ def main():
     ap.add_argument("--runs", type=int, help="runs per configuration (default 5, quick 3)")
     ap.add_argument("--section", action="append", choices=SECTIONS)
     ap.add_argument("--big", action="store_true", help="scale: also 100M events (2.6 GB of trace)")
+    ap.add_argument("--before", metavar="REPORTER",
+                    help="scale: also this memtrace-report (an earlier build), side by side")
     args = ap.parse_args()
     b = Bench(args)
     print(f"memtrace benchmarks: {b.results['machine']['cpu']}, "
