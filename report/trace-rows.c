@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -63,16 +62,6 @@ struct trace_rows_pages {
 	bool any;	 /* a row was decoded */
 	int64_t last; /* the seq of the last */
 };
-
-static int __attribute__((format(printf, 2, 3))) fail(struct trace *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(t->error, sizeof(t->error), fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* ---- SQLite's rows ---------------------------------------------------- */
 
@@ -581,7 +570,7 @@ int trace_rows_open(struct trace_rows *r, struct trace *t, const char *table,
 	*r = (struct trace_rows){ .table = table, .n = n };
 	if (n > TRACE_ROWS_MAX) {
 		free(columns);
-		return fail(t, "memtrace report reads at most %d columns a table (a bug)",
+		return trace_fail(t, "memtrace report reads at most %d columns a table (a bug)",
 			    TRACE_ROWS_MAX);
 	}
 	for (size_t i = 0; i < n; i++) {
