@@ -40,20 +40,29 @@ static void hand_over(struct pipe *p)
 	p->ring[p->filled % PIPE_BATCHES].n = 0;
 }
 
-static void push(void *ctx, const struct trace_event *ev)
+/* The reader writes each event in place in the batch it fills. */
+static struct trace_event *slot(void *ctx)
 {
 	struct pipe *p = ctx;
 	struct batch *b = &p->ring[p->filled % PIPE_BATCHES];
 
-	b->ev[b->n++] = *ev;
-	if (b->n == PIPE_BATCH)
+	return &b->ev[b->n];
+}
+
+static void push(void *ctx)
+{
+	struct pipe *p = ctx;
+	struct batch *b = &p->ring[p->filled % PIPE_BATCHES];
+
+	if (++b->n == PIPE_BATCH)
 		hand_over(p);
 }
 
 static void *reader(void *arg)
 {
 	struct pipe *p = arg;
-	int rc = trace_read_events(p->t, push, p);
+	int rc = trace_read_events_sink(p->t, &(struct trace_sink){ .slot = slot, .done = push,
+								     .ctx = p });
 
 	pthread_mutex_lock(&p->lock);
 	if (p->ring[p->filled % PIPE_BATCHES].n)

@@ -1111,7 +1111,7 @@ static void add_stats(struct trace *t, const struct trace_rows *rows)
 	t->read_stats.handed_over |= rows->from_sql_after_pages;
 }
 
-static int read_events_v2(struct trace *t, trace_event_fn fn, void *ctx)
+static int read_events_v2(struct trace *t, const struct trace_sink *sink)
 {
 	struct v2_reader r = {
 		.c = {
@@ -1122,7 +1122,6 @@ static int read_events_v2(struct trace *t, trace_event_fn fn, void *ctx)
 		},
 	};
 	struct cursor *next;
-	struct trace_event ev;
 	int ret = -1;
 
 	map_init(&r.allocs, sizeof(struct alloc_row));
@@ -1130,9 +1129,9 @@ static int read_events_v2(struct trace *t, trace_event_fn fn, void *ctx)
 	if (open_cursors(t, &r) < 0)
 		goto out;
 	while ((next = cursor_first(r.c))) {
-		if (read_next_v2(t, &r, next, &ev) < 0)
+		if (read_next_v2(t, &r, next, sink->slot(sink->ctx)) < 0)
 			goto out;
-		fn(ctx, &ev);
+		sink->done(sink->ctx);
 		if (cursor_next(t, &r, next) < 0)
 			goto out;
 		if (next == &r.c[CUR_ALLOCS] || next == &r.c[CUR_FREES])
@@ -1153,10 +1152,49 @@ out:
 	return ret;
 }
 
-int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx)
+/* A sink for version 1's rows, which are read into an event of their own. */
+static void sink_fn(void *ctx, const struct trace_event *ev)
+{
+	const struct trace_sink *sink = ctx;
+
+	*sink->slot(sink->ctx) = *ev;
+	sink->done(sink->ctx);
+}
+
+int trace_read_events_sink(struct trace *t, const struct trace_sink *sink)
 {
 	prepare_events(t);
-	return t->schema_version == 1 ? read_events_v1(t, fn, ctx) : read_events_v2(t, fn, ctx);
+	return t->schema_version == 1 ? read_events_v1(t, sink_fn, (void *)sink)
+				      : read_events_v2(t, sink);
+}
+
+/* trace_read_events' sink: one event, handed to fn. */
+struct fn_sink {
+	trace_event_fn fn;
+	void *ctx;
+	struct trace_event ev;
+};
+
+static struct trace_event *fn_slot(void *ctx)
+{
+	return &((struct fn_sink *)ctx)->ev;
+}
+
+static void fn_done(void *ctx)
+{
+	struct fn_sink *s = ctx;
+
+	s->fn(s->ctx, &s->ev);
+}
+
+int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx)
+{
+	struct fn_sink s = { .fn = fn, .ctx = ctx };
+
+	prepare_events(t);
+	if (t->schema_version == 1)
+		return read_events_v1(t, fn, ctx);
+	return read_events_v2(t, &(struct trace_sink){ .slot = fn_slot, .done = fn_done, .ctx = &s });
 }
 
 /* seq runs from 0 without gaps, and max() of an integer primary key is one

@@ -275,6 +275,17 @@ typedef void (*trace_event_fn)(void *ctx, const struct trace_event *ev);
  * (trace-event.h) resolved as t->opts says. */
 int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx);
 
+/* Where trace_read_events_sink writes each event: slot gives room for
+ * the next one, done hands it over once it is written there. For a
+ * caller that keeps the events (trace-pipe.c): no copy of each. */
+struct trace_sink {
+	struct trace_event *(*slot)(void *ctx);
+	void (*done)(void *ctx);
+	void *ctx;
+};
+
+int trace_read_events_sink(struct trace *t, const struct trace_sink *sink);
+
 /* ---- trace-pipe.c ---- */
 
 /* What fn will need of ev, asked of the memory: called twice on each
