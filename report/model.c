@@ -375,12 +375,13 @@ static void site_extras(struct model *m, const struct model_live *rec, uint64_t 
 	uint64_t *op_bytes;
 	bool inserted;
 
+	/* a pair seen before was seen here, and the holder's site kept then */
 	if (!pair_seen) {
 		map_put(&m->site_stacks, (uint64_t)rec->site << 32 | rec->holder, &inserted);
 		if (inserted)
 			s->stacks++;
+		model_stack_site(m, rec->holder, rec->site);
 	}
-	model_stack_site(m, rec->holder, rec->site);
 	if (rec->op == MODEL_NONE)
 		return;
 	op_bytes = map_put(&m->site_ops, (uint64_t)rec->site << 32 | rec->op, NULL);
@@ -794,11 +795,14 @@ void model_feed(struct model *m, const struct trace_event *ev)
 static void prefetch_charged(const struct model *m, uint32_t site, uint32_t holder)
 {
 	if (site < m->n_sites) {
+		/* the fields charge changes, at the struct's start */
 		__builtin_prefetch(&m->sites[site]);
-		__builtin_prefetch((const char *)&m->sites[site] + sizeof(*m->sites) - 1);
+		__builtin_prefetch((const char *)&m->sites[site] + 63);
 	}
-	if (holder < m->n_stacks)
+	if (holder < m->n_stacks) {
 		__builtin_prefetch(&m->stacks[holder]);
+		__builtin_prefetch((const char *)&m->stacks[holder] + sizeof(*m->stacks) - 1);
+	}
 }
 
 void model_prefetch(const struct model *m, const struct trace_event *ev, bool near)
@@ -811,6 +815,8 @@ void model_prefetch(const struct model *m, const struct trace_event *ev, bool ne
 		map_prefetch(&m->live, ev->address);
 		if (ev->site_slot < m->cap_site_memo)
 			__builtin_prefetch(&m->site_memo[ev->site_slot]);
+		if (m->timeline && ev->site_slot < m->timeline->cap_site_slots)
+			__builtin_prefetch(&m->timeline->site_slots[ev->site_slot]);
 		return;
 	}
 	if (ev->kind == MT_EV_FREE) {

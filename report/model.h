@@ -54,26 +54,30 @@ struct model_run {
 };
 
 struct model_site {
+	/* first, the 64 bytes each allocation and free of the site changes
+	 * (model.c, charge): in one or two cache lines */
+	uint64_t live; /* device bytes live now (at the end, after model_finish) */
+	uint64_t at_peak;
+	uint64_t live_count, at_peak_count; /* its allocations live now, at the peak */
+	uint64_t total_bytes;
+	uint64_t count;
+	uint64_t epoch; /* peak epoch at_peak was last brought up to date for */
+	/* its live bytes at each point: runs, and the points they cover */
+	size_t points_saved;
+	struct model_run *runs;
+	size_t n_runs, cap_runs;
+
 	uint64_t key;	/* unique, stable across the sort: model_site_key() */
 	int kind;	/* enum site_kind: what groups its allocations */
 	int64_t id;	/* a frame index, an op id, a stack id or a module index */
 	uint32_t depth; /* of its frame in `stack` (python, native) */
 	int64_t stack;	/* stack of its first allocation */
-	uint64_t live;	/* device bytes live now (at the end, after model_finish) */
-	uint64_t at_peak;
-	uint64_t live_count, at_peak_count; /* its allocations live now, at the peak */
-	uint64_t total_bytes;
-	uint64_t count;
 	uint64_t stacks; /* distinct stacks among its allocations */
 	uint64_t maps, mapped_bytes; /* cuMemMap calls made here, of handles seen created */
-	uint64_t epoch; /* peak epoch at_peak was last brought up to date for */
 	/* the op it allocated the most bytes under */
 	bool has_op;
 	int64_t op;
 	uint64_t op_bytes;
-	/* its live bytes at each point: runs, and the points they cover */
-	struct model_run *runs;
-	size_t n_runs, cap_runs, points_saved;
 };
 
 /* Device memory by the innermost NVTX range it was allocated under. */
