@@ -509,10 +509,31 @@ class Bench:
                      self.env())
         return ht + ".zst" if os.path.exists(ht + ".zst") else None
 
+    def memtrace_churn_trace(self, pairs):
+        """memtrace's trace of the same churn as heaptrack_trace's, on the
+        simulated device (cudaMallocAsync and cudaFreeAsync), kept in OUT:
+        a trace as the writer makes it, not gen-trace's."""
+        trace = os.path.join(self.out, f"memtrace-churn-{pairs}.db")
+        if not os.path.exists(trace):
+            part = trace + ".part"
+            for suffix in ("", "-wal", "-shm"):
+                if os.path.exists(part + suffix):
+                    os.unlink(part + suffix)
+            self.run(self.churn_cmd("async", pairs, 20, 1),
+                     self.env({"LD_PRELOAD": self.lib, "MEMTRACE_OUTPUT": part}))
+            if not trace_facts(part)["events_ok"]:
+                raise RuntimeError(f"{part}: events lost or out of order")
+            for suffix in ("-wal", "-shm"):  # the trace as the writer left it
+                if os.path.exists(part + suffix):
+                    os.rename(part + suffix, trace + suffix)
+            os.rename(part, trace)
+        return trace
+
     def scale_section(self):
         """Issue #18, side by side in one run: memtrace-report on 10M
-        events (each format) against heaptrack_print on heaptrack's trace
-        of a churn of as many events; the reader alone (raw bytes, the
+        events (each format), of gen-trace and of memtrace's trace of a
+        churn, against heaptrack_print on heaptrack's trace of the same
+        churn; the reader alone (raw bytes, the
         pages, SQLite's rows); the HTML page's size; 256 ranks of 100,000
         events read on 1 thread and on 2; with --big, 100M events. With
         --before REPORTER, that memtrace-report too (an earlier build),
@@ -520,11 +541,16 @@ class Bench:
         n = 10000000
         trace = self.generated("gen-10000000", ["--events", str(n)])
         ht = self.heaptrack_trace(n // 2)
+        churn = self.memtrace_churn_trace(n // 2)
+        churn_events = trace_facts(churn)["events_written"]
         html = os.path.join(self.scratch, "page.html")
         ranks = [self.generated(f"rank-{r}", ["--events", str(RANK_EVENTS), "--rank", str(r),
                                               "--seed", str(r + 1)]) for r in range(RANKS)]
         cases = {f: [self.reporter, trace, "--format", f, "--no-progress", "-o",
                      html if f == "html" else os.devnull] for f in ("json", "text", "html")}
+        for f in ("json", "text", "html"):
+            cases[f"{f}, churn"] = [self.reporter, churn, "--format", f, "--no-progress", "-o",
+                                    os.devnull]
         if ht:
             cases["heaptrack_print"] = ["sh", "-c", 'exec heaptrack_print "$0" >/dev/null', ht]
         for m in ("raw", "pages", "sql"):
@@ -557,7 +583,8 @@ class Bench:
                         self.env(sim=False)))
         rows = []
         for k, s in samples.items():
-            events = (RANKS * RANK_EVENTS if "ranks" in k else 100000000 if "100M" in k else n)
+            events = (RANKS * RANK_EVENTS if "ranks" in k else 100000000 if "100M" in k
+                      else churn_events if "churn" in k else n)
             t = med(r["wall_s"] for r in s)
             rows.append([k, events, t, events / t, med(r["cpu_s"] for r in s),
                          max(r["maxrss_kib"] for r in s) / 1024])
