@@ -168,6 +168,20 @@ static char *json_char_mem(char *out, uint32_t cp)
 	return out + 3;
 }
 
+/* Whether any of the 8 bytes of x needs more than a copy in JSON: below
+ * 0x20, '"', '\\', 0x7F, or from 0x80 (UTF-8, decoded bytewise). A zero
+ * byte of v is found by (v - 1) & ~v & 0x80 in each byte, and a byte below
+ * 0x20 by (x - 0x20) & ~x & 0x80 (exact as a yes or no). */
+static inline bool json_plain8(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = ones * 0x80;
+	uint64_t quote = x ^ (ones * '"'), slash = x ^ (ones * '\\'), del = x ^ (ones * 0x7F);
+	uint64_t bad = ((x - ones * 0x20) & ~x) | ((quote - ones) & ~quote) |
+		       ((slash - ones) & ~slash) | ((del - ones) & ~del) | x;
+
+	return !(bad & highs);
+}
+
 char *escape_json_mem(char *out, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + n;
@@ -176,7 +190,18 @@ char *escape_json_mem(char *out, const char *s, size_t n)
 	while (p < end) {
 		uint32_t cp;
 		size_t len;
+		uint64_t x;
 
+		/* most names are plain ASCII: eight bytes a step */
+		if (end - p >= 8) {
+			memcpy(&x, p, sizeof(x));
+			if (json_plain8(x)) {
+				memcpy(out, p, sizeof(x));
+				out += sizeof(x);
+				p += sizeof(x);
+				continue;
+			}
+		}
 		if (json_plain(*p)) {
 			*out++ = (char)*p++;
 			continue;

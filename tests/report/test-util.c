@@ -62,6 +62,30 @@ START_TEST(test_json_escape)
 }
 END_TEST
 
+/* escape_json_mem, which takes eight plain bytes a step, writes what
+ * escape_json writes, whichever byte of a step needs escaping. */
+START_TEST(test_json_escape_mem)
+{
+	static const char *const odd[] = { "\"", "\\", "\n", "\x01", "\x1f", "\x7f",
+					   "\xc3\xa9", "\xe2\x82\xac", "\xff", "\xc3" };
+
+	for (size_t k = 0; k < sizeof(odd) / sizeof(odd[0]); k++) {
+		for (size_t at = 0; at <= 20; at++) {
+			char in[64], out[ESCAPE_JSON_MAX(sizeof(in))];
+			char *want, *end;
+
+			snprintf(in, sizeof(in), "%.*s%s%.*s", (int)at, "abcdefghijklmnopqrstu", odd[k],
+				 (int)(20 - at), "ABCDEFGHIJKLMNOPQRSTU");
+			want = escaped(escape_json, in);
+			end = escape_json_mem(out, in, strlen(in));
+			*end = 0;
+			ck_assert_str_eq(out, want);
+			free(want);
+		}
+	}
+}
+END_TEST
+
 START_TEST(test_html_escape)
 {
 	check_escape(escape_html, "<script>alert('x&y')</script>\"",
@@ -289,6 +313,7 @@ Suite *util_suite(void)
 	TCase *tc = tcase_create("util");
 
 	tcase_add_test(tc, test_json_escape);
+	tcase_add_test(tc, test_json_escape_mem);
 	tcase_add_test(tc, test_html_escape);
 	tcase_add_test(tc, test_text_escape);
 	tcase_add_test(tc, test_fmt_size);
