@@ -917,17 +917,63 @@ struct cursor {
 	int64_t seq;
 };
 
+/* The allocations of the last ALLOC_WINDOW seqs, each in the slot of its
+ * seq modulo the size: no hashing and no probing, and the slots are
+ * written in order. Most allocations are freed well within it. */
+#define ALLOC_WINDOW (1u << 15)
+
+struct window_slot { /* 32 bytes: two a line */
+	int64_t seq;
+	uint64_t address;
+	int64_t bytes;
+	bool has_address;
+	bool used;
+};
+
 struct v2_reader {
 	struct cursor c[CUR_COUNT];
 	/* The hooked allocations read and not yet freed, by seq: a free
-	 * names its allocation, read a moment ago, and a map is a fraction
-	 * of the cost of joining allocs again. Only the allocations no free
-	 * names stay (the leaks, those whose address was allocated again
-	 * without a free in between). */
-	struct map allocs; /* seq -> struct alloc_row */
-	sqlite3_stmt *lookup; /* allocs by seq: for what the map lacks */
+	 * names its allocation, read a moment ago, and keeping them is a
+	 * fraction of the cost of joining allocs again. They sit in window;
+	 * one still unfreed when its slot is wanted again moves to the map.
+	 * Only the allocations no free names stay (the leaks, those whose
+	 * address was allocated again without a free in between). */
+	struct window_slot *window; /* ALLOC_WINDOW of them */
+	struct map allocs;	    /* seq -> struct alloc_row: older ones */
+	sqlite3_stmt *lookup;	    /* allocs by seq: for what neither has */
 	struct trace_ring ring;
 };
+
+static struct window_slot *window_slot(const struct v2_reader *r, int64_t seq)
+{
+	return &r->window[(uint64_t)seq & (ALLOC_WINDOW - 1)];
+}
+
+static void keep_alloc(struct v2_reader *r, int64_t seq, const struct alloc_row *a)
+{
+	struct window_slot *w = window_slot(r, seq);
+
+	if (w->used && w->seq != seq) /* one ALLOC_WINDOW seqs older */
+		*(struct alloc_row *)map_put(&r->allocs, (uint64_t)w->seq, NULL) =
+			(struct alloc_row){ .address = w->address, .bytes = w->bytes,
+					    .has_address = w->has_address };
+	*w = (struct window_slot){ .seq = seq, .address = a->address, .bytes = a->bytes,
+				   .has_address = a->has_address, .used = true };
+}
+
+/* The allocation seq names, forgotten (true), or false when not kept. */
+static bool take_alloc(struct v2_reader *r, int64_t seq, struct alloc_row *a)
+{
+	struct window_slot *w = window_slot(r, seq);
+
+	if (w->used && w->seq == seq) {
+		*a = (struct alloc_row){ .address = w->address, .bytes = w->bytes,
+					 .has_address = w->has_address };
+		w->used = false;
+		return true;
+	}
+	return map_remove(&r->allocs, (uint64_t)seq, a);
+}
 
 /* allocs: seq, time_ns, site, address, bytes */
 static void read_alloc(struct trace *t, struct v2_reader *r, struct trace_event *ev)
@@ -946,7 +992,7 @@ static void read_alloc(struct trace *t, struct v2_reader *r, struct trace_event 
 	/* the writer's frees name hooked allocations only (CUPTI's frees
 	 * are in other_events) */
 	if (ev->source == MT_SOURCE_HOOK)
-		*(struct alloc_row *)map_put(&r->allocs, (uint64_t)ev->seq, NULL) = a;
+		keep_alloc(r, ev->seq, &a);
 }
 
 /* A free (seq, time_ns, site, alloc) takes the address and bytes of the
@@ -961,11 +1007,12 @@ static int read_free(struct trace *t, struct v2_reader *r, struct trace_event *e
 	int rc;
 
 	read_site_event(t, row, ev);
-	if (!(row->null & 1u << 3) && !map_remove(&r->allocs, (uint64_t)alloc, &a)) {
+	if (!(row->null & 1u << 3) && !take_alloc(r, alloc, &a)) {
 		if (!r->lookup && prepare(t, "allocs",
 					  "SELECT address, bytes FROM allocs WHERE seq = ?",
 					  &r->lookup) < 0)
 			return -1;
+		t->read_stats.alloc_lookups++;
 		sqlite3_bind_int64(r->lookup, 1, alloc);
 		rc = sqlite3_step(r->lookup);
 		if (rc == SQLITE_ROW)
@@ -1053,8 +1100,8 @@ static void prefetch_ahead(const struct trace *t, const struct v2_reader *r,
 
 	if (!ahead)
 		return;
-	/* the slot of r->allocs that row will put or take */
-	map_prefetch(&r->allocs, (uint64_t)(c == &r->c[CUR_ALLOCS] ? ahead->v[0] : ahead->v[3]));
+	/* the slot of the window that row will fill or take */
+	__builtin_prefetch(window_slot(r, c == &r->c[CUR_ALLOCS] ? ahead->v[0] : ahead->v[3]));
 	if (ahead->v[2] < 1 || (uint64_t)ahead->v[2] > t->n_sites)
 		return;
 	site = (const char *)&t->sites[ahead->v[2] - 1];
@@ -1124,6 +1171,7 @@ static int read_events_v2(struct trace *t, const struct trace_sink *sink)
 	struct cursor *next;
 	int ret = -1;
 
+	r.window = xcalloc(ALLOC_WINDOW, sizeof(*r.window));
 	map_init(&r.allocs, sizeof(struct alloc_row));
 	prepare_sites(t);
 	if (open_cursors(t, &r) < 0)
@@ -1149,6 +1197,7 @@ out:
 	trace_ring_close(&r.ring);
 	sqlite3_finalize(r.lookup);
 	map_fini(&r.allocs);
+	free(r.window);
 	return ret;
 }
 

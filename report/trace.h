@@ -244,6 +244,7 @@ struct trace {
 	 * table and SQLite read the rest */
 	struct trace_read_stats {
 		uint64_t from_pages, from_sql, lookups;
+		uint64_t alloc_lookups; /* frees whose allocation was asked of allocs */
 		bool handed_over;
 	} read_stats;
 

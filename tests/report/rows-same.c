@@ -9,12 +9,16 @@
  *   handover     the pages gave up and SQLite read the rest of a table
  *   no-handover  the pages read every table to its end
  *   fails        reading the events fails (both ways)
- * and prints the counts. Exit 0 when all holds. */
+ *   no-alloc-lookups  every free found its allocation among those read
+ *                before, without asking allocs for it
+ * and prints the counts and the bytes the frees freed. Exit 0 when all
+ * holds. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace-schema.h"
 #include "trace.h"
 
 struct events {
@@ -116,6 +120,8 @@ static int expect(const struct read *r, const char *what)
 		ok = !s->handed_over;
 	else if (strcmp(what, "fails") == 0)
 		ok = r->rc < 0;
+	else if (strcmp(what, "no-alloc-lookups") == 0)
+		ok = s->alloc_lookups == 0;
 	else {
 		fprintf(stderr, "rows-same: unknown expectation %s\n", what);
 		return 1;
@@ -128,6 +134,7 @@ static int expect(const struct read *r, const char *what)
 int main(int argc, char **argv)
 {
 	static struct read sql, pages, piped;
+	uint64_t freed = 0;
 	int bad;
 
 	if (argc < 2) {
@@ -145,10 +152,14 @@ int main(int argc, char **argv)
 	}
 	for (int i = 2; i < argc; i++)
 		bad |= expect(&pages, argv[i]);
+	for (size_t i = 0; i < pages.e.n; i++)
+		if (pages.e.ev[i].kind == MT_EV_FREE)
+			freed += pages.e.ev[i].bytes;
 	printf("%s: %zu events; pages: %" PRIu64 " rows, %" PRIu64 " through SQLite, %" PRIu64
-	       " looked up%s\n",
+	       " looked up%s; %" PRIu64 " allocations looked up; freed %" PRIu64 " bytes\n",
 	       argv[1], pages.e.n, pages.t.read_stats.from_pages, pages.t.read_stats.from_sql,
-	       pages.t.read_stats.lookups, pages.t.read_stats.handed_over ? ", handed over" : "");
+	       pages.t.read_stats.lookups, pages.t.read_stats.handed_over ? ", handed over" : "",
+	       pages.t.read_stats.alloc_lookups, freed);
 	trace_close(&sql.t);
 	trace_close(&pages.t);
 	trace_close(&piped.t);

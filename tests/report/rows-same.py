@@ -14,6 +14,8 @@ come, so that each case is known to exercise what it is about:
 - seq declared "INTEGER PRIMARY KEY DESC", which is not the rowid: SQLite;
 - 512-byte and 64 KiB pages (trees three levels deep and one), 32 bytes
   reserved at the end of each page: from the pages;
+- allocations freed long after they were made: every free finds its
+  allocation without asking allocs again, with the bytes allocs has;
 - a trace whose -wal holds committed rows (the program still running):
   SQLite alone, and those rows are read;
 - a leaf page and an interior page zeroed: both ways fail alike."""
@@ -132,6 +134,24 @@ def main():
             subprocess.run([gen, '--events', '30000', '--stacks', '50', '--out', db] + args,
                            check=True)
             same(rows_same, db, 'pages', 'no-handover')
+
+        # allocations freed long after they were made (a live set of
+        # 30,000): the reader keeps the last 32,768 seqs' allocations
+        # apart from the older ones, and every free still finds its own
+        db = os.path.join(tmp, 'long-lived.db')
+        subprocess.run([gen, '--events', '200000', '--stacks', '50', '--live', '30000',
+                        '--out', db], check=True)
+        out = same(rows_same, db, 'pages', 'no-handover', 'no-alloc-lookups')
+        c = sqlite3.connect(db)
+        want, = c.execute('SELECT sum(a.bytes) FROM frees f JOIN allocs a ON a.seq = f.alloc'
+                          ' WHERE f.seq - a.seq > 32768').fetchone()
+        total, = c.execute('SELECT sum(a.bytes) FROM frees f JOIN allocs a'
+                           ' ON a.seq = f.alloc').fetchone()
+        c.close()
+        if not want:
+            fail('long-lived.db: no allocation outlives the window')
+        if ('freed %d bytes' % total) not in out:
+            fail('long-lived.db: the frees freed %d bytes, not as read: %s' % (total, out))
 
         # committed rows still in the -wal: SQLite reads them, the pages
         # (which do not have them) are not read
