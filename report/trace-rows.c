@@ -1,4 +1,5 @@
-/* A narrow table's rows in seq order (trace-rows.h). SQLite's row
+/* An integer table's rows in the order of its key (trace-rows.h): seq for
+ * allocs and frees, id for sites; "seq" below is either. SQLite's row
  * interface costs about 170 ns a row of allocs or frees here, seven times
  * what decoding the same cells from the page costs; so where the file is
  * known to hold exactly what SQLite would read, the table's b-tree is
@@ -59,22 +60,29 @@ struct trace_rows_pages {
 	uint8_t *leaf;
 	const uint8_t *cells; /* the leaf's cell pointers */
 	uint32_t leaf_n;
-	/* the rows of the leaf, decoded at once, and the next to give; bad:
-	 * after them the tree is not as it should be */
-	struct trace_row *block;
-	size_t n_block, cap_block, pos;
+	/* the rows of the leaf, decoded at once (stride bytes apart), and
+	 * the next to give; bad: after them the tree is not as it should be */
+	unsigned char *block;
+	size_t stride, n_block, cap_block, pos;
 	bool bad;
 	bool any;	 /* a row was decoded */
 	int64_t last; /* the seq of the last */
 };
 
+/* The bytes of a row of n columns after the key. */
+static size_t row_size(size_t n)
+{
+	return sizeof(struct trace_row) + (n + 1) * sizeof(int64_t);
+}
+
 /* ---- SQLite's rows ---------------------------------------------------- */
 
 static int sql_start(struct trace *t, struct trace_rows *r)
 {
-	_autofree_ char *sql = xasprintf(r->delivered ? "SELECT %s FROM %s WHERE seq > ? ORDER BY seq"
-						      : "SELECT %s FROM %s ORDER BY seq",
-					 r->columns, r->table);
+	_autofree_ char *sql = r->delivered ? xasprintf("SELECT %s FROM %s WHERE %s > ? ORDER BY %s",
+							r->columns, r->table, r->key, r->key)
+					    : xasprintf("SELECT %s FROM %s ORDER BY %s", r->columns,
+							r->table, r->key);
 
 	if (trace_prepare(t, r->table, sql, &r->s) < 0)
 		return -1;
@@ -87,9 +95,11 @@ static void sql_columns(const struct trace_rows *r, struct trace_row *row, sqlit
 			size_t first)
 {
 	for (size_t i = first; i <= r->n; i++) {
+		int type = sqlite3_column_type(s, (int)(i - first));
+
 		row->v[i] = sqlite3_column_int64(s, (int)(i - first));
-		if (sqlite3_column_type(s, (int)(i - first)) == SQLITE_NULL)
-			row->null |= 1u << i;
+		row->null |= (uint32_t)(type == SQLITE_NULL) << i;
+		row->other |= (uint32_t)(type != SQLITE_NULL && type != SQLITE_INTEGER) << i;
 	}
 }
 
@@ -101,8 +111,9 @@ static int sql_next(struct trace *t, struct trace_rows *r)
 		return 0;
 	if (rc != SQLITE_ROW)
 		return trace_step_failed(t, r->table);
-	r->row.null = 0;
-	sql_columns(r, &r->row, r->s, 0);
+	r->sql_row->null = r->sql_row->other = 0;
+	sql_columns(r, r->sql_row, r->s, 0);
+	r->row = r->sql_row;
 	r->from_sql++;
 	return 1;
 }
@@ -113,8 +124,8 @@ static int lookup_row(struct trace *t, struct trace_rows *r, struct trace_row *r
 	int rc;
 
 	if (!r->lookup) {
-		_autofree_ char *sql = xasprintf("SELECT %s FROM %s WHERE seq = ?",
-						 strchr(r->columns, ',') + 1, r->table);
+		_autofree_ char *sql = xasprintf("SELECT %s FROM %s WHERE %s = ?",
+						 strchr(r->columns, ',') + 1, r->table, r->key);
 
 		if (trace_prepare(t, r->table, sql, &r->lookup) < 0)
 			return -1;
@@ -122,7 +133,7 @@ static int lookup_row(struct trace *t, struct trace_rows *r, struct trace_row *r
 	sqlite3_bind_int64(r->lookup, 1, seq);
 	rc = sqlite3_step(r->lookup);
 	if (rc == SQLITE_ROW) {
-		row->null = 0;
+		row->null = row->other = 0;
 		row->v[0] = seq;
 		sql_columns(r, row, r->lookup, 1);
 	}
@@ -324,6 +335,7 @@ static inline bool read_in_order(size_t n, struct trace_row *r, const uint8_t *p
 		body += len;
 	}
 	r->null = null;
+	r->other = 0;
 	return true;
 }
 
@@ -342,7 +354,7 @@ static enum cell read_record(const struct trace_rows_pages *pg, size_t n, struct
 	if (!types || hl > size || hl < (uint64_t)(types - p))
 		return CELL_BAD;
 	body = p + hl;
-	r->null = 0;
+	r->null = r->other = 0;
 	for (uint32_t field = 0; col <= n; field++) {
 		if (types >= p + hl)
 			return CELL_LOOKUP; /* fewer fields than columns: their defaults */
@@ -420,7 +432,7 @@ static int hand_over(struct trace *t, struct trace_rows *r)
 static int decode_cell(struct trace *t, struct trace_rows *r, uint32_t i)
 {
 	struct trace_rows_pages *pg = r->pages;
-	struct trace_row *row = &pg->block[pg->n_block];
+	struct trace_row *row = (struct trace_row *)(pg->block + pg->n_block * pg->stride);
 	enum cell c = read_cell(pg, r->n, row, i, &row->v[0]);
 
 	/* seqs only go up: else the tree is damaged */
@@ -448,7 +460,7 @@ static int fill_block(struct trace *t, struct trace_rows *r)
 			return -2;
 		if (rc == 0)
 			return 0;
-		grow_array(&pg->block, &pg->cap_block, pg->leaf_n, sizeof(*pg->block));
+		grow_array(&pg->block, &pg->cap_block, pg->leaf_n, pg->stride);
 		for (uint32_t i = 0; i < pg->leaf_n && !pg->bad; i++) {
 			rc = decode_cell(t, r, i);
 			if (rc < 0)
@@ -470,7 +482,7 @@ static int pages_next(struct trace *t, struct trace_rows *r)
 		case -2: return hand_over(t, r);
 		}
 	}
-	r->row = pg->block[pg->pos++];
+	r->row = (const struct trace_row *)(pg->block + pg->pos++ * pg->stride);
 	return 1;
 }
 
@@ -478,7 +490,9 @@ const struct trace_row *trace_rows_ahead(const struct trace_rows *r, size_t k)
 {
 	const struct trace_rows_pages *pg = r->pages;
 
-	return pg && pg->pos + k - 1 < pg->n_block ? &pg->block[pg->pos + k - 1] : NULL;
+	return pg && pg->pos + k - 1 < pg->n_block
+		       ? (const struct trace_row *)(pg->block + (pg->pos + k - 1) * pg->stride)
+		       : NULL;
 }
 
 /* ---- when the pages may be read -------------------------------------- */
@@ -533,11 +547,11 @@ static bool header_agrees(struct trace *t, struct trace_rows_pages *pg)
 	return true;
 }
 
-/* seq is the rowid (an INTEGER PRIMARY KEY: no index of its own, no
+/* key is the rowid (an INTEGER PRIMARY KEY: no index of its own, no
  * other key column), no column is generated, and each column named has a
  * record field. */
 static bool columns_agree(struct trace *t, struct trace_rows_pages *pg, const char *table,
-			  const char *const *cols, size_t n)
+			  const char *key, const char *const *cols, size_t n)
 {
 	sqlite3_stmt *s = NULL;
 	int64_t autoindex = 0;
@@ -556,13 +570,13 @@ static bool columns_agree(struct trace *t, struct trace_rows_pages *pg, const ch
 		const char *name = (const char *)sqlite3_column_text(s, 1);
 		const char *type = (const char *)sqlite3_column_text(s, 2);
 		int64_t cid = sqlite3_column_int64(s, 0);
-		bool is_seq = name && strcmp(name, "seq") == 0;
+		bool is_seq = name && strcmp(name, key) == 0;
 
 		ok = sqlite3_column_int64(s, 4) == 0 && cid >= 0 && cid < 1000 &&
 		     (sqlite3_column_int64(s, 3) != 0) == is_seq &&
 		     (!is_seq || (type && strcasecmp(type, "INTEGER") == 0));
 		for (size_t i = 0; ok && name && i <= n; i++) {
-			if (strcmp(name, i ? cols[i - 1] : "seq") == 0) {
+			if (strcmp(name, i ? cols[i - 1] : key) == 0) {
 				pg->field[i] = (uint32_t)cid;
 				found |= (size_t)1 << i;
 			}
@@ -580,7 +594,7 @@ static bool columns_agree(struct trace *t, struct trace_rows_pages *pg, const ch
 }
 
 /* The pages of table, or NULL when SQLite must read it. */
-static struct trace_rows_pages *pages_open(struct trace *t, const char *table,
+static struct trace_rows_pages *pages_open(struct trace *t, const char *table, const char *key,
 					   const char *const *cols, size_t n)
 {
 	struct trace_rows_pages *pg = xcalloc(1, sizeof(*pg));
@@ -594,10 +608,11 @@ static struct trace_rows_pages *pages_open(struct trace *t, const char *table,
 	if (pg->fd < 0 || !header_agrees(t, pg) ||
 	    !query_int(t->db, "SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ?",
 		       table, &root) ||
-	    root < 1 || root > pg->n_pages || !columns_agree(t, pg, table, cols, n))
+	    root < 1 || root > pg->n_pages || !columns_agree(t, pg, table, key, cols, n))
 		goto no;
 	pg->root = (uint32_t)root;
 	pg->leaf = xcalloc(1, pg->page_size + PAGE_SLACK);
+	pg->stride = row_size(n);
 	return pg;
 no:
 	pages_free(pg);
@@ -606,12 +621,12 @@ no:
 
 /* ---- the rows --------------------------------------------------------- */
 
-int trace_rows_open(struct trace_rows *r, struct trace *t, const char *table,
+int trace_rows_open(struct trace_rows *r, struct trace *t, const char *table, const char *key,
 		    const char *const *cols, size_t n, bool pages)
 {
-	char *columns = xstrdup("seq");
+	char *columns = xstrdup(key);
 
-	*r = (struct trace_rows){ .table = table, .n = n };
+	*r = (struct trace_rows){ .table = table, .key = key, .n = n };
 	if (n > TRACE_ROWS_MAX) {
 		free(columns);
 		return trace_fail(t, "memtrace report reads at most %d columns a table (a bug)",
@@ -624,7 +639,8 @@ int trace_rows_open(struct trace_rows *r, struct trace *t, const char *table,
 		columns = longer;
 	}
 	r->columns = columns;
-	r->pages = pages ? pages_open(t, table, cols, n) : NULL;
+	r->sql_row = xcalloc(1, row_size(n));
+	r->pages = pages ? pages_open(t, table, key, cols, n) : NULL;
 	return r->pages ? 0 : sql_start(t, r);
 }
 
@@ -634,7 +650,7 @@ int trace_rows_next(struct trace *t, struct trace_rows *r)
 
 	if (rc == 1) {
 		r->delivered = true;
-		r->last_seq = r->row.v[0];
+		r->last_seq = r->row->v[0];
 	}
 	return rc;
 }
@@ -645,5 +661,6 @@ void trace_rows_close(struct trace_rows *r)
 	sqlite3_finalize(r->lookup);
 	pages_free(r->pages);
 	free(r->columns);
+	free(r->sql_row);
 	*r = (struct trace_rows){ 0 };
 }

@@ -1,7 +1,8 @@
-/* The rows of one of a trace's narrow integer tables (allocs, frees) in
- * seq order: read straight from the database file's b-tree pages where
- * that gives what SQLite would, else through SQLite's rows. Internal to
- * the reader (trace-read.c); docs/performance.md says why it exists. */
+/* The rows of one of a trace's integer tables (allocs, frees, sites) in
+ * the order of their integer primary key: read straight from the database
+ * file's b-tree pages where that gives what SQLite would, else through
+ * SQLite's rows. Internal to the reader (trace-read.c);
+ * docs/performance.md says why it exists. */
 #pragma once
 
 #include <stdbool.h>
@@ -12,19 +13,23 @@
 
 typedef struct sqlite3_stmt sqlite3_stmt;
 
-#define TRACE_ROWS_MAX 7
+#define TRACE_ROWS_MAX 11
 
 struct trace_rows_pages;
 
-/* v[0] is seq, v[i] the i-th column named, as sqlite3_column_int64 reads
- * it; bit i of null is set when that column is NULL. */
+/* v[0] is the key (seq, or the id of sites), v[i] the i-th column named,
+ * as sqlite3_column_int64 reads it; bit i of null is set when that
+ * column is NULL, bit i of other when it holds a real, a text or a blob.
+ * A row has the values of its table's columns and no more: rows are
+ * only seen through pointers. */
 struct trace_row {
-	int64_t v[TRACE_ROWS_MAX + 1];
-	uint32_t null;
+	uint32_t null, other;
+	int64_t v[];
 };
 
 struct trace_rows {
-	struct trace_row row; /* once trace_rows_next returned 1 */
+	/* once trace_rows_next returned 1: valid until the next call */
+	const struct trace_row *row;
 
 	/* how the rows were read, for tests and benchmarks: rows decoded
 	 * from the pages, rows through SQLite (from the start, or after the
@@ -34,9 +39,10 @@ struct trace_rows {
 	bool from_sql_after_pages;
 
 	/* private */
-	const char *table;
+	const char *table, *key;
 	char *columns; /* "seq, a, b" */
 	size_t n;
+	struct trace_row *sql_row; /* what SQLite's rows are read into */
 	sqlite3_stmt *s, *lookup;
 	struct trace_rows_pages *pages; /* NULL: SQLite's rows */
 	bool delivered;
@@ -44,9 +50,10 @@ struct trace_rows {
 };
 
 /* Open the rows of table, columns cols[0..n) (n <= TRACE_ROWS_MAX) after
- * seq. pages: try the file's pages (false: SQLite's rows only). On
- * failure returns -1 with t->error set; trace_rows_close in any case. */
-int trace_rows_open(struct trace_rows *r, struct trace *t, const char *table,
+ * its key column (INTEGER PRIMARY KEY, for the pages). pages: try the
+ * file's pages (false: SQLite's rows only). On failure returns -1 with
+ * t->error set; trace_rows_close in any case. */
+int trace_rows_open(struct trace_rows *r, struct trace *t, const char *table, const char *key,
 		    const char *const *cols, size_t n, bool pages);
 
 /* The next row: 1, or 0 after the last, or -1 with t->error set. */

@@ -236,8 +236,9 @@ struct trace {
 	struct trace_stack_site *stack_sites;
 	struct map same_frame; /* frame label hash -> first frame index */
 
-	/* read allocs and frees through SQLite's rows alone, not from the
-	 * pages (trace-rows.h): tests compare the two */
+	/* read allocs, frees and sites through SQLite's rows alone, not
+	 * from the pages (trace-rows.h; set before trace_load, which reads
+	 * the sites): tests compare the two */
 	bool sql_rows;
 	/* how they were read: rows from the pages, rows through SQLite,
 	 * rows of the pages only SQLite could read; the pages gave up on a
@@ -245,6 +246,7 @@ struct trace {
 	struct trace_read_stats {
 		uint64_t from_pages, from_sql, lookups;
 		uint64_t alloc_lookups; /* frees whose allocation was asked of allocs */
+		uint64_t sites_from_pages; /* sites rows decoded from the pages */
 		bool handed_over;
 	} read_stats;
 

@@ -11,6 +11,7 @@
  *   fails        reading the events fails (both ways)
  *   no-alloc-lookups  every free found its allocation among those read
  *                before, without asking allocs for it
+ *   site-pages   sites rows were decoded from the pages (trace_load)
  * and prints the counts and the bytes the frees freed. Exit 0 when all
  * holds. */
 #include <inttypes.h>
@@ -48,11 +49,15 @@ struct read {
 static int read_trace(struct read *r, const char *path, bool sql_rows, bool pipe)
 {
 	memset(r, 0, sizeof(*r));
-	if (trace_open(&r->t, path, NULL) < 0 || trace_load(&r->t) < 0) {
+	if (trace_open(&r->t, path, NULL) < 0) {
 		fprintf(stderr, "rows-same: %s\n", r->t.error);
 		return -1;
 	}
-	r->t.sql_rows = sql_rows;
+	r->t.sql_rows = sql_rows; /* sites too, which trace_load reads */
+	if (trace_load(&r->t) < 0) {
+		fprintf(stderr, "rows-same: %s\n", r->t.error);
+		return -1;
+	}
 	r->rc = pipe ? trace_read_events_pipe(&r->t, keep, NULL, &r->e)
 		     : trace_read_events(&r->t, keep, &r->e);
 	return 0;
@@ -122,6 +127,8 @@ static int expect(const struct read *r, const char *what)
 		ok = r->rc < 0;
 	else if (strcmp(what, "no-alloc-lookups") == 0)
 		ok = s->alloc_lookups == 0;
+	else if (strcmp(what, "site-pages") == 0)
+		ok = s->sites_from_pages > 0;
 	else {
 		fprintf(stderr, "rows-same: unknown expectation %s\n", what);
 		return 1;
@@ -146,7 +153,7 @@ int main(int argc, char **argv)
 		return 1;
 	bad = compare(&sql, &pages, "SQLite's rows, the pages");
 	bad |= compare(&pages, &piped, "this thread, a thread of its own");
-	if (sql.t.read_stats.from_pages) {
+	if (sql.t.read_stats.from_pages || sql.t.read_stats.sites_from_pages) {
 		fprintf(stderr, "rows-same: SQLite's rows were asked for, but the pages were read\n");
 		bad = 1;
 	}
