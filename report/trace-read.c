@@ -332,6 +332,21 @@ static uint32_t index_get(const struct map *m, int64_t id)
 	return v ? *v : TRACE_NONE;
 }
 
+/* The writer numbers frames, stacks and sites from 1 in the order it
+ * writes them: the row of id k is then at index k - 1, found without the
+ * table's map, and only the rows numbered otherwise are put in it. */
+static bool dense_id(int64_t id, size_t idx)
+{
+	return id >= 1 && (uint64_t)id == idx + 1;
+}
+
+static uint32_t frame_at(const struct trace *t, int64_t id)
+{
+	if (id >= 1 && (uint64_t)id <= t->n_frames && t->frames[id - 1].id == id)
+		return (uint32_t)(id - 1);
+	return index_get(&t->frame_index, id);
+}
+
 static int load_meta(struct trace *t)
 {
 	_autofinalize_ sqlite3_stmt *s = NULL;
@@ -438,7 +453,8 @@ static int load_frames(struct trace *t)
 			return -1;
 		grow_array(&t->frames, &cap, t->n_frames + 1, sizeof(*t->frames));
 		read_frame(t, s, &t->frames[t->n_frames]);
-		index_put(&t->frame_index, t->frames[t->n_frames].id, t->n_frames);
+		if (!dense_id(t->frames[t->n_frames].id, t->n_frames))
+			index_put(&t->frame_index, t->frames[t->n_frames].id, t->n_frames);
 		t->n_frames++;
 	}
 	return rc == SQLITE_DONE ? 0 : step_failed(t, "frames");
@@ -457,7 +473,7 @@ static int load_stacks(struct trace *t)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(s, 0);
-		uint32_t frame = index_get(&t->frame_index, sqlite3_column_int64(s, 1));
+		uint32_t frame = frame_at(t, sqlite3_column_int64(s, 1));
 
 		if (check_count(t, t->n_stack_frames, "stack_frames") < 0)
 			return -1;
@@ -466,7 +482,8 @@ static int load_stacks(struct trace *t)
 			t->stacks[t->n_stacks] = (struct trace_stack){
 				.id = id, .first = (uint32_t)t->n_stack_frames,
 			};
-			index_put(&t->stack_index, id, t->n_stacks);
+			if (!dense_id(id, t->n_stacks))
+				index_put(&t->stack_index, id, t->n_stacks);
 			t->n_stacks++;
 		}
 		if (frame == TRACE_NONE)
@@ -700,7 +717,8 @@ static int load_sites(struct trace *t)
 		}
 		grow_array(&t->sites, &cap, t->n_sites + 1, sizeof(*t->sites));
 		read_site(t, rows.row, &t->sites[t->n_sites]);
-		index_put(&t->site_index, t->sites[t->n_sites].id, t->n_sites);
+		if (!dense_id(t->sites[t->n_sites].id, t->n_sites))
+			index_put(&t->site_index, t->sites[t->n_sites].id, t->n_sites);
 		t->n_sites++;
 	}
 	t->read_stats.sites_from_pages = rows.from_pages;
@@ -836,7 +854,7 @@ static void read_event(struct trace *t, sqlite3_stmt *s, struct trace_event *ev)
 		.module = -1,
 		.no_cupti = !t->has_cupti,
 	};
-	if (ev->stack != 0 && !map_get(&t->stack_index, (uint64_t)ev->stack))
+	if (ev->stack != 0 && !trace_find_stack(t, ev->stack))
 		t->missing_stacks++;
 	if (ev->kind == MT_EV_OOM)
 		read_oom(t, ev);
@@ -879,7 +897,7 @@ static void prepare_sites(struct trace *t)
 		struct trace_site *site = &t->sites[i];
 
 		site->missing_stack = site->ev.stack != 0 &&
-				      !map_get(&t->stack_index, (uint64_t)site->ev.stack);
+				      !trace_find_stack(t, site->ev.stack);
 		resolve_site(t, &site->ev);
 		site->ev.site_slot = i < UINT32_MAX ? (uint32_t)(i + 1) : 0;
 	}
@@ -1343,7 +1361,11 @@ char *trace_thread_name(const struct trace *t, int64_t id)
 
 const struct trace_stack *trace_find_stack(const struct trace *t, int64_t id)
 {
-	uint32_t i = index_get(&t->stack_index, id);
+	uint32_t i;
+
+	if (id >= 1 && (uint64_t)id <= t->n_stacks && t->stacks[id - 1].id == id)
+		return &t->stacks[id - 1];
+	i = index_get(&t->stack_index, id);
 
 	return i == TRACE_NONE ? NULL : &t->stacks[i];
 }

@@ -204,10 +204,10 @@ struct trace {
 	struct map module_index;
 	struct trace_frame *frames;
 	size_t n_frames;
-	struct map frame_index;
+	struct map frame_index; /* id -> index, of the ids not at index id - 1 */
 	struct trace_stack *stacks;
 	size_t n_stacks;
-	struct map stack_index;
+	struct map stack_index; /* the same */
 	uint32_t *stack_frames; /* frame indices, TRACE_NONE for a missing frame */
 	size_t n_stack_frames;
 	struct map ooms; /* seq -> struct trace_oom_info */
@@ -224,7 +224,7 @@ struct trace {
 	uint32_t *modules_by_base; /* module indices by base, for CUPTI's pcs */
 	struct trace_site *sites; /* version 2 */
 	size_t n_sites;
-	struct map site_index; /* id -> index */
+	struct map site_index; /* the same */
 	struct trace_site no_site; /* for rows naming a site that is not there */
 	struct trace_flight flight; /* version 3, in flight mode */
 
