@@ -416,48 +416,85 @@ static int load_modules(struct trace *t)
 	return rc == SQLITE_DONE ? 0 : step_failed(t, "modules");
 }
 
-static void read_frame(struct trace *t, sqlite3_stmt *s, struct trace_frame *f)
+static bool row_null(const struct trace_row *row, int col)
 {
+	return row->null >> col & 1;
+}
+
+/* Small enums (kind, mem) of a row: anything out of range is 0. */
+static int row_small(const struct trace_row *row, int col)
+{
+	return row->v[col] >= 0 && row->v[col] <= 255 ? (int)row->v[col] : 0;
+}
+
+static bool row_integer(const struct trace_row *row, int col)
+{
+	return !((row->null | row->other) >> col & 1);
+}
+
+static char *row_strdup(const struct trace_rows *rows, int col)
+{
+	const char *v = trace_rows_text(rows, rows->row, (size_t)col);
+
+	return v ? xstrdup(v) : NULL;
+}
+
+/* A frames row, its columns in the schema's order (trace-schema.h). */
+enum { FCOL_KIND = 1, FCOL_IP, FCOL_MODULE, FCOL_OFFSET, FCOL_FUNCTION, FCOL_FILE, FCOL_LINE };
+
+static void read_frame(struct trace *t, const struct trace_rows *rows, struct trace_frame *f)
+{
+	const struct trace_row *row = rows->row;
+
 	*f = (struct trace_frame){
-		.id = sqlite3_column_int64(s, 0),
-		.kind = col_small(s, 1),
-		.ip = sqlite3_column_int64(s, 2),
+		.id = row->v[0],
+		.kind = row_small(row, FCOL_KIND),
+		.ip = row->v[FCOL_IP],
 		.module = TRACE_NONE,
-		.offset = sqlite3_column_int64(s, 4),
-		.has_offset = !col_null(s, 4),
-		.function = col_strdup(s, 5),
-		.file = col_strdup(s, 6),
-		.line = col_null(s, 7) ? 0 : sqlite3_column_int64(s, 7),
+		.offset = row->v[FCOL_OFFSET],
+		.has_offset = !row_null(row, FCOL_OFFSET),
+		.function = row_strdup(rows, FCOL_FUNCTION),
+		.file = row_strdup(rows, FCOL_FILE),
+		.line = row_null(row, FCOL_LINE) ? 0 : row->v[FCOL_LINE],
 	};
 	if (f->line < 0)
 		f->line = 0;
-	if (!col_null(s, 3)) {
-		f->module = index_get(&t->module_index, sqlite3_column_int64(s, 3));
+	if (!row_null(row, FCOL_MODULE)) {
+		f->module = index_get(&t->module_index, row->v[FCOL_MODULE]);
 		if (f->module == TRACE_NONE)
 			t->missing_modules++;
 	}
 }
 
+/* Through trace-rows.h, as sites: a trace has a frame a distinct
+ * return address. */
 static int load_frames(struct trace *t)
 {
-	_autofinalize_ sqlite3_stmt *s = NULL;
+	static const char *const cols[] = { "kind",	"ip",	"module", "offset",
+					    "function", "file", "line" };
+	struct trace_rows rows;
 	size_t cap = 0;
 	int rc;
 
-	if (prepare(t, "frames",
-		    "SELECT id, kind, ip, module, offset, function, file, line FROM frames",
-		    &s) < 0)
+	if (trace_rows_open(&rows, t, "frames", "id", cols, ARRAY_LENGTH(cols),
+			    1u << (FCOL_FUNCTION - 1) | 1u << (FCOL_FILE - 1), !t->sql_rows) < 0) {
+		trace_rows_close(&rows);
 		return -1;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (check_count(t, t->n_frames, "frames") < 0)
-			return -1;
+	}
+	while ((rc = trace_rows_next(t, &rows)) == 1) {
+		if (check_count(t, t->n_frames, "frames") < 0) {
+			rc = -1;
+			break;
+		}
 		grow_array(&t->frames, &cap, t->n_frames + 1, sizeof(*t->frames));
-		read_frame(t, s, &t->frames[t->n_frames]);
+		read_frame(t, &rows, &t->frames[t->n_frames]);
 		if (!dense_id(t->frames[t->n_frames].id, t->n_frames))
 			index_put(&t->frame_index, t->frames[t->n_frames].id, t->n_frames);
 		t->n_frames++;
 	}
-	return rc == SQLITE_DONE ? 0 : step_failed(t, "frames");
+	t->read_stats.frames_from_pages = rows.from_pages;
+	trace_rows_close(&rows);
+	return rc < 0 ? -1 : 0;
 }
 
 /* Rows come ordered by (stack, depth): each run of one stack id is one
@@ -649,17 +686,6 @@ static int load_cupti(struct trace *t)
 	return rc == SQLITE_DONE ? 0 : step_failed(t, "cupti");
 }
 
-/* Small enums (kind, mem) of a row: anything out of range is 0. */
-static int row_small(const struct trace_row *row, int col)
-{
-	return row->v[col] >= 0 && row->v[col] <= 255 ? (int)row->v[col] : 0;
-}
-
-static bool row_integer(const struct trace_row *row, int col)
-{
-	return !((row->null | row->other) >> col & 1);
-}
-
 /* A sites row (version 2): the columns its events share, as an event
  * without seq, time, address and bytes; the columns in the order of the
  * schema's record (trace-schema.h), which the pages read fastest. Read
@@ -706,7 +732,7 @@ static int load_sites(struct trace *t)
 
 	if (t->schema_version < 2)
 		return 0;
-	if (trace_rows_open(&rows, t, "sites", "id", cols, ARRAY_LENGTH(cols), !t->sql_rows) < 0) {
+	if (trace_rows_open(&rows, t, "sites", "id", cols, ARRAY_LENGTH(cols), 0, !t->sql_rows) < 0) {
 		trace_rows_close(&rows);
 		return -1;
 	}
@@ -1179,10 +1205,9 @@ static int open_cursors(struct trace *t, struct v2_reader *r)
 	_autofree_ char *other = events_sql(t);
 
 	if (trace_rows_open(&r->c[CUR_ALLOCS].rows, t, "allocs", "seq", alloc_cols,
-			    ARRAY_LENGTH(alloc_cols), !t->sql_rows) < 0 ||
+			    ARRAY_LENGTH(alloc_cols), 0, !t->sql_rows) < 0 ||
 	    trace_rows_open(&r->c[CUR_FREES].rows, t, "frees", "seq", free_cols,
-			    ARRAY_LENGTH(free_cols),
-			    !t->sql_rows) < 0 ||
+			    ARRAY_LENGTH(free_cols), 0, !t->sql_rows) < 0 ||
 	    prepare(t, "other_events", other, &r->c[CUR_OTHER].s) < 0)
 		return -1;
 	for (int i = 0; i < CUR_RING; i++) {

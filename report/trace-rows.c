@@ -54,6 +54,7 @@ struct trace_rows_pages {
 	uint32_t field[TRACE_ROWS_MAX + 1];
 	uint32_t n_fields; /* the record must have at least this many */
 	bool in_order;	   /* field[i] is i: the columns are the record's first */
+	bool utf8;	   /* texts are UTF-8, as sqlite3_column_text gives them */
 	struct level up[MAX_DEPTH]; /* interior pages from the root down */
 	size_t depth;
 	bool started;
@@ -91,14 +92,33 @@ static int sql_start(struct trace *t, struct trace_rows *r)
 	return 0;
 }
 
-static void sql_columns(const struct trace_rows *r, struct trace_row *row, sqlite3_stmt *s,
+/* len bytes of text, and a NUL, into r's strings: their offset. */
+static int64_t keep_text(struct trace_rows *r, const void *text, size_t len)
+{
+	size_t at = r->n_strings;
+
+	grow_array(&r->strings, &r->cap_strings, at + len + 1, 1);
+	memcpy(r->strings + at, text, len);
+	r->strings[at + len] = '\0';
+	r->n_strings = at + len + 1;
+	return (int64_t)at;
+}
+
+static void sql_columns(struct trace_rows *r, struct trace_row *row, sqlite3_stmt *s,
 			size_t first)
 {
 	for (size_t i = first; i <= r->n; i++) {
-		int type = sqlite3_column_type(s, (int)(i - first));
+		int col = (int)(i - first);
+		int type = sqlite3_column_type(s, col);
 
-		row->v[i] = sqlite3_column_int64(s, (int)(i - first));
 		row->null |= (uint32_t)(type == SQLITE_NULL) << i;
+		if (r->text >> i & 1) {
+			const unsigned char *text = sqlite3_column_text(s, col);
+
+			row->v[i] = text ? keep_text(r, text, strlen((const char *)text)) : 0;
+			continue;
+		}
+		row->v[i] = sqlite3_column_int64(s, col);
 		row->other |= (uint32_t)(type != SQLITE_NULL && type != SQLITE_INTEGER) << i;
 	}
 }
@@ -112,6 +132,7 @@ static int sql_next(struct trace *t, struct trace_rows *r)
 	if (rc != SQLITE_ROW)
 		return trace_step_failed(t, r->table);
 	r->sql_row->null = r->sql_row->other = 0;
+	r->n_strings = 0; /* the previous row's */
 	sql_columns(r, r->sql_row, r->s, 0);
 	r->row = r->sql_row;
 	r->from_sql++;
@@ -341,9 +362,10 @@ static inline bool read_in_order(size_t n, struct trace_row *r, const uint8_t *p
 
 /* The columns of a record (at p, size bytes) into r: CELL_LOOKUP when
  * SQLite must read them. */
-static enum cell read_record(const struct trace_rows_pages *pg, size_t n, struct trace_row *r,
+static enum cell read_record(struct trace_rows *rows, size_t n, struct trace_row *r,
 			     const uint8_t *p, uint64_t size)
 {
+	const struct trace_rows_pages *pg = rows->pages;
 	const uint8_t *end = p + size, *types, *body;
 	uint64_t hl, st, len;
 	size_t col = 0;
@@ -367,6 +389,17 @@ static enum cell read_record(const struct trace_rows_pages *pg, size_t n, struct
 		if (field == pg->field[col]) {
 			if (col == 0 && st != 0)
 				return CELL_BAD; /* seq is in the record: it is not the rowid */
+			if (rows->text >> col & 1) {
+				/* a text as it is (UTF-8: header_agrees), NULL as
+				 * NULL; anything else SQLite converts */
+				if (st != 0 && (st < 13 || st % 2 == 0))
+					return CELL_LOOKUP;
+				r->v[col] = st ? keep_text(rows, body, len) : 0;
+				r->null |= (uint32_t)(st == 0) << col;
+				col++;
+				body += len;
+				continue;
+			}
 			if (st == 7 || st >= 12)
 				return CELL_LOOKUP; /* a real, a text or a blob: SQLite converts */
 			if (col > 0) {
@@ -382,9 +415,10 @@ static enum cell read_record(const struct trace_rows_pages *pg, size_t n, struct
 
 /* Leaf cell i into r (CELL_ROW), or only its seq (CELL_LOOKUP), or
  * CELL_BAD. */
-static enum cell read_cell(const struct trace_rows_pages *pg, size_t n, struct trace_row *r,
-			   uint32_t i, int64_t *seq)
+static enum cell read_cell(struct trace_rows *rows, size_t n, struct trace_row *r, uint32_t i,
+			   int64_t *seq)
 {
+	const struct trace_rows_pages *pg = rows->pages;
 	const uint8_t *end = pg->leaf + pg->usable, *p;
 	uint32_t off = get16(pg->cells + 2 * i);
 	uint64_t payload, rowid;
@@ -400,7 +434,7 @@ static enum cell read_cell(const struct trace_rows_pages *pg, size_t n, struct t
 	if (payload > (uint64_t)(end - p))
 		return CELL_BAD;
 	r->v[0] = (int64_t)rowid;
-	return read_record(pg, n, r, p, payload);
+	return read_record(rows, n, r, p, payload);
 }
 
 static void pages_free(struct trace_rows_pages *pg)
@@ -433,7 +467,7 @@ static int decode_cell(struct trace *t, struct trace_rows *r, uint32_t i)
 {
 	struct trace_rows_pages *pg = r->pages;
 	struct trace_row *row = (struct trace_row *)(pg->block + pg->n_block * pg->stride);
-	enum cell c = read_cell(pg, r->n, row, i, &row->v[0]);
+	enum cell c = read_cell(r, r->n, row, i, &row->v[0]);
 
 	/* seqs only go up: else the tree is damaged */
 	if (c == CELL_BAD || (pg->any && row->v[0] <= pg->last))
@@ -455,6 +489,7 @@ static int fill_block(struct trace *t, struct trace_rows *r)
 	int rc;
 
 	pg->n_block = pg->pos = 0;
+	r->n_strings = 0; /* the previous leaf's texts */
 	while (pg->n_block == 0) {
 		if (pg->bad || (rc = next_leaf(pg)) < 0)
 			return -2;
@@ -544,6 +579,7 @@ static bool header_agrees(struct trace *t, struct trace_rows_pages *pg)
 	    st.st_size < count * (int64_t)pg->page_size)
 		return false;
 	pg->n_pages = (uint32_t)count;
+	pg->utf8 = get32(h + 56) == 1; /* the text encoding */
 	return true;
 }
 
@@ -595,7 +631,7 @@ static bool columns_agree(struct trace *t, struct trace_rows_pages *pg, const ch
 
 /* The pages of table, or NULL when SQLite must read it. */
 static struct trace_rows_pages *pages_open(struct trace *t, const char *table, const char *key,
-					   const char *const *cols, size_t n)
+					   const char *const *cols, size_t n, uint32_t text)
 {
 	struct trace_rows_pages *pg = xcalloc(1, sizeof(*pg));
 	int64_t root = 0;
@@ -608,8 +644,10 @@ static struct trace_rows_pages *pages_open(struct trace *t, const char *table, c
 	if (pg->fd < 0 || !header_agrees(t, pg) ||
 	    !query_int(t->db, "SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = ?",
 		       table, &root) ||
-	    root < 1 || root > pg->n_pages || !columns_agree(t, pg, table, key, cols, n))
+	    root < 1 || root > pg->n_pages || !columns_agree(t, pg, table, key, cols, n) ||
+	    (text && !pg->utf8))
 		goto no;
+	pg->in_order = pg->in_order && !text; /* read_in_order reads no text */
 	pg->root = (uint32_t)root;
 	pg->leaf = xcalloc(1, pg->page_size + PAGE_SLACK);
 	pg->stride = row_size(n);
@@ -622,11 +660,11 @@ no:
 /* ---- the rows --------------------------------------------------------- */
 
 int trace_rows_open(struct trace_rows *r, struct trace *t, const char *table, const char *key,
-		    const char *const *cols, size_t n, bool pages)
+		    const char *const *cols, size_t n, uint32_t text, bool pages)
 {
 	char *columns = xstrdup(key);
 
-	*r = (struct trace_rows){ .table = table, .key = key, .n = n };
+	*r = (struct trace_rows){ .table = table, .key = key, .n = n, .text = text << 1 };
 	if (n > TRACE_ROWS_MAX) {
 		free(columns);
 		return trace_fail(t, "memtrace report reads at most %d columns a table (a bug)",
@@ -640,8 +678,13 @@ int trace_rows_open(struct trace_rows *r, struct trace *t, const char *table, co
 	}
 	r->columns = columns;
 	r->sql_row = xcalloc(1, row_size(n));
-	r->pages = pages ? pages_open(t, table, key, cols, n) : NULL;
+	r->pages = pages ? pages_open(t, table, key, cols, n, text) : NULL;
 	return r->pages ? 0 : sql_start(t, r);
+}
+
+const char *trace_rows_text(const struct trace_rows *r, const struct trace_row *row, size_t col)
+{
+	return row->null >> col & 1 ? NULL : r->strings + row->v[col];
 }
 
 int trace_rows_next(struct trace *t, struct trace_rows *r)
@@ -662,5 +705,6 @@ void trace_rows_close(struct trace_rows *r)
 	pages_free(r->pages);
 	free(r->columns);
 	free(r->sql_row);
+	free(r->strings);
 	*r = (struct trace_rows){ 0 };
 }

@@ -17,9 +17,10 @@ typedef struct sqlite3_stmt sqlite3_stmt;
 
 struct trace_rows_pages;
 
-/* v[0] is the key (seq, or the id of sites), v[i] the i-th column named,
- * as sqlite3_column_int64 reads it; bit i of null is set when that
- * column is NULL, bit i of other when it holds a real, a text or a blob.
+/* v[0] is the key (seq, or the id of sites and frames), v[i] the i-th
+ * column named, as sqlite3_column_int64 reads it (a text column's:
+ * trace_rows_text); bit i of null is set when that column is NULL, bit i
+ * of other when it holds a real, a text or a blob.
  * A row has the values of its table's columns and no more: rows are
  * only seen through pointers. */
 struct trace_row {
@@ -43,6 +44,9 @@ struct trace_rows {
 	char *columns; /* "seq, a, b" */
 	size_t n;
 	struct trace_row *sql_row; /* what SQLite's rows are read into */
+	uint32_t text;		   /* bit i: v[i] is a text's offset in strings */
+	char *strings;		   /* the texts of the rows given, NUL-ended */
+	size_t n_strings, cap_strings;
 	sqlite3_stmt *s, *lookup;
 	struct trace_rows_pages *pages; /* NULL: SQLite's rows */
 	bool delivered;
@@ -50,11 +54,16 @@ struct trace_rows {
 };
 
 /* Open the rows of table, columns cols[0..n) (n <= TRACE_ROWS_MAX) after
- * its key column (INTEGER PRIMARY KEY, for the pages). pages: try the
- * file's pages (false: SQLite's rows only). On failure returns -1 with
- * t->error set; trace_rows_close in any case. */
+ * its key column (INTEGER PRIMARY KEY, for the pages). Bit i of text:
+ * cols[i] is read as sqlite3_column_text reads it. pages: try the file's
+ * pages (false: SQLite's rows only). On failure returns -1 with t->error
+ * set; trace_rows_close in any case. */
 int trace_rows_open(struct trace_rows *r, struct trace *t, const char *table, const char *key,
-		    const char *const *cols, size_t n, bool pages);
+		    const char *const *cols, size_t n, uint32_t text, bool pages);
+
+/* Text column col of row (1-based, as v): NULL for NULL. Valid while
+ * row is. */
+const char *trace_rows_text(const struct trace_rows *r, const struct trace_row *row, size_t col);
 
 /* The next row: 1, or 0 after the last, or -1 with t->error set. */
 int trace_rows_next(struct trace *t, struct trace_rows *r);

@@ -247,6 +247,7 @@ struct trace {
 		uint64_t from_pages, from_sql, lookups;
 		uint64_t alloc_lookups; /* frees whose allocation was asked of allocs */
 		uint64_t sites_from_pages; /* sites rows decoded from the pages */
+		uint64_t frames_from_pages; /* the same of frames */
 		bool handed_over;
 	} read_stats;
 

@@ -12,6 +12,7 @@
  *   no-alloc-lookups  every free found its allocation among those read
  *                before, without asking allocs for it
  *   site-pages   sites rows were decoded from the pages (trace_load)
+ *   frame-pages  the same of frames rows
  * and prints the counts and the bytes the frees freed. Exit 0 when all
  * holds. */
 #include <inttypes.h>
@@ -85,9 +86,42 @@ static int compare_event(const struct trace_event *a, const struct trace_event *
 	return bad;
 }
 
-static int compare(const struct read *sql, const struct read *pages, const char *how)
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The frames trace_load read, field by field. */
+static int compare_frames(const struct trace *a, const struct trace *b, const char *how)
 {
 	int bad = 0;
+
+	if (a->n_frames != b->n_frames) {
+		fprintf(stderr, "rows-same: %s: %zu and %zu frames\n", how, a->n_frames, b->n_frames);
+		return 1;
+	}
+	for (size_t i = 0; i < a->n_frames && bad < 20; i++) {
+		const struct trace_frame *x = &a->frames[i], *y = &b->frames[i];
+
+		if (x->id != y->id || x->kind != y->kind || x->ip != y->ip || x->offset != y->offset ||
+		    x->has_offset != y->has_offset || x->module != y->module ||
+		    x->line != y->line || !same_str(x->function, y->function) ||
+		    !same_str(x->file, y->file)) {
+			fprintf(stderr, "rows-same: %s: frame %zu (id %" PRId64 ") differs: %s %s:%" PRId64
+					" one way, %s %s:%" PRId64 " the other\n",
+				how, i, x->id, x->function ? x->function : "(null)",
+				x->file ? x->file : "(null)", x->line,
+				y->function ? y->function : "(null)", y->file ? y->file : "(null)",
+				y->line);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+static int compare(const struct read *sql, const struct read *pages, const char *how)
+{
+	int bad = compare_frames(&sql->t, &pages->t, how);
 
 	if (sql->rc != pages->rc) {
 		fprintf(stderr, "rows-same: %s: reading returned %d and %d (%s)\n", how, sql->rc,
@@ -129,6 +163,8 @@ static int expect(const struct read *r, const char *what)
 		ok = s->alloc_lookups == 0;
 	else if (strcmp(what, "site-pages") == 0)
 		ok = s->sites_from_pages > 0;
+	else if (strcmp(what, "frame-pages") == 0)
+		ok = s->frames_from_pages > 0;
 	else {
 		fprintf(stderr, "rows-same: unknown expectation %s\n", what);
 		return 1;
@@ -153,7 +189,8 @@ int main(int argc, char **argv)
 		return 1;
 	bad = compare(&sql, &pages, "SQLite's rows, the pages");
 	bad |= compare(&pages, &piped, "this thread, a thread of its own");
-	if (sql.t.read_stats.from_pages || sql.t.read_stats.sites_from_pages) {
+	if (sql.t.read_stats.from_pages || sql.t.read_stats.sites_from_pages ||
+	    sql.t.read_stats.frames_from_pages) {
 		fprintf(stderr, "rows-same: SQLite's rows were asked for, but the pages were read\n");
 		bad = 1;
 	}

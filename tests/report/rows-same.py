@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The reader's two ways of reading allocs, frees and sites give the same events
+"""The reader's two ways of reading allocs, frees, sites and frames give the same
+events and frames
 (report/trace-rows.c: the file's pages where they are safe to read, else
 SQLite's rows), and so does reading them on a thread of their own
 (trace-pipe.c):
@@ -10,8 +11,8 @@ event; the expectations after the trace say which way the rows must have
 come, so that each case is known to exercise what it is about:
 - the golden traces rewritten as schema version 2: from the pages;
 - values the pages leave to SQLite (text, reals, blobs, a cell on overflow
-  pages, records written before ALTER TABLE ADD COLUMN), in allocs, frees
-  and sites: looked up;
+  pages, records written before ALTER TABLE ADD COLUMN), in allocs, frees,
+  sites and frames: looked up;
 - seq declared "INTEGER PRIMARY KEY DESC", which is not the rowid: SQLite;
 - 512-byte and 64 KiB pages (trees three levels deep and one), 32 bytes
   reserved at the end of each page: from the pages;
@@ -87,7 +88,7 @@ def main():
         # the golden traces as version 2
         for name in ('oom', 'driver', 'sites', 'graphs', 'cupti', 'strings'):
             db = v2_of(tmp, sqlload, tov2, os.path.join(src, 'golden', name + '.sql'), name)
-            same(rows_same, db, 'pages', 'no-handover', 'site-pages')
+            same(rows_same, db, 'pages', 'no-handover', 'site-pages', 'frame-pages')
 
         # values that are not plain integers, a cell too big for its page,
         # integers of every width, NULLs
@@ -113,9 +114,17 @@ def main():
         sites = [r[0] for r in c.execute('SELECT id FROM sites ORDER BY id')]
         c.execute("UPDATE sites SET handle = '12', device = NULL WHERE id = ?", (sites[0],))
         c.execute('UPDATE sites SET op = 3.5, device = 1.0 WHERE id = ?', (sites[-1],))
+        # and frames whose function or file is not a text, or long enough
+        # for overflow pages
+        frames = [r[0] for r in c.execute('SELECT id FROM frames ORDER BY id')]
+        c.execute('UPDATE frames SET function = 42, file = NULL WHERE id = ?', (frames[0],))
+        c.execute("UPDATE frames SET function = x'41004243', line = 'x' WHERE id = ?",
+                  (frames[1],))
+        c.execute('UPDATE frames SET function = ? WHERE id = ?', ('f' * 9000, frames[-1]))
+        c.execute("UPDATE frames SET file = 'caf\u00e9.py' WHERE id = ?", (frames[-2],))
         c.commit()
         c.close()
-        same(rows_same, db, 'pages', 'lookups', 'no-handover', 'site-pages')
+        same(rows_same, db, 'pages', 'lookups', 'no-handover', 'site-pages', 'frame-pages')
 
         # rows written before a column was added: SQLite gives its default
         db = v2_of(tmp, sqlload, tov2, os.path.join(src, 'golden', 'oom.sql'), 'short')
@@ -141,7 +150,7 @@ def main():
             db = os.path.join(tmp, name + '.db')
             subprocess.run([gen, '--events', '30000', '--stacks', '50', '--out', db] + args,
                            check=True)
-            same(rows_same, db, 'pages', 'no-handover', 'site-pages')
+            same(rows_same, db, 'pages', 'no-handover', 'site-pages', 'frame-pages')
 
         # allocations freed long after they were made (a live set of
         # 30,000): the reader keeps the last 32,768 seqs' allocations
