@@ -1,5 +1,5 @@
-/* An integer table's rows in the order of its key (trace-rows.h): seq for
- * allocs and frees, id for sites; "seq" below is either. SQLite's row
+/* A table's rows in the order of its key (trace-rows.h): seq for allocs
+ * and frees, id for sites and frames; "seq" below is either. SQLite's row
  * interface costs about 170 ns a row of allocs or frees here, seven times
  * what decoding the same cells from the page costs; so where the file is
  * known to hold exactly what SQLite would read, the table's b-tree is

@@ -1,7 +1,7 @@
-/* The rows of one of a trace's integer tables (allocs, frees, sites) in
- * the order of their integer primary key: read straight from the database
- * file's b-tree pages where that gives what SQLite would, else through
- * SQLite's rows. Internal to the reader (trace-read.c);
+/* The rows of one of a trace's tables keyed by an INTEGER PRIMARY KEY
+ * (allocs, frees, sites, frames) in key order: read straight from the
+ * database file's b-tree pages where that gives what SQLite would, else
+ * through SQLite's rows. Internal to the reader (trace-read.c);
  * docs/performance.md says why it exists. */
 #pragma once
 
