@@ -155,11 +155,16 @@ static bool wal_has_data(const char *path)
 }
 
 /* memtrace switches a new trace to WAL mode before anything else: a
- * rollback journal beside it, and no -wal, means the program was killed
- * in that first moment, before any hooked call had returned. */
+ * rollback journal beside it, and no -wal data, means the program was
+ * killed in that first moment, before any hooked call had returned. The
+ * journal may be empty: killed after SQLite created it, before it wrote
+ * to it. */
 static bool half_created(const char *path)
 {
-	return sidecar_has_data(path, "-journal") && !wal_has_data(path);
+	_autofree_ char *journal = xasprintf("%s-journal", path);
+	struct stat st;
+
+	return stat(journal, &st) == 0 && S_ISREG(st.st_mode) && !wal_has_data(path);
 }
 
 static int first_read(struct trace *t)

@@ -87,6 +87,10 @@ run 1 'is empty' empty.db
 : >half.db-wal
 printf 'journal' >half.db-journal
 run 1 'was left half-created' half.db
+# killed after SQLite created the journal, before it wrote to it
+: >half-empty.db
+: >half-empty.db-journal
+run 1 'was left half-created' half-empty.db
 printf 'SQLite format 3\000garbage garbage garbage' >header-only.db
 run 1 '' header-only.db
 
