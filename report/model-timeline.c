@@ -209,7 +209,7 @@ static void sift_down(struct model_stack_live *heap, size_t n, size_t i)
 }
 
 /* The live stacks, the TIMELINE_SNAPSHOT_STACKS largest kept (those a
- * sort of all would put first), sorted; the others summed. A heap of the
+ * sort of all would put first), in the heap's order; the others summed. A heap of the
  * kept ones, not a sort of all: a trace of many stacks takes 64 of these
  * whatever its length. */
 static void snapshot(struct model_timeline *tl, const struct model *m, int64_t t)
@@ -253,14 +253,18 @@ static void snapshot(struct model_timeline *tl, const struct model *m, int64_t t
 			sift_down(s->stacks, s->n_stacks, 0);
 		}
 	}
-	if (s->n_stacks > 1)
-		qsort(s->stacks, s->n_stacks, sizeof(*s->stacks), cmp_stack_live);
 	for (size_t i = 0; i < s->n_stacks; i++) {
 		bytes -= s->stacks[i].bytes;
 		count -= s->stacks[i].count;
 	}
 	s->other_bytes = bytes;
 	s->other_count = count;
+}
+
+void model_timeline_sort_stacks(struct model_stack_live *stacks, size_t n)
+{
+	if (n > 1)
+		qsort(stacks, n, sizeof(*stacks), cmp_stack_live);
 }
 
 static bool wants_marker(int kind)

@@ -36,7 +36,10 @@
 struct timeline_snapshot {
 	int64_t time_ns;
 	uint64_t live_bytes, live_count;
-	struct model_stack_live *stacks; /* largest first */
+	/* the largest live stacks, in no order: only the HTML page shows
+	 * them in order (model_timeline_sort_stacks), and sorting every
+	 * moment's cost a tenth of a report of many ranks */
+	struct model_stack_live *stacks;
 	size_t n_stacks;
 	uint64_t other_bytes, other_count; /* the stacks not kept */
 };
@@ -161,6 +164,9 @@ void model_timeline_mark(struct model_timeline *tl, const struct trace_event *ev
 void model_timeline_add_before(struct model_timeline *tl, const struct trace_bucket *b,
 			       int64_t first_ns);
 bool model_timeline_add_snapshot(struct model_timeline *tl, struct timeline_snapshot *s);
+
+/* A moment's stacks, largest first (ties: the lower stack id first). */
+void model_timeline_sort_stacks(struct model_stack_live *stacks, size_t n);
 
 /* Device bytes live at time_ns, as the buckets know it: the last value
  * recorded in the bucket of time_ns or before it. */

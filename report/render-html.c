@@ -359,6 +359,9 @@ static void moment_group(struct moment *mo, int64_t stack, uint64_t bytes, uint6
 
 static void moments_samples(const struct model_timeline *tl, struct moments *ms)
 {
+	struct model_stack_live *sorted = NULL;
+	size_t cap = 0;
+
 	for (size_t i = 0; tl && i < tl->n_snaps; i++) {
 		const struct timeline_snapshot *s = &tl->snaps[i];
 		struct moment *mo = moment_add(ms, s->time_ns, "sample");
@@ -366,11 +369,17 @@ static void moments_samples(const struct model_timeline *tl, struct moments *ms)
 		snprintf(mo->name, sizeof(mo->name), "%s", fmt_seconds(s->time_ns).s);
 		mo->live = s->live_bytes;
 		mo->count = s->live_count;
+		/* the largest first: those past SAMPLE_STACKS go to "other" */
+		grow_array(&sorted, &cap, s->n_stacks, sizeof(*sorted));
+		if (s->n_stacks)
+			memcpy(sorted, s->stacks, s->n_stacks * sizeof(*sorted));
+		model_timeline_sort_stacks(sorted, s->n_stacks);
 		for (size_t g = 0; g < s->n_stacks; g++)
-			moment_group(mo, s->stacks[g].stack, s->stacks[g].bytes, s->stacks[g].count);
+			moment_group(mo, sorted[g].stack, sorted[g].bytes, sorted[g].count);
 		mo->other_bytes += s->other_bytes;
 		mo->other_count += s->other_count;
 	}
+	free(sorted);
 }
 
 static void moments_ooms(const struct model *m, struct moments *ms)
