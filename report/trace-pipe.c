@@ -1,16 +1,23 @@
 /* trace_read_events with the reading on a thread of its own (trace.h):
  * the reader fills batches of events while the caller's thread hands the
  * previous ones to fn, so on two cores the model's pass and the reading
- * overlap. A ring of PIPE_BATCHES batches bounds the memory; a batch
- * changes hands under one mutex, so the cost of passing is per batch,
- * not per event. */
+ * overlap. A ring of PIPE_BATCHES batches bounds the memory.
+ *
+ * A batch changes hands by a count (filled, emptied), each written by one
+ * side and read by the other, with no lock. A side with nothing to do
+ * sleeps until the other is PIPE_WAKE batches on, not the next one: on
+ * two cores the faster side would otherwise sleep and be woken once a
+ * batch, and a wake-up costs the waking side, the slower one, a system
+ * call (on a virtual machine, more). */
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "trace.h"
 #include "util-mem.h"
 
 #define PIPE_BATCH 512
 #define PIPE_BATCHES 8
+#define PIPE_WAKE (PIPE_BATCHES / 2)
 
 struct batch {
 	size_t n;
@@ -19,32 +26,67 @@ struct batch {
 
 struct pipe {
 	struct trace *t;
-	pthread_mutex_t lock;
-	pthread_cond_t changed; /* a batch was filled or emptied, or the reading ended */
 	struct batch *ring;
-	size_t filled, emptied; /* batches, counted from the start */
-	bool done;		/* the reader filled its last batch */
-	int rc;			/* trace_read_events' */
+	_Atomic size_t filled, emptied; /* batches, counted from the start */
+	_Atomic bool done;		/* the reader filled its last batch */
+	int rc;				/* trace_read_events', once done */
+	/* the sleeping side's: set under lock, which the waking side takes
+	 * to signal */
+	_Atomic bool reader_sleeps, model_sleeps;
+	pthread_mutex_t lock;
+	pthread_cond_t room, more;
 };
+
+/* Whether the reader has room enough to go on after sleeping. */
+static bool room_enough(struct pipe *p, size_t filled)
+{
+	return filled - atomic_load(&p->emptied) <= PIPE_BATCHES - PIPE_WAKE;
+}
+
+/* Whether the model has batches enough to go on after sleeping. */
+static bool more_enough(struct pipe *p, size_t emptied)
+{
+	return atomic_load(&p->done) || atomic_load(&p->filled) - emptied >= PIPE_WAKE;
+}
+
+/* The sleeper's flag is set before it looks at the count, and the count
+ * is stored before the other side looks at the flag (all sequentially
+ * consistent): either the sleeper sees the new count, or the other side
+ * sees the flag and signals under the lock the sleeper holds until it
+ * waits. */
+static void wake(struct pipe *p, pthread_cond_t *c)
+{
+	pthread_mutex_lock(&p->lock);
+	pthread_cond_signal(c);
+	pthread_mutex_unlock(&p->lock);
+}
 
 /* The reader's batch is full (or the reading ended): hand it over, and
  * wait for room for the next one. */
 static void hand_over(struct pipe *p)
 {
-	pthread_mutex_lock(&p->lock);
-	p->filled++;
-	pthread_cond_signal(&p->changed);
-	while (p->filled - p->emptied == PIPE_BATCHES)
-		pthread_cond_wait(&p->changed, &p->lock);
-	pthread_mutex_unlock(&p->lock);
-	p->ring[p->filled % PIPE_BATCHES].n = 0;
+	size_t filled = atomic_load_explicit(&p->filled, memory_order_relaxed) + 1;
+
+	atomic_store(&p->filled, filled);
+	if (atomic_load(&p->model_sleeps) && more_enough(p, atomic_load(&p->emptied)))
+		wake(p, &p->more);
+	if (filled - atomic_load(&p->emptied) == PIPE_BATCHES) {
+		pthread_mutex_lock(&p->lock);
+		atomic_store(&p->reader_sleeps, true);
+		while (!room_enough(p, filled))
+			pthread_cond_wait(&p->room, &p->lock);
+		atomic_store(&p->reader_sleeps, false);
+		pthread_mutex_unlock(&p->lock);
+	}
+	p->ring[filled % PIPE_BATCHES].n = 0;
 }
 
 /* The reader writes each event in place in the batch it fills. */
 static struct trace_event *slot(void *ctx)
 {
 	struct pipe *p = ctx;
-	struct batch *b = &p->ring[p->filled % PIPE_BATCHES];
+	struct batch *b = &p->ring[atomic_load_explicit(&p->filled, memory_order_relaxed) %
+				   PIPE_BATCHES];
 
 	return &b->ev[b->n];
 }
@@ -52,7 +94,8 @@ static struct trace_event *slot(void *ctx)
 static void push(void *ctx)
 {
 	struct pipe *p = ctx;
-	struct batch *b = &p->ring[p->filled % PIPE_BATCHES];
+	struct batch *b = &p->ring[atomic_load_explicit(&p->filled, memory_order_relaxed) %
+				   PIPE_BATCHES];
 
 	if (++b->n == PIPE_BATCH)
 		hand_over(p);
@@ -63,37 +106,43 @@ static void *reader(void *arg)
 	struct pipe *p = arg;
 	int rc = trace_read_events_sink(p->t, &(struct trace_sink){ .slot = slot, .done = push,
 								     .ctx = p });
+	size_t filled = atomic_load_explicit(&p->filled, memory_order_relaxed);
 
-	pthread_mutex_lock(&p->lock);
-	if (p->ring[p->filled % PIPE_BATCHES].n)
-		p->filled++;
-	p->rc = rc;
-	p->done = true;
-	pthread_cond_signal(&p->changed);
-	pthread_mutex_unlock(&p->lock);
+	p->rc = rc; /* before done, which publishes it */
+	if (p->ring[filled % PIPE_BATCHES].n)
+		atomic_store(&p->filled, filled + 1);
+	atomic_store(&p->done, true);
+	if (atomic_load(&p->model_sleeps))
+		wake(p, &p->more);
 	return NULL;
 }
 
 /* The next filled batch, or NULL once the reader is done. */
 static struct batch *next_batch(struct pipe *p)
 {
-	struct batch *b = NULL;
+	size_t emptied = atomic_load_explicit(&p->emptied, memory_order_relaxed);
 
-	pthread_mutex_lock(&p->lock);
-	while (p->emptied == p->filled && !p->done)
-		pthread_cond_wait(&p->changed, &p->lock);
-	if (p->emptied < p->filled)
-		b = &p->ring[p->emptied % PIPE_BATCHES];
-	pthread_mutex_unlock(&p->lock);
-	return b;
+	if (emptied == atomic_load(&p->filled) && !atomic_load(&p->done)) {
+		pthread_mutex_lock(&p->lock);
+		atomic_store(&p->model_sleeps, true);
+		while (!more_enough(p, emptied))
+			pthread_cond_wait(&p->more, &p->lock);
+		atomic_store(&p->model_sleeps, false);
+		pthread_mutex_unlock(&p->lock);
+	}
+	/* done is stored after the last filled */
+	if (emptied == atomic_load(&p->filled))
+		return NULL;
+	return &p->ring[emptied % PIPE_BATCHES];
 }
 
 static void emptied(struct pipe *p)
 {
-	pthread_mutex_lock(&p->lock);
-	p->emptied++;
-	pthread_cond_signal(&p->changed);
-	pthread_mutex_unlock(&p->lock);
+	size_t emptied = atomic_load_explicit(&p->emptied, memory_order_relaxed) + 1;
+
+	atomic_store(&p->emptied, emptied);
+	if (atomic_load(&p->reader_sleeps) && room_enough(p, atomic_load(&p->filled)))
+		wake(p, &p->room);
 }
 
 int trace_read_events_pipe(struct trace *t, trace_event_fn fn, trace_ahead_fn ahead, void *ctx)
@@ -104,12 +153,14 @@ int trace_read_events_pipe(struct trace *t, trace_event_fn fn, trace_ahead_fn ah
 
 	p.ring = xcalloc(PIPE_BATCHES, sizeof(*p.ring));
 	pthread_mutex_init(&p.lock, NULL);
-	pthread_cond_init(&p.changed, NULL);
+	pthread_cond_init(&p.room, NULL);
+	pthread_cond_init(&p.more, NULL);
 	if (pthread_create(&thread, NULL, reader, &p) != 0) {
 		/* no thread to be had: read on this one */
 		free(p.ring);
 		pthread_mutex_destroy(&p.lock);
-		pthread_cond_destroy(&p.changed);
+		pthread_cond_destroy(&p.room);
+		pthread_cond_destroy(&p.more);
 		return trace_read_events(t, fn, ctx);
 	}
 	while ((b = next_batch(&p))) {
@@ -124,7 +175,8 @@ int trace_read_events_pipe(struct trace *t, trace_event_fn fn, trace_ahead_fn ah
 	}
 	pthread_join(thread, NULL);
 	pthread_mutex_destroy(&p.lock);
-	pthread_cond_destroy(&p.changed);
+	pthread_cond_destroy(&p.room);
+	pthread_cond_destroy(&p.more);
 	free(p.ring);
 	return p.rc;
 }
