@@ -15,7 +15,11 @@
 #include "trace.h"
 #include "util-mem.h"
 
-#define PIPE_BATCH 512
+/* 8 batches of 256 events, 344 KiB in all: the ring stays within a core's
+ * L2 cache (512 KiB here). Twice that was 13% slower in median wall time
+ * on 10M events (13 interleaved runs, three sets), whether as 8 batches of
+ * 512 or 16 of 256; 4 of 512 was as fast. */
+#define PIPE_BATCH 256
 #define PIPE_BATCHES 8
 #define PIPE_WAKE (PIPE_BATCHES / 2)
 
