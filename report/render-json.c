@@ -18,12 +18,27 @@
  * stdio call for each cost more than the rest of the writing. */
 #define JW_BUF 65536
 
+/* A frame's JSON, kept the first time it is written: a frame is written
+ * for every stack it is in, and escaping its strings each time was most
+ * of the writing of a report with many sites. */
+struct frame_memo {
+	char *json; /* from '{' to '}'; NULL: not kept yet */
+	size_t len;
+};
+
+/* Frames longer than this are written anew each time (names of kilobytes
+ * are rare): one kept is always whole in the buffer. */
+#define FRAME_MEMO_MAX (JW_BUF / 4)
+
 struct jw {
 	FILE *f;
 	int depth;
 	bool first[MAX_DEPTH];
 	bool inline_[MAX_DEPTH];
 	size_t n;
+	uint64_t flushes;
+	struct frame_memo *frames; /* by index in the trace's frames */
+	size_t n_frames;
 	char buf[JW_BUF];
 };
 
@@ -32,6 +47,7 @@ static void jw_flush(struct jw *w)
 	if (w->n)
 		fwrite(w->buf, 1, w->n, w->f);
 	w->n = 0;
+	w->flushes++;
 }
 
 /* Room for need bytes (at most JW_BUF) at the end of the buffer. */
@@ -113,9 +129,9 @@ static void jw_key(struct jw *w, const char *key)
 	}
 }
 
-static void jw_open(struct jw *w, const char *key, char c, bool inline_)
+/* jw_open once the separator is out (jw_sep). */
+static void jw_open_here(struct jw *w, char c, bool inline_)
 {
-	jw_key(w, key);
 	jw_putc(w, c);
 	/* deeper than MAX_DEPTH never happens: the report's shape is fixed */
 	if (w->depth < MAX_DEPTH) {
@@ -123,6 +139,12 @@ static void jw_open(struct jw *w, const char *key, char c, bool inline_)
 		w->inline_[w->depth] = inline_ || (w->depth > 0 && w->inline_[w->depth - 1]);
 		w->depth++;
 	}
+}
+
+static void jw_open(struct jw *w, const char *key, char c, bool inline_)
+{
+	jw_key(w, key);
+	jw_open_here(w, c, inline_);
 }
 
 static void jw_close(struct jw *w, char c)
@@ -325,12 +347,12 @@ static void write_devices(struct jw *w, const struct model *m)
 	jw_close(w, ']');
 }
 
-static void write_frame(struct jw *w, const struct trace *t, const struct trace_frame *f)
+static void write_frame_fields(struct jw *w, const struct trace *t, const struct trace_frame *f)
 {
 	const struct trace_module *mod = trace_frame_module(t, f);
 	static const char *const kinds[] = { "native", "python" };
 
-	jw_open(w, NULL, '{', true);
+	jw_open_here(w, '{', true);
 	jw_str(w, "function", f ? f->function : NULL);
 	jw_str(w, "symbol", f ? f->symbol : NULL);
 	jw_str(w, "file", f ? f->file : NULL);
@@ -345,6 +367,37 @@ static void write_frame(struct jw *w, const struct trace *t, const struct trace_
 		jw_null(w, "offset");
 	jw_str(w, "kind", f && f->kind >= 0 && f->kind <= 1 ? kinds[f->kind] : NULL);
 	jw_close(w, '}');
+}
+
+/* A frame, inline: the same bytes wherever it is but for the separator
+ * before it, so from the second time on they are copied from its memo. */
+static void write_frame(struct jw *w, const struct trace *t, const struct trace_frame *f)
+{
+	size_t i = f ? (size_t)(f - t->frames) : 0;
+	struct frame_memo *memo;
+	uint64_t flushes;
+	size_t from;
+
+	jw_sep(w);
+	if (!f || i >= w->n_frames) {
+		write_frame_fields(w, t, f);
+		return;
+	}
+	memo = &w->frames[i];
+	if (memo->json) {
+		jw_put(w, memo->json, memo->len);
+		return;
+	}
+	if (JW_BUF - w->n < FRAME_MEMO_MAX)
+		jw_flush(w);
+	from = w->n;
+	flushes = w->flushes;
+	write_frame_fields(w, t, f);
+	if (w->flushes == flushes) { /* all of it is in the buffer */
+		memo->len = w->n - from;
+		memo->json = xmalloc(memo->len);
+		memcpy(memo->json, w->buf + from, memo->len);
+	}
 }
 
 static void write_frames(struct jw *w, const struct trace *t, int64_t stack, const char *key)
@@ -820,6 +873,8 @@ void render_json(FILE *f, const struct trace *t, const struct model *m,
 	struct render_opts all = { .top = o->top_given ? o->top : 0, .top_given = o->top_given };
 
 	w->f = f;
+	w->n_frames = t->n_frames;
+	w->frames = xcalloc(w->n_frames ? w->n_frames : 1, sizeof(*w->frames));
 	jw_open(w, NULL, '{', false);
 	jw_i64(w, "memtrace_report", 1);
 	write_trace(w, t, m);
@@ -846,5 +901,8 @@ void render_json(FILE *f, const struct trace *t, const struct model *m,
 	jw_close(w, '}');
 	jw_putc(w, '\n');
 	jw_flush(w);
+	for (size_t i = 0; i < w->n_frames; i++)
+		free(w->frames[i].json);
+	free(w->frames);
 	free(w);
 }
