@@ -366,20 +366,12 @@ fi
 # characters) or must make room for them (8,000), in several stacks: every
 # frame the same wherever it is written, each name whole (the writer keeps
 # a frame's JSON the first time and copies it after)
+cp good.db long-names.db
 cat >long-names.sql <<'SQL'
-PRAGMA user_version = 1;
-CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE apis(id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-CREATE TABLE modules(id INTEGER PRIMARY KEY, path TEXT NOT NULL, base INTEGER NOT NULL, build_id TEXT);
-CREATE TABLE frames(id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, ip INTEGER, module INTEGER, offset INTEGER, function TEXT, file TEXT, line INTEGER);
-CREATE TABLE stack_frames(stack INTEGER NOT NULL, depth INTEGER NOT NULL, frame INTEGER NOT NULL, PRIMARY KEY(stack, depth)) WITHOUT ROWID;
-CREATE TABLE threads(id INTEGER PRIMARY KEY, name TEXT);
-CREATE TABLE events(seq INTEGER PRIMARY KEY, time_ns INTEGER NOT NULL, kind INTEGER NOT NULL, api INTEGER NOT NULL, thread INTEGER, device INTEGER, stream INTEGER, address INTEGER, bytes INTEGER, mem INTEGER, stack INTEGER, status INTEGER);
-CREATE TABLE ooms(seq INTEGER PRIMARY KEY, device_free INTEGER, device_total INTEGER);
-INSERT INTO meta VALUES ('format', 'memtrace-trace'), ('schema_version', '1'),
-  ('pid', '1'), ('end_monotonic_ns', '100'), ('end', 'exit');
-INSERT INTO apis VALUES (1, 'cudaMalloc');
-INSERT INTO modules VALUES (1, '/nonexistent/long', 4096, NULL);
+DELETE FROM events;
+DELETE FROM ooms;
+DELETE FROM stack_frames;
+DELETE FROM frames;
 INSERT INTO frames VALUES
   (1, 0, 4196, 1, 100, 'main', NULL, NULL),
   (2, 0, 4296, 1, 200, replace(hex(zeroblob(20000)), '0', 'a'), NULL, NULL),
@@ -389,11 +381,11 @@ INSERT INTO stack_frames VALUES (1, 0, 2), (1, 1, 1),
   (2, 0, 3), (2, 1, 4), (2, 2, 1),
   (3, 0, 4), (3, 1, 2), (3, 2, 3), (3, 3, 1);
 INSERT INTO events VALUES
-  (0, 10, 1, 1, NULL, 0, 0, 1048576, 1048576, 1, 1, 0),
-  (1, 20, 1, 1, NULL, 0, 0, 4194304, 2097152, 1, 2, 0),
-  (2, 30, 1, 1, NULL, 0, 0, 8388608, 3145728, 1, 3, 0);
+  (0, 10, 1, 1, 4242, 0, 0, 1048576, 1048576, 1, 1, 0),
+  (1, 20, 1, 1, 4242, 0, 0, 4194304, 2097152, 1, 2, 0),
+  (2, 30, 1, 1, 4242, 0, 0, 8388608, 3145728, 1, 3, 0);
 SQL
-trace long-names.db long-names.sql
+"$sqlload" long-names.db long-names.sql
 run 0 '' long-names.db --format json
 if command -v python3 >/dev/null; then
 	python3 - out <<'PY' || fail "long names: frames differ or are cut (above)"
