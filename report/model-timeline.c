@@ -150,7 +150,11 @@ static void record_devices(struct model_timeline *tl, const struct model *m, siz
 	}
 }
 
-static void record(struct model_timeline *tl, const struct model *m, int64_t t)
+/* record's way for an event outside the bucket of the one before, or on
+ * a trace of several devices: out of line, so that the common way is a
+ * few instructions in model_timeline_feed. */
+static __attribute__((noinline)) void record_slow(struct model_timeline *tl,
+						  const struct model *m, int64_t t)
 {
 	uint64_t live = m->device.live_bytes;
 	size_t i;
@@ -174,6 +178,26 @@ static void record(struct model_timeline *tl, const struct model *m, int64_t t)
 	record_devices(tl, m, i, t);
 	if (i + 1 > tl->n_buckets)
 		tl->n_buckets = i + 1;
+}
+
+/* The model's state after an event at t into its bucket. Most events fall
+ * in the bucket of the one before (the memo cur_lo..cur_hi, whose bucket
+ * n_buckets already counts) on a trace of one device whose line is 0. */
+static inline void record(struct model_timeline *tl, const struct model *m, int64_t t)
+{
+	struct timeline_device_line *l = &tl->devices[0];
+	uint64_t live = m->device.live_bytes;
+
+	if (!(t >= tl->cur_lo && t < tl->cur_hi && m->n_devices == 1 && tl->n_devices == 1 &&
+	      l->device == m->devices[0].id)) {
+		record_slow(tl, m, t);
+		return;
+	}
+	trace_bucket_put(&tl->buckets[tl->cur_i], t, live, &tl->last_live);
+	live = m->devices[0].live_bytes;
+	trace_bucket_put(&l->buckets[tl->cur_i], t, live, &l->last_live);
+	if (live > l->max)
+		l->max = live;
 }
 
 static int cmp_stack_live(const void *a, const void *b)
@@ -426,7 +450,8 @@ void model_timeline_feed(struct model_timeline *tl, const struct model *m,
 		tl->started = true;
 		tl->first_ns = t;
 	}
-	while (past_end(tl, t) && tl->width <= INT64_MAX / 4)
+	/* within the bucket of the event before: not past the end */
+	while (t >= tl->cur_hi && past_end(tl, t) && tl->width <= INT64_MAX / 4)
 		halve(tl);
 	/* the live set as it was when the line crossed the next moment; a
 	 * quiet stretch crossing several gives one (they would be the same) */
