@@ -4,11 +4,15 @@
  * pools, the preallocation note). */
 #pragma once
 
+#include <assert.h>
+
 #include "model.h"
 #include "util-math.h"
 
 #define MODEL_NONE UINT32_MAX
 
+/* 48 bytes: with the map's key and hash, a slot of the live map is one
+ * cache line (util-map.c aligns them). */
 struct model_live {
 	uint64_t bytes;
 	uint64_t stream; /* the allocation's stream, 0 when none */
@@ -18,14 +22,16 @@ struct model_live {
 	uint32_t site, holder; /* that stack's indices in sites / stacks */
 	uint32_t pool;	       /* index in pools, or MODEL_NONE */
 	uint32_t op;	       /* index in ops, or MODEL_NONE */
-	int mem;
-	int device;
-	bool cupti; /* seen by CUPTI alone (model-cupti.c) */
+	int32_t device;
+	uint8_t mem; /* enum mt_mem_kind: only kinds the model tracks are ever live */
+	bool cupti : 1; /* seen by CUPTI alone (model-cupti.c) */
 	/* counted in the timeline's tables by stream and by thread
 	 * (model-timeline.c), in these slots of them */
-	bool tl_live;
+	bool tl_live : 1;
 	uint8_t tl_stream, tl_thread;
 };
+
+static_assert(sizeof(struct model_live) == 48, "a live map slot is one cache line");
 
 /* What the last allocation of a stack resolved to (model.stack_memo). */
 struct model_stack_memo {

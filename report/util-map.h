@@ -40,8 +40,10 @@ bool map_next(const struct map *m, size_t *pos, uint64_t *key, void **val);
 
 struct map_slot_head {
 	uint64_t key;
-	uint64_t used;
+	uint64_t used; /* 0, or the key's hash with MAP_USED: removal reads it */
 };
+
+#define MAP_USED (1ULL << 63) /* above any slot index */
 
 /* splitmix64's finalizer: addresses are multiples of 256 or more and stack
  * ids are small and dense, so the low bits must be mixed from all of them. */
@@ -60,12 +62,12 @@ static inline struct map_slot_head *map_slot_(const struct map *m, size_t i)
 	return (struct map_slot_head *)(m->slots + i * m->slot_size);
 }
 
-/* Where key is (true), or the empty slot that ends its probe (false).
- * The map must have slots. */
-static inline bool map_find_(const struct map *m, uint64_t key, size_t *at)
+/* Where key, of hash h, is (true), or the empty slot that ends its probe
+ * (false). The map must have slots. */
+static inline bool map_find_hashed_(const struct map *m, uint64_t key, uint64_t h, size_t *at)
 {
 	size_t mask = m->cap - 1;
-	size_t i = map_hash64(key) & mask;
+	size_t i = h & mask;
 	struct map_slot_head *s;
 
 	while ((s = map_slot_(m, i))->used) {
@@ -77,6 +79,11 @@ static inline bool map_find_(const struct map *m, uint64_t key, size_t *at)
 	}
 	*at = i;
 	return false;
+}
+
+static inline bool map_find_(const struct map *m, uint64_t key, size_t *at)
+{
+	return map_find_hashed_(m, key, map_hash64(key), at);
 }
 
 /* The value stored under key, or NULL. Valid until the next insert or
@@ -114,28 +121,43 @@ static inline void *map_get_at(const struct map *m, uint64_t key, size_t *at)
 /* map_put when the map must grow first. */
 void *map_put_grow(struct map *m, uint64_t key, bool *inserted);
 
-/* The value under key, inserted zero-filled (and *inserted set) when the key
- * was absent. Valid until the next insert or remove. */
-static inline void *map_put(struct map *m, uint64_t key, bool *inserted)
+/* map_put whose value, when inserted, is left for the caller to fill
+ * whole (what it holds is undefined): the live map's insert, which writes
+ * its record at once. */
+static inline void *map_put_raw(struct map *m, uint64_t key, bool *inserted)
 {
 	struct map_slot_head *s;
+	uint64_t h = map_hash64(key);
 	size_t i;
 
 	/* keep the load at most 1/2: most lookups of the live map are misses
 	 * (new allocations), and a miss probes the whole cluster */
 	if ((m->len + 1) * 2 > m->cap)
 		return map_put_grow(m, key, inserted);
-	if (map_find_(m, key, &i)) {
+	if (map_find_hashed_(m, key, h, &i)) {
 		if (inserted)
 			*inserted = false;
 		return (unsigned char *)map_slot_(m, i) + MAP_SLOT_VAL;
 	}
 	s = map_slot_(m, i);
-	s->used = 1;
+	s->used = h | MAP_USED;
 	s->key = key;
-	memset((unsigned char *)s + MAP_SLOT_VAL, 0, m->val_size);
 	m->len++;
 	if (inserted)
 		*inserted = true;
 	return (unsigned char *)s + MAP_SLOT_VAL;
+}
+
+/* The value under key, inserted zero-filled (and *inserted set) when the key
+ * was absent. Valid until the next insert or remove. */
+static inline void *map_put(struct map *m, uint64_t key, bool *inserted)
+{
+	bool added;
+	void *v = map_put_raw(m, key, &added);
+
+	if (added)
+		memset(v, 0, m->val_size);
+	if (inserted)
+		*inserted = added;
+	return v;
 }

@@ -29,6 +29,18 @@ void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
+void *xcalloc_lines(size_t n, size_t size)
+{
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		out_of_memory(SIZE_MAX);
+	if (posix_memalign(&p, 64, n && size ? n * size : 1) != 0)
+		out_of_memory(n * size);
+	memset(p, 0, n * size);
+	return p;
+}
+
 void *xrealloc(void *p, size_t n, size_t size)
 {
 	void *q;

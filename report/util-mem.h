@@ -11,6 +11,8 @@
 
 void *xmalloc(size_t size);
 void *xcalloc(size_t n, size_t size);
+/* xcalloc on a cache line's boundary (64 bytes); free() frees it. */
+void *xcalloc_lines(size_t n, size_t size);
 void *xrealloc(void *p, size_t n, size_t size);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
