@@ -23,7 +23,8 @@ static bool recording(const struct model *m)
 	return m->moment.wanted && !m->moment.taken;
 }
 
-static void push(struct model *m, const struct model_action *a)
+/* Out of line: the callers return early on most events and need no frame. */
+static __attribute__((noinline)) void push(struct model *m, const struct model_action *a)
 {
 	struct model_moment *mo = &m->moment;
 

@@ -30,14 +30,9 @@ struct model_recent_free {
 
 static enum mem_class mem_class(int mem)
 {
-	switch (mem) {
-	case MT_MEM_DEVICE:
-	case MT_MEM_MANAGED:
-	case MT_MEM_POOL:
-	case MT_MEM_VMM_PHYSICAL:
-	case MT_MEM_ARRAY:
-	case MT_MEM_GRAPH: /* live only while physical: model-graph.c */
+	if (model_mem_is_device(mem)) /* graph memory: live only while physical (model-graph.c) */
 		return MEM_DEVICE_SIDE;
+	switch (mem) {
 	case MT_MEM_HOST_PINNED:
 		return MEM_HOST;
 	case MT_MEM_VMM_RESERVED:
@@ -46,11 +41,6 @@ static enum mem_class mem_class(int mem)
 		return MEM_APART;
 	}
 	return MEM_UNTRACKED;
-}
-
-bool model_mem_is_device(int mem)
-{
-	return mem_class(mem) == MEM_DEVICE_SIDE;
 }
 
 /* The class total a kind adds to, or NULL for the kinds listed apart. */
@@ -210,8 +200,10 @@ static void op_touch(struct model *m, struct model_op *op)
 	}
 }
 
-/* rec's bytes to (add) or from its site, holder stack and op. */
-static void charge(struct model *m, const struct model_live *rec, bool add)
+/* rec's bytes to (add) or from its site, holder stack and op. Inline: once
+ * an allocation and once a free, in model_live_add and _sub. */
+static inline __attribute__((always_inline)) void charge(struct model *m,
+							  const struct model_live *rec, bool add)
 {
 	struct model_site *s = &m->sites[rec->site];
 	struct model_stack_live *st = &m->stacks[rec->holder];
@@ -259,7 +251,11 @@ static void mem_sub(struct model_mem *mm, uint64_t bytes)
 	mm->live_count--;
 }
 
-void model_live_add(struct model *m, const struct model_live *rec, int64_t time_ns)
+/* model_live_add and _sub inline, for the model's own allocations and
+ * frees: a call less an event. */
+static inline __attribute__((always_inline)) void live_add(struct model *m,
+							    const struct model_live *rec,
+							    int64_t time_ns)
 {
 	struct model_mem *cls = class_mem(m, rec->mem);
 
@@ -280,7 +276,8 @@ void model_live_add(struct model *m, const struct model_live *rec, int64_t time_
 		m->peak_epoch++;
 }
 
-void model_live_sub(struct model *m, const struct model_live *rec)
+static inline __attribute__((always_inline)) void live_sub(struct model *m,
+							    const struct model_live *rec)
 {
 	struct model_mem *cls = class_mem(m, rec->mem);
 
@@ -299,6 +296,16 @@ void model_live_sub(struct model *m, const struct model_live *rec)
 	}
 	if (cls)
 		mem_sub(cls, rec->bytes);
+}
+
+void model_live_add(struct model *m, const struct model_live *rec, int64_t time_ns)
+{
+	live_add(m, rec, time_ns);
+}
+
+void model_live_sub(struct model *m, const struct model_live *rec)
+{
+	live_sub(m, rec);
 }
 
 void model_live_move(struct model *m, struct model_live *rec, int64_t stack, uint32_t site,
@@ -480,11 +487,12 @@ void model_count_alloc(struct model *m, const struct trace_event *ev, const stru
 	}
 }
 
-struct model_live *model_live_insert(struct model *m, uint64_t address,
-				     const struct model_live *rec, int64_t time_ns)
+static inline __attribute__((always_inline)) struct model_live *
+live_insert(struct model *m, uint64_t address, const struct model_live *rec, int64_t time_ns)
 {
 	bool inserted;
-	struct model_live *slot = map_put(&m->live, address, &inserted);
+	/* its value is written whole below: *slot = *rec */
+	struct model_live *slot = map_put_raw(&m->live, address, &inserted);
 
 	if (!inserted) {
 		/* a free memtrace did not see: release the old one first */
@@ -502,9 +510,15 @@ struct model_live *model_live_insert(struct model *m, uint64_t address,
 		slot = map_get(&m->live, address);
 	}
 	*slot = *rec;
-	model_live_add(m, rec, time_ns);
+	live_add(m, rec, time_ns);
 	model_moment_live(m, address, rec, true, time_ns);
 	return slot;
+}
+
+struct model_live *model_live_insert(struct model *m, uint64_t address,
+				     const struct model_live *rec, int64_t time_ns)
+{
+	return live_insert(m, address, rec, time_ns);
 }
 
 static void on_alloc(struct model *m, const struct trace_event *ev)
@@ -527,7 +541,7 @@ static void on_alloc(struct model *m, const struct trace_event *ev)
 		return;
 	}
 	model_count_alloc(m, ev, &ev->site, &rec);
-	live = model_live_insert(m, ev->address, &rec, ev->time_ns);
+	live = live_insert(m, ev->address, &rec, ev->time_ns);
 	if (m->timeline_on)
 		model_timeline_alloc(m->timeline, live, ev);
 	if (ev->mem == MT_MEM_VMM_PHYSICAL)
@@ -576,11 +590,12 @@ static void on_free(struct model *m, const struct trace_event *ev)
 		remember_free(m, ev->address, RECENT_UNMATCHED, NULL);
 		return;
 	}
-	map_remove_at(&m->live, at, &rec); /* the live set is as the lookup left it */
+	rec = *live;
+	map_remove_at(&m->live, at, NULL); /* the live set is as the lookup left it */
 	if (rec.mem == MT_MEM_VMM_PHYSICAL)
 		model_vmm_forget(m, ev->address);
 	model_count_free(m, rec.mem, 1);
-	model_live_sub(m, &rec);
+	live_sub(m, &rec);
 	model_moment_live(m, ev->address, &rec, false, ev->time_ns);
 	if (rec.mem == MT_MEM_GRAPH)
 		model_graph_freed(m, ev->address, true);

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "trace-event.h"
+#include "trace-schema.h"
 #include "util-map.h"
 
 struct trace;
@@ -448,8 +449,16 @@ uint64_t model_site_key(const struct model *m, int64_t stack);
 uint64_t model_site_at_point(const struct model_site *s, size_t k);
 
 /* True for the kinds counted as device memory (device, managed, pool,
- * vmm_physical, array, and graph memory while it is physical). */
-bool model_mem_is_device(int mem);
+ * vmm_physical, array, and graph memory while it is physical). Inline:
+ * several calls an event. */
+#define MODEL_DEVICE_KINDS                                                                      \
+	(1u << MT_MEM_DEVICE | 1u << MT_MEM_MANAGED | 1u << MT_MEM_POOL |                       \
+	 1u << MT_MEM_VMM_PHYSICAL | 1u << MT_MEM_ARRAY | 1u << MT_MEM_GRAPH)
+
+static inline bool model_mem_is_device(int mem)
+{
+	return (unsigned)mem < 32 && (MODEL_DEVICE_KINDS >> mem & 1);
+}
 
 /* A row of the devices table; device events say the same. */
 void model_device_info(struct model *m, int device, uint64_t total, bool has_free,
