@@ -323,41 +323,66 @@ static int next_leaf(struct trace_rows_pages *pg)
 
 enum cell { CELL_ROW, CELL_LOOKUP, CELL_BAD };
 
+/* The bytes of a value of one-byte serial type st, for read_in_order:
+ * integers (1-6), NULL (0) and the constants 0 and 1 (8, 9); anything
+ * else is TYPE_OTHER, for read_record. */
+#define TYPE_OTHER 0x80
+static const uint8_t int_type_len[256] = {
+	[0] = 0, [1] = 1, [2] = 2, [3] = 3, [4] = 4, [5] = 6, [6] = 8,
+	[7] = TYPE_OTHER, [8] = 0, [9] = 0, [10 ... 255] = TYPE_OTHER,
+};
+
 /* The record at p (size bytes) into r the short way, or false to take
  * read_record's: the columns are the record's first fields, its header
  * is one byte long and their serial types one byte each, integers or
- * NULL (what the writer's rows are). seq must be NULL (the rowid). */
-static inline bool read_in_order(size_t n, struct trace_row *r, const uint8_t *p, uint64_t size)
+ * NULL (what the writer's rows are). seq must be NULL (the rowid). The
+ * types are checked first and the values then read without a check
+ * each; inline with n known (read_in_order), the loops unroll. */
+static inline __attribute__((always_inline)) bool
+read_in_order_n(size_t n, struct trace_row *r, const uint8_t *p, uint64_t size)
 {
-	/* the bytes of serial types 0-9 (7, a real, is not taken) */
-	static const uint8_t sizes[] = { 0, 1, 2, 3, 4, 6, 8, 0, 0, 0 };
-	const uint8_t *end = p + size, *body;
+	const uint8_t *types = p + 2, *body;
+	unsigned any_other = 0;
+	uint64_t total = 0;
 	uint32_t null = 0;
 
 	if (p[0] >= 0x80 || p[0] < n + 2 || p[0] > size || p[1] != 0)
 		return false;
 	body = p + p[0];
-	for (size_t col = 1; col <= n; col++) {
-		unsigned st = p[1 + col];
-		uint64_t be;
-		unsigned len;
+	for (size_t col = 0; col < n; col++) {
+		unsigned len = int_type_len[types[col]];
 
-		if (st > 9 || st == 7)
-			return false;
-		len = sizes[st];
-		if (len > (size_t)(end - body))
-			return false;
+		any_other |= len;
+		total += len;
+	}
+	if ((any_other & TYPE_OTHER) || total > (uint64_t)(p + size - body))
+		return false;
+	for (size_t col = 0; col < n; col++) {
+		unsigned st = types[col], len = int_type_len[st];
+		uint64_t be;
+
 		/* big-endian two's complement, len bytes: the top of an 8-byte
 		 * load, shifted down with its sign (PAGE_SLACK: in the buffer) */
 		memcpy(&be, body, sizeof(be));
 		be = __builtin_bswap64(be);
-		r->v[col] = len ? (int64_t)be >> (64 - 8 * len) : st == 9;
-		null |= (uint32_t)(st == 0) << col;
+		r->v[col + 1] = len ? (int64_t)be >> (64 - 8 * len) : st == 9;
+		null |= (uint32_t)(st == 0) << (col + 1);
 		body += len;
 	}
 	r->null = null;
 	r->other = 0;
 	return true;
+}
+
+/* The allocs table's 4 columns and the frees table's 3 (trace-read.c)
+ * with n a constant. */
+static inline bool read_in_order(size_t n, struct trace_row *r, const uint8_t *p, uint64_t size)
+{
+	switch (n) {
+	case 3: return read_in_order_n(3, r, p, size);
+	case 4: return read_in_order_n(4, r, p, size);
+	default: return read_in_order_n(n, r, p, size);
+	}
 }
 
 /* The columns of a record (at p, size bytes) into r: CELL_LOOKUP when
