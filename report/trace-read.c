@@ -4,9 +4,11 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "trace-rows.h"
 #include "trace-schema.h"
@@ -79,6 +81,97 @@ static int step_failed(struct trace *t, const char *table)
 		    table, t->path, sqlite3_errmsg(t->db));
 }
 
+/* ---- the files beside it ----------------------------------------------- */
+
+/* The report leaves a trace's directory as it found it. SQLite reads a
+ * WAL database through its -wal and -shm and creates them when missing,
+ * where it can; a read-only connection cannot fold the -wal in, so it
+ * leaves both behind (https://www.sqlite.org/wal.html, "Read-Only
+ * Databases"). The writer creates both before anything else and SQLite
+ * removes both at the last close, so a WAL trace with neither beside it
+ * is closed: it is read with immutable=1, which creates nothing. Any other
+ * is read through them (a running or killed writer's data is in the
+ * -wal), and what that made is removed after (tidy_sidecars). A
+ * rollback-journal file read-only makes nothing. docs/trace-format.md. */
+static const char *const sidecars[] = { "-wal", "-shm" };
+enum { SIDECAR_WAL = 1 << 0, SIDECAR_SHM = 1 << 1 }; /* bit i: sidecars[i] */
+
+/* SQLite's unix VFS: each connection holds a read lock on this byte of
+ * the -shm while it has the file open (the "DMS" of
+ * https://www.sqlite.org/walformat.html). */
+#define SHM_DMS_BYTE 128
+
+static unsigned sidecars_present(const char *path)
+{
+	unsigned present = 0;
+	struct stat st;
+
+	for (size_t i = 0; i < ARRAY_LENGTH(sidecars); i++) {
+		_autofree_ char *side = xasprintf("%s%s", path, sidecars[i]);
+
+		if (lstat(side, &st) == 0)
+			present |= 1u << i;
+	}
+	return present;
+}
+
+/* File format write and read versions (bytes 18, 19) 2: WAL mode
+ * (https://www.sqlite.org/fileformat2.html, "The Database Header"). */
+static bool wal_mode(const char *path)
+{
+	unsigned char h[20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool wal = fd >= 0 && pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+		   memcmp(h, "SQLite format 3", 16) == 0 && h[18] == 2 && h[19] == 2;
+
+	if (fd >= 0)
+		close(fd);
+	return wal;
+}
+
+static bool closed_trace(const char *path)
+{
+	return wal_mode(path) && sidecars_present(path) == 0;
+}
+
+static void unlink_if_empty(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+		unlink(path);
+}
+
+/* After the connection is closed: remove the sidecars it made, a -wal
+ * only if empty (ours holds nothing, a writer's would), and neither while
+ * someone else has the -shm open: an OFD lock on its DMS byte conflicts
+ * with any connection's, this process's others included, and held while
+ * removing it, no connection starts on it. (Closing the descriptor drops
+ * this process's own locks on the -shm: only a trace named twice in one
+ * run has any.) */
+static void tidy_sidecars(const struct trace *t)
+{
+	unsigned made = sidecars_present(t->path) & ~t->sidecars_found;
+	struct flock lock = {
+		.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = SHM_DMS_BYTE, .l_len = 1
+	};
+
+	if (!made)
+		return;
+	_autofree_ char *wal = xasprintf("%s-wal", t->path);
+	_autofree_ char *shm = xasprintf("%s-shm", t->path);
+	int fd = open(shm, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 || fcntl(fd, F_OFD_SETLK, &lock) == 0) {
+		if (made & SIDECAR_WAL)
+			unlink_if_empty(wal);
+		if (made & SIDECAR_SHM)
+			unlink(shm);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
 /* ---- opening ---------------------------------------------------------- */
 
 /* "file:" URI for path with immutable=1; URI syntax needs %, ?, # quoted. */
@@ -109,6 +202,7 @@ static int open_db(struct trace *t, bool immutable)
 		t->db = NULL;
 	}
 	t->immutable = immutable;
+	t->shared |= !immutable;
 	if (sqlite3_open_v2(immutable ? uri : t->path, &t->db, flags, NULL) != SQLITE_OK)
 		return trace_fail(t, "cannot open %s: %s", t->path,
 			    t->db ? sqlite3_errmsg(t->db) : "out of memory");
@@ -250,7 +344,7 @@ static int check_schema(struct trace *t)
 				    t->path);
 		if (count_tables(t, &n) < 0)
 			return -1;
-		if (n == 0 && t->immutable)
+		if (n == 0 && t->wal_ignored)
 			return trace_fail(t, "cannot read %s: its data is still in its -wal file, and "
 				       "its -shm cannot be created here (read-only directory?): "
 				       "copy the trace with its -wal and -shm to a writable directory",
@@ -303,14 +397,19 @@ int trace_open(struct trace *t, const char *path, const struct trace_site_rules 
 	map_init(&t->same_frame, sizeof(uint32_t));
 	map_init(&t->site_index, sizeof(uint32_t));
 
-	if (check_file(t) < 0 || open_db(t, false) < 0)
+	if (check_file(t) < 0)
+		return -1;
+	t->sidecars_found = sidecars_present(path);
+	if (open_db(t, closed_trace(path)) < 0)
 		return -1;
 	/* one read transaction: every table from the same committed flush */
 	if (sqlite3_exec(t->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		return trace_fail(t, "cannot read %s: %s", t->path, sqlite3_errmsg(t->db));
 	if (first_read(t) < 0)
 		return -1;
-	if (t->immutable && sqlite3_exec(t->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+	/* ... on the connection first_read opened again, if it did */
+	if (sqlite3_get_autocommit(t->db) &&
+	    sqlite3_exec(t->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		return trace_fail(t, "cannot read %s: %s", t->path, sqlite3_errmsg(t->db));
 	return check_schema(t);
 }
@@ -1446,6 +1545,8 @@ void trace_close(struct trace *t)
 {
 	if (t->db)
 		sqlite3_close(t->db); /* ends the read transaction */
+	if (t->shared)
+		tidy_sidecars(t);
 	for (size_t i = 0; i < t->n_meta; i++) {
 		free(t->meta[i].key);
 		free(t->meta[i].value);

@@ -190,8 +190,10 @@ struct trace_site_rules {
 struct trace {
 	sqlite3 *db;
 	char *path;
-	bool immutable;	  /* opened with immutable=1 (no -shm could be made) */
-	bool wal_ignored; /* ... and a non-empty -wal file was ignored */
+	bool immutable;		 /* opened with immutable=1: closed, or no -shm could be made */
+	bool wal_ignored;	 /* ... the latter, and a non-empty -wal file was ignored */
+	bool shared;		 /* opened without immutable=1: SQLite may make a -wal, -shm */
+	unsigned sidecars_found; /* which of them were beside it before (trace-read.c) */
 	int64_t schema_version;
 
 	struct trace_meta *meta;

@@ -49,6 +49,47 @@ class Durability(mtest.TraceTest):
         self.assertEqual(rep["ooms"][0]["frames"][0]["function"], "huge_request")
         self.assertEqual(rep["trace"]["end"], "running")
 
+    def listing(self, names_only=()):
+        """Each entry of the test's directory, "." included: its size, mode
+        and mtime, or only that it is there for the names in names_only.
+        (Not the ctime: SQLite, run as root, chowns a -wal it opens to the
+        database's owner, which it already has.)"""
+        out = {}
+        for name in [".", *os.listdir(self.tmp)]:
+            st = os.lstat(os.path.join(self.tmp, name))
+            out[name] = None if name in names_only else (st.st_size, st.st_mode, st.st_mtime_ns)
+        return out
+
+    def test_report_leaves_a_closed_trace_as_it_was(self):
+        run = self.run_program("leaks")
+        self.assertEqual(run.rc, 0, run.stderr)
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["trace.db"])
+        before = self.listing()
+        self.report(run.trace)
+        self.report_text(run.trace)
+        self.assertEqual(self.listing(), before)
+
+    def test_report_reads_a_running_then_killed_trace_and_keeps_its_files(self):
+        trace = os.path.join(self.tmp, "t.db")
+        proc = self.start_waiting_program(trace)
+        # the writer's -shm changes as it commits: its names are what count
+        running = ["t.db", "t.db-shm", "t.db-wal"]
+        before = self.listing(names_only=running)
+        rep = self.report(trace)
+        self.assertEqual(rep["ooms"][0]["live_bytes"], 300 * MiB)
+        self.assertEqual(rep["trace"]["end"], "running")
+        self.assertEqual(self.listing(names_only=running).keys(), before.keys())
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        self.assertGreater(os.path.getsize(trace + "-wal"), 0, "the test needs data in the -wal")
+        # reading may rebuild the -shm, SQLite's index of the -wal
+        before = self.listing(names_only=[".", "t.db-shm"])
+        rep = self.report(trace)
+        self.assertEqual(rep["ooms"][0]["live_bytes"], 300 * MiB)
+        self.assertEqual(rep["ooms"][0]["requested_bytes"], 2048 * MiB)
+        self.assertFalse(rep["trace"]["read_immutable"])
+        self.assertEqual(self.listing(names_only=[".", "t.db-shm"]), before)
+
 
 if __name__ == "__main__":
     mtest.main()
