@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "compare.h"
@@ -28,9 +29,9 @@ struct options {
 	const char *diff;   /* --diff BASE */
 	const char *output; /* NULL: stdout */
 	const struct renderer *format;
-	bool weight_given, progress;
+	bool weight_given, width_given, progress;
 	size_t jobs; /* traces read at once; 0: one per CPU */
-	struct render_opts render; /* --top, --weight */
+	struct render_opts render; /* --top, --weight, --width */
 	struct report_options report; /* --group-by, --at-mark: read by the model */
 };
 
@@ -46,6 +47,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: memtrace report TRACE [--format FORMAT] [-o FILE] [--top N]\n"
 		"                             [--weight peak|oom|leaked] [--at-mark L]\n"
+		"                             [--width N]\n"
 		"       memtrace report NEW --diff BASE [--format text|json]\n"
 		"       memtrace report TRACE1 TRACE2... [--format text|json|html|perfetto]\n"
 		"\n"
@@ -66,6 +68,9 @@ static void usage(FILE *f)
 		"  -w, --weight W      folded, pprof: bytes at the peak, at the OOM, or leaked\n"
 		"                      (live at the end); default: oom when there was one,\n"
 		"                      else peak (speedscope has all three)\n"
+		"      --width N       text: N columns a line (%d to %d); default: $COLUMNS,\n"
+		"                      else the terminal's width, else %d. Long names are\n"
+		"                      shortened to fit, a file:line never\n"
 		"  -d, --diff BASE     compare TRACE with BASE: totals, and what grew by site\n"
 		"      --group-by G    sites by: site (default: the user's own Python frame,\n"
 		"                      else the NVTX operation, else native frame), python,\n"
@@ -91,7 +96,7 @@ static void usage(FILE *f)
 		"\n"
 		"Exit status: 0 report written, 1 unreadable trace or output, 2 bad usage.\n"
 		"How to read the report: docs/report.md; the JSON format: docs/report-json.md.\n",
-		RENDER_DEFAULT_TOP);
+		RENDER_DEFAULT_TOP, RENDER_TEXT_MIN_WIDTH, RENDER_TEXT_MAX_WIDTH, RENDER_TEXT_WIDTH);
 }
 
 static int usage_error(const char *what, const char *arg)
@@ -114,6 +119,34 @@ static bool parse_top(const char *s, size_t *top)
 		return false;
 	*top = (size_t)v;
 	return true;
+}
+
+/* A number of columns: --width's, or $COLUMNS. */
+static bool parse_width(const char *s, size_t *width)
+{
+	return s && parse_top(s, width) && *width >= RENDER_TEXT_MIN_WIDTH &&
+	       *width <= RENDER_TEXT_MAX_WIDTH;
+}
+
+/* The text report's width without --width: $COLUMNS, else the terminal's
+ * when the report goes to one, else the default. A width out of range
+ * from either is brought into it: it is no one's mistake. */
+static size_t text_width_default(const struct options *opt)
+{
+	const char *columns = getenv("COLUMNS");
+	struct winsize ws;
+	size_t n = 0;
+
+	if (columns && parse_top(columns, &n) && n > 0)
+		; /* n */
+	else if (!opt->output && isatty(STDOUT_FILENO) &&
+		 ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		n = ws.ws_col;
+	else
+		return RENDER_TEXT_WIDTH;
+	if (n < RENDER_TEXT_MIN_WIDTH)
+		return RENDER_TEXT_MIN_WIDTH;
+	return n > RENDER_TEXT_MAX_WIDTH ? RENDER_TEXT_MAX_WIDTH : n;
 }
 
 /* What a format must have to be named in a format_list. */
@@ -193,6 +226,11 @@ static int check_args(const struct options *opt)
 				     HAS_RANKS, "", f->name);
 	if (opt->weight_given && !f->takes_weight)
 		return formats_error("--weight applies to --format ", HAS_WEIGHT, "", NULL);
+	if (opt->width_given && f->render != render_text)
+		return usage_error("--width applies to --format text", f->name);
+	if (opt->width_given && (opt->diff || opt->n_traces > 1))
+		return usage_error("--width applies to the report of one trace, not to --diff "
+				   "or several traces", NULL);
 	if (f->binary && !opt->output && isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "memtrace report: --format %s writes a binary file, not for a "
 				"terminal: give -o FILE (or redirect standard output)\n",
@@ -205,7 +243,7 @@ static int check_args(const struct options *opt)
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct options *opt)
 {
-	enum { OPT_NO_PROGRESS = 256, OPT_GROUP_BY, OPT_AT_MARK };
+	enum { OPT_NO_PROGRESS = 256, OPT_GROUP_BY, OPT_AT_MARK, OPT_WIDTH };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
@@ -215,6 +253,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
 		{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
 		{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 		{ "at-mark", required_argument, NULL, OPT_AT_MARK },
+		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -261,6 +300,16 @@ static int parse_args(int argc, char **argv, struct options *opt)
 		case OPT_AT_MARK:
 			opt->report.at_mark = optarg;
 			break;
+		case OPT_WIDTH:
+			if (!parse_width(optarg, &opt->render.width)) {
+				_autofree_ char *what = xasprintf(
+					"--width needs a number of columns, %d to %d",
+					RENDER_TEXT_MIN_WIDTH, RENDER_TEXT_MAX_WIDTH);
+
+				return usage_error(what, optarg);
+			}
+			opt->width_given = true;
+			break;
 		case OPT_NO_PROGRESS:
 			opt->progress = false;
 			break;
@@ -278,6 +327,8 @@ static int parse_args(int argc, char **argv, struct options *opt)
 	}
 	opt->traces = argv + optind;
 	opt->n_traces = (size_t)(argc - optind);
+	if (!opt->width_given)
+		opt->render.width = text_width_default(opt);
 	return check_args(opt);
 }
 

@@ -1,6 +1,7 @@
 /* Helpers the renderers share: labels for frames and stacks, limits. */
 #include "render.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 
@@ -290,6 +291,17 @@ char *render_model_site_label(const struct trace *t, const struct model_site *s,
 	return render_frame_label(t, render_model_site_frame(t, s), short_file);
 }
 
+char *render_model_site_label_fit(const struct trace *t, const struct model_site *s,
+				  bool short_file, size_t room)
+{
+	bool framed = s->kind == SITE_PYTHON || s->kind == SITE_NATIVE ||
+		      (s->kind != SITE_OP && s->kind != SITE_CUPTI && trace_find_stack(t, s->stack));
+
+	if (!framed)
+		return render_model_site_label(t, s, short_file);
+	return render_frame_label_fit(t, render_model_site_frame(t, s), short_file, room);
+}
+
 const char *render_growth_basis(int basis)
 {
 	switch (basis) {
@@ -331,4 +343,183 @@ const struct trace_frame *render_user_frame(const struct trace *t, const struct 
 		return &t->frames[ss->native];
 	}
 	return render_site_frame(t, s, depth);
+}
+
+/* ---- a frame's label in a width (the text report) --------------------- */
+
+/* A name is never cut to fewer columns than this, even when its file:line
+ * leaves less: a line may pass the width, a name must still say something. */
+#define NAME_FLOOR 16
+
+/* ...and a C++ function's last name is kept whole, past the room, up to
+ * this many (a name longer than that is no name a person reads whole). */
+#define NAME_WHOLE 48
+
+static bool ident_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* The length of the operator at s ("operator()", "operator<<",
+ * "operator->"...), whose brackets are no brackets; 0 when s is none. */
+static size_t operator_len(const char *name, const char *s)
+{
+	size_t n = strlen("operator");
+
+	if (strncmp(s, "operator", n) != 0 || (s > name && ident_char(s[-1])) || ident_char(s[n]))
+		return 0;
+	if (strncmp(s + n, "()", 2) == 0 || strncmp(s + n, "[]", 2) == 0)
+		return n + 2;
+	return n + strspn(s + n, "+-*/%^&|~!=<>,");
+}
+
+/* The close that matches the open at s, or NULL. */
+static const char *matching(const char *name, const char *s, char open, char close)
+{
+	int depth = 0;
+
+	for (const char *p = s; *p; p++) {
+		size_t op = operator_len(name, p);
+
+		if (op) {
+			p += op - 1;
+			continue;
+		}
+		depth += *p == open;
+		depth -= *p == close;
+		if (depth == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* name with what is between each outermost open and close that follows a
+ * name ("f(int)", "Pool<float>", not "(anonymous namespace)") as "...".
+ * Caller frees. */
+static char *collapse(const char *name, char open, char close)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	const char *p = name, *op_end = NULL;
+
+	if (!f)
+		return xstrdup(name);
+	while (*p) {
+		size_t op = operator_len(name, p);
+		bool named = p > name && (ident_char(p[-1]) || strchr(">)]", p[-1]) || p == op_end);
+		const char *end = *p == open && named ? matching(name, p, open, close) : NULL;
+
+		if (*p == open && named && !end) {
+			fputs(p, f); /* unbalanced: the rest as it is, in one pass */
+			break;
+		}
+		if (op) {
+			fwrite(p, 1, op, f);
+			p += op;
+			op_end = p;
+		} else if (end && end > p + 1) {
+			fprintf(f, "%c...%c", open, close);
+			p = end + 1;
+		} else {
+			fputc(*p++, f);
+		}
+	}
+	fclose(f);
+	return buf ? buf : xstrdup(name);
+}
+
+/* The name after its fewest leading qualifiers ("a::b::" of
+ * "a::b::c(...)", outside brackets) whose dropping leaves it at most room
+ * code points with "..." before it; else after all of them; NULL when it
+ * has none. One pass: names can be long. */
+static const char *drop_qualifiers(const char *name, size_t room)
+{
+	const char *last = NULL;
+	size_t w = text_width(name);
+	int depth = 0;
+
+	for (const char *p = name; *p; p++) {
+		size_t op = operator_len(name, p);
+
+		if (op) {
+			w -= op;
+			p += op - 1;
+			continue;
+		}
+		depth += strchr("(<{[", *p) != NULL;
+		depth -= strchr(")>}]", *p) != NULL;
+		if (depth == 0 && p[0] == ':' && p[1] == ':') {
+			last = p + 2;
+			if (w - 2 + 3 <= room)
+				return last;
+		}
+		w -= ((unsigned char)*p & 0xC0) != 0x80;
+	}
+	return last;
+}
+
+/* s, else "..." and its last room - 3 code points (room at least
+ * NAME_FLOOR). Caller frees. */
+static char *cut_left(const char *s, size_t room)
+{
+	size_t w = text_width(s), keep;
+
+	if (room < NAME_FLOOR)
+		room = NAME_FLOOR;
+	if (w <= room)
+		return xstrdup(s);
+	keep = room - 3;
+	while (w > keep && *s) {
+		s++;
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			w--;
+	}
+	return xasprintf("...%s", s);
+}
+
+/* A function's name in at most room code points: C++'s parameter lists,
+ * then template arguments, as "(...)" and "<...>", then its leading
+ * qualifiers as "..."; a C++ name keeps its last one whole, past room if
+ * it must (up to NAME_WHOLE); else the name's start is cut. Caller
+ * frees. */
+static char *name_fit(const char *name, bool cxx, size_t room)
+{
+	_autofree_ char *no_params = NULL, *no_templates = NULL;
+	const char *s, *tail;
+
+	if (text_width(name) <= room)
+		return xstrdup(name);
+	if (!cxx)
+		return cut_left(name, room);
+	no_params = collapse(name, '(', ')');
+	if (text_width(no_params) <= room)
+		return xstrdup(no_params);
+	no_templates = collapse(no_params, '<', '>');
+	s = no_templates;
+	if (text_width(s) <= room)
+		return xstrdup(s);
+	tail = drop_qualifiers(s, room);
+	if (tail && text_width(tail) + 3 <= (room > NAME_WHOLE ? room : NAME_WHOLE))
+		return xasprintf("...%s", tail);
+	return cut_left(s, room);
+}
+
+char *render_frame_label_fit(const struct trace *t, const struct trace_frame *f, bool short_file,
+			     size_t room)
+{
+	const char *file = f ? (short_file ? path_basename(f->file) : f->file) : NULL;
+	_autofree_ char *where = NULL, *name = NULL;
+	size_t w;
+
+	/* no name: "module+0x1a2b" says where, and stays whole */
+	if (!f || !f->function)
+		return render_frame_label(t, f, short_file);
+	if (file && f->line > 0)
+		where = xasprintf(" (%s:%" PRId64 ")", file, f->line);
+	else
+		where = file ? xasprintf(" (%s)", file) : xstrdup("");
+	w = text_width(where);
+	name = name_fit(f->function, f->kind != MT_FRAME_PYTHON, room > w ? room - w : 0);
+	return xasprintf("%s%s", name, where);
 }

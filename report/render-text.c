@@ -1,4 +1,5 @@
-/* The text report: at most 100 columns, for a terminal or a CI log. It
+/* The text report: as wide as the terminal (--width, COLUMNS; else 100
+ * columns, as in a CI log), a site's file:line never cut. It
  * leads with the story (a preallocation note, the OOM; executable graphs
  * left behind and sites that grow build after build, when they are the
  * story; who held the memory), then the peak, the memory kinds and pools
@@ -16,7 +17,6 @@
 #include "util-mem.h"
 #include "util-str.h"
 
-#define WIDTH 100
 #define CALLERS 3
 
 struct text {
@@ -24,6 +24,7 @@ struct text {
 	const struct trace *t;
 	const struct model *m;
 	const struct render_opts *o;
+	size_t width; /* columns */
 };
 
 /* One output line, cut to width (0: never cut). */
@@ -59,7 +60,7 @@ static bool breakable(const char *p)
 	return true;
 }
 
-/* text as lines of at most WIDTH columns, broken at spaces; lines after
+/* text as lines of at most width columns, broken at spaces; lines after
  * the first are indented by indent. A word longer than a line stays whole. */
 static void paragraph(const struct text *tx, int indent, const char *text)
 {
@@ -67,7 +68,7 @@ static void paragraph(const struct text *tx, int indent, const char *text)
 	int first = 1;
 
 	while (*p) {
-		int room = WIDTH - (first ? 0 : indent);
+		int room = (int)tx->width - (first ? 0 : indent);
 		size_t n = strlen(p), cut = n;
 
 		if (n > (size_t)room) {
@@ -84,7 +85,7 @@ static void paragraph(const struct text *tx, int indent, const char *text)
 	}
 }
 
-/* A formatted paragraph (prose that may pass WIDTH). */
+/* A formatted paragraph (prose that may pass the width). */
 static void __attribute__((format(printf, 3, 4)))
 say(const struct text *tx, int indent, const char *fmt, ...)
 {
@@ -104,22 +105,46 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-/* "<- caller (file:line) <- ..." for up to CALLERS frames above depth. */
-static char *caller_chain(const struct trace *t, const struct trace_stack *s, uint32_t depth)
+/* "<- caller (file:line) <- ..." for up to CALLERS frames above depth,
+ * in room columns: each caller's name shortened to what is left
+ * (render_frame_label_fit), and the callers that do not fit then left
+ * out for a last "<- ...". The first caller is always shown: its
+ * file:line, like the site's, is never cut. */
+static char *caller_chain(const struct trace *t, const struct trace_stack *s, uint32_t depth,
+			  size_t room)
 {
+	static const char more[] = " <- ...";
+	uint32_t end = s ? (s->depth < depth + 1 + CALLERS ? s->depth : depth + 1 + CALLERS) : 0;
 	char *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, used = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	if (!f)
 		return xstrdup("");
-	for (uint32_t i = depth + 1; s && i < s->depth && i <= depth + CALLERS; i++) {
-		_autofree_ char *label = render_frame_label(t, trace_stack_frame(t, s, i), true);
+	for (uint32_t i = depth + 1; i < end; i++) {
+		size_t need = (i > depth + 1) + strlen("<- ") + (i + 1 < end ? strlen(more) : 0);
+		size_t left = room > used + need ? room - used - need : 0;
+		_autofree_ char *label =
+			render_frame_label_fit(t, trace_stack_frame(t, s, i), true, left);
 
+		if (i > depth + 1 && text_width(label) > left) {
+			fputs(more, f);
+			break;
+		}
 		fprintf(f, "%s<- %s", i > depth + 1 ? " " : "", label);
+		used += (i > depth + 1) + strlen("<- ") + text_width(label);
 	}
 	fclose(f);
 	return buf ? buf : xstrdup("");
+}
+
+/* The columns a row's label has after its cells (indent more for its
+ * callers), 0 when they take them all. */
+static size_t room_after(const struct text *tx, const char *cells, size_t indent)
+{
+	size_t used = text_width(cells) + indent;
+
+	return tx->width > used ? tx->width - used : 0;
 }
 
 /* A table row ending in the frame stack is known by (the user's, as for
@@ -130,13 +155,14 @@ static void stack_row(const struct text *tx, const char *cells, int64_t stack)
 	const struct trace_stack *s = trace_find_stack(tx->t, stack);
 	uint32_t depth;
 	const struct trace_frame *f = render_user_frame(tx->t, s, &depth);
-	_autofree_ char *label = s && f ? render_frame_label(tx->t, f, true)
-					: render_stack_label(tx->t, stack, true);
-	_autofree_ char *callers = caller_chain(tx->t, s, depth);
+	_autofree_ char *label =
+		s && f ? render_frame_label_fit(tx->t, f, true, room_after(tx, cells, 0))
+		       : render_stack_label(tx->t, stack, true);
+	_autofree_ char *callers = caller_chain(tx->t, s, depth, room_after(tx, cells, 2));
 
-	line(tx, WIDTH, "%s%s", cells, label);
+	line(tx, s && f ? 0 : tx->width, "%s%s", cells, label);
 	if (*callers)
-		line(tx, WIDTH, "%*s%s", (int)strlen(cells) + 2, "", callers);
+		line(tx, 0, "%*s%s", (int)strlen(cells) + 2, "", callers);
 }
 
 /* A table row ending in a site's label, then the callers of its frame
@@ -144,29 +170,30 @@ static void stack_row(const struct text *tx, const char *cells, int64_t stack)
 static void site_row(const struct text *tx, const char *cells, const struct model_site *s)
 {
 	const struct trace_stack *st = trace_find_stack(tx->t, s->stack);
-	_autofree_ char *label = render_model_site_label(tx->t, s, true);
+	_autofree_ char *label = render_model_site_label_fit(tx->t, s, true, room_after(tx, cells, 0));
 	_autofree_ char *callers = NULL;
 	uint32_t depth = s->depth;
 
+	/* an op's or CUPTI's label has no location to keep */
 	if (s->kind == SITE_CUPTI || s->kind == SITE_OP) {
-		line(tx, WIDTH, "%s%s", cells, label);
+		line(tx, tx->width, "%s%s", cells, label);
 		return;
 	}
 	if (s->kind != SITE_PYTHON && s->kind != SITE_NATIVE)
 		render_user_frame(tx->t, st, &depth);
-	callers = caller_chain(tx->t, st, depth);
-	line(tx, WIDTH, "%s%s", cells, label);
+	callers = caller_chain(tx->t, st, depth, room_after(tx, cells, 2));
+	line(tx, 0, "%s%s", cells, label);
 	if (*callers)
-		line(tx, WIDTH, "%*s%s", (int)strlen(cells) + 2, "", callers);
+		line(tx, 0, "%*s%s", (int)strlen(cells) + 2, "", callers);
 }
 
 static void section_title(const struct text *tx, const char *what, size_t shown,
 			  size_t n, const char *unit)
 {
 	if (shown < n)
-		line(tx, 0, "%s (%zu %s; top %zu):", what, n, unit, shown);
+		say(tx, 2, "%s (%zu %s; top %zu):", what, n, unit, shown);
 	else
-		line(tx, 0, "%s (%zu %s):", what, n, unit);
+		say(tx, 2, "%s (%zu %s):", what, n, unit);
 }
 
 static void print_header(const struct text *tx)
@@ -182,12 +209,12 @@ static void print_header(const struct text *tx)
 
 	if (!cmd || !*cmd)
 		cmd = trace_meta_get(t, "exe");
-	line(tx, WIDTH, "memtrace report: %s", cmd && *cmd ? cmd : "(command line not recorded)");
-	line(tx, WIDTH, "  pid %s on %s%s%s; ran %s; %s%s", pid ? pid : "?", host ? host : "?",
+	line(tx, tx->width, "memtrace report: %s", cmd && *cmd ? cmd : "(command line not recorded)");
+	say(tx, 4, "  pid %s on %s%s%s; ran %s; %s%s", pid ? pid : "?", host ? host : "?",
 	     rank && *rank ? ", rank " : "", rank && *rank ? rank : "",
 	     fmt_seconds(render_duration_ns(t, tx->m)).s,
 	     strncmp(end, "exited", 6) == 0 ? "the program " : "", end);
-	line(tx, WIDTH, "  trace %s: schema %" PRId64 ", written by memtrace %s, %" PRIu64 " %s",
+	say(tx, 4, "  trace %s: schema %" PRId64 ", written by memtrace %s, %" PRIu64 " %s",
 	     t->path, t->schema_version, version ? version : "?", tx->m->events,
 	     plural(tx->m->events, "event", "events"));
 	if (t->flight.on && t->flight.trimmed)
@@ -199,7 +226,7 @@ static void print_header(const struct text *tx)
 		    fmt_size(t->flight.bound).s, t->flight.trimmed,
 		    fmt_seconds(t->flight.ring_first_time_ns).s);
 	else if (t->flight.on)
-		line(tx, WIDTH, "  flight trace (MEMTRACE_FLIGHT=%s): every event is still in its ring",
+		say(tx, 4, "  flight trace (MEMTRACE_FLIGHT=%s): every event is still in its ring",
 		     fmt_size(t->flight.bound).s);
 	fputc('\n', tx->f);
 }
@@ -499,9 +526,23 @@ static void print_ops(const struct text *tx)
 		const struct model_op *op = &m->ops[i];
 		_autofree_ char *name = render_op_label(tx->t, op->id);
 
-		line(tx, WIDTH, "  %10s  %10s  %7" PRIu64 "  %10s  %s", fmt_size(op->at_peak).s,
+		line(tx, tx->width, "  %10s  %10s  %7" PRIu64 "  %10s  %s", fmt_size(op->at_peak).s,
 		     fmt_size(op->total_bytes).s, op->count, fmt_size(op->live).s, name);
 	}
+}
+
+/* A mark's row with its largest site, whose location is not cut. */
+static void mark_top(const struct text *tx, const char *cells, const struct model_mark *mk)
+{
+	const struct model_site *s = &tx->m->sites[mk->sites[0].site];
+	const char *more = mk->n_sites > 1 ? ", ..." : "";
+	_autofree_ char *head = xasprintf("%s: %s ", cells, fmt_size(mk->sites[0].bytes).s);
+	size_t room = room_after(tx, head, strlen(more));
+	_autofree_ char *site = render_model_site_label_fit(tx->t, s, true, room);
+
+	/* an op's label has no location: cut as any line */
+	line(tx, s->kind == SITE_OP || s->kind == SITE_CUPTI ? tx->width : 0, "%s%s%s", head, site,
+	     more);
 }
 
 /* Each mark: live device memory then, and the largest sites. */
@@ -520,17 +561,13 @@ static void print_marks(const struct text *tx)
 		const struct model_mark *mk = &m->marks[i];
 		const struct model_point *p = &m->points[mk->point];
 		_autofree_ char *label = render_point_label(tx->t, p);
-		_autofree_ char *top = NULL;
+		_autofree_ char *cells = xasprintf("  %10s  %10s  %s", fmt_seconds(p->time_ns).s,
+						   fmt_size(p->live_bytes).s, label);
 
-		if (mk->n_sites) {
-			_autofree_ char *site =
-				render_model_site_label(tx->t, &m->sites[mk->sites[0].site], true);
-
-			top = xasprintf(": %s %s%s", fmt_size(mk->sites[0].bytes).s, site,
-					mk->n_sites > 1 ? ", ..." : "");
-		}
-		line(tx, WIDTH, "  %10s  %10s  %s%s", fmt_seconds(p->time_ns).s,
-		     fmt_size(p->live_bytes).s, label, top ? top : "");
+		if (mk->n_sites)
+			mark_top(tx, cells, mk);
+		else
+			line(tx, tx->width, "%s", cells);
 	}
 }
 
@@ -556,7 +593,7 @@ static void print_orphans(const struct text *tx)
 	section_title(tx, at ? "  Never destroyed" : "  Never destroyed by the end of the trace",
 		      shown, g->n_orphans, g->n_orphans == 1 ? "graph or exec" : "graphs and execs");
 	if (at)
-		line(tx, WIDTH, "  (%s)", at);
+		line(tx, tx->width, "  (%s)", at);
 	together = xasprintf("  Together they pin %s (each graph once; graphs that do not run at "
 			     "once share their memory in the pool).",
 			     fmt_size(g->orphans_pinned).s);
@@ -683,7 +720,7 @@ static void print_growth(const struct text *tx, bool story)
 	points = g->thinned_from ? xasprintf("%zu of %zu %s", g->n_points, g->thinned_from,
 					     render_growth_basis(g->basis))
 				 : xasprintf("%zu %s", g->n_points, render_growth_basis(g->basis));
-	line(tx, WIDTH, "%s (%s: %s ... %s): %zu %s",
+	say(tx, 4, "%s (%s: %s ... %s): %zu %s",
 	     story ? "GROWING BUILD AFTER BUILD" : "Live device memory across builds", points, first,
 	     last, n_growing, n_growing == 1 ? "site grows" : "sites grow");
 	line(tx, 0, "    per point     at first     at last         site");
@@ -732,7 +769,9 @@ static void print_diagnosis(const struct text *tx)
 void render_text(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o)
 {
-	const struct text tx = { .f = f, .t = t, .m = m, .o = o };
+	const struct text tx = {
+		.f = f, .t = t, .m = m, .o = o, .width = o->width ? o->width : RENDER_TEXT_WIDTH,
+	};
 	const struct model_oom *oom = render_headline_oom(m);
 
 	/* the same rules as the HTML page's (report/diagnose.c) */

@@ -24,8 +24,15 @@ enum render_weight {
 	WEIGHT_LEAKED,	/* device bytes still live at the end, by stack */
 };
 
+/* The text report's columns: its default (no --width, no COLUMNS, not on
+ * a terminal), and the narrowest and widest --width takes. */
+#define RENDER_TEXT_WIDTH 100
+#define RENDER_TEXT_MIN_WIDTH 40
+#define RENDER_TEXT_MAX_WIDTH 10000
+
 struct render_opts {
 	size_t top;	/* entries per section; 0: all */
+	size_t width;	/* text: columns per line; 0: RENDER_TEXT_WIDTH */
 	bool top_given; /* --top on the command line (JSON lists all otherwise) */
 	enum render_weight weight; /* folded */
 };
@@ -174,6 +181,14 @@ char *render_frame_name(const struct trace *t, const struct trace_frame *f);
  * basename when short. Untrusted: escape it to output. Caller frees. */
 char *render_frame_label(const struct trace *t, const struct trace_frame *f, bool short_file);
 
+/* render_frame_label in room code points where it can be: a function's
+ * name shortened (C++'s parameter lists as "(...)", then its template
+ * arguments as "<...>", then its leading qualifiers as "...", at last its
+ * start cut); its file:line, or module+offset, always whole. Untrusted.
+ * Caller frees. */
+char *render_frame_label_fit(const struct trace *t, const struct trace_frame *f, bool short_file,
+			     size_t room);
+
 /* Label of the site frame of stack id: render_frame_label, or why there is
  * none ("no stack recorded", "stack 12 not in the trace"). Caller frees. */
 char *render_stack_label(const struct trace *t, int64_t stack, bool short_file);
@@ -208,6 +223,12 @@ char *render_op_label(const struct trace *t, int64_t op);
 /* A site in one line: its frame's label, "[op] name", "(seen by CUPTI
  * only: libfoo.so)", or the stack's label. Untrusted. Caller frees. */
 char *render_model_site_label(const struct trace *t, const struct model_site *s, bool short_file);
+
+/* render_model_site_label in room code points where it can be: a frame's
+ * label as render_frame_label_fit makes it; "[op] name" and CUPTI's as
+ * they are. Untrusted. Caller frees. */
+char *render_model_site_label_fit(const struct trace *t, const struct model_site *s,
+				  bool short_file, size_t room);
 
 /* The module name of a trace module index (CUPTI's), or "an unknown module". */
 const char *render_module_name(const struct trace *t, int64_t module);

@@ -66,6 +66,12 @@ run 2 'top needs a number' x.db --top -1
 run 2 'top needs a number' x.db --top lots
 run 2 'unknown option' x.db --frobnicate
 run 2 'option needs a value' x.db --top
+run 2 'width needs a number of columns' x.db --width 0
+run 2 'width needs a number of columns' x.db --width -3
+run 2 'width needs a number of columns' x.db --width abc
+run 2 'width needs a number of columns' x.db --width 80x
+run 2 'width needs a number of columns' x.db --width 39
+run 2 'width applies to --format text' x.db --format json --width 80
 # several traces are the ranks of one job (compare-ranks.c): each must be readable
 run 1 'cannot open a.db' a.db b.db
 run 0 '' --help

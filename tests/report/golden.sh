@@ -12,6 +12,8 @@ expected=$(abs "$4")
 format=$5
 shift 5
 
+# the text report's width is 100 columns unless the test says otherwise
+unset COLUMNS
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"

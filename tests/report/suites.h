@@ -9,3 +9,4 @@ Suite *util_suite(void);
 Suite *symbolize_suite(void);
 Suite *sites_suite(void);
 Suite *graph_suite(void);
+Suite *render_suite(void);
