@@ -18,6 +18,7 @@ arena_alloc(CUdeviceptr *dptr, size_t bytes, CUcontext ctx, enum sim_kind kind)
 	/* On failure *dptr is left as it was, as on the real driver. */
 	if (!sim_arena_alloc(arena, bytes, ctx->id, kind, &addr))
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	sim_ledger_note('a', addr, sim_arena_round(bytes));
 	*dptr = (CUdeviceptr)addr;
 	return CUDA_SUCCESS;
 }
@@ -57,6 +58,7 @@ free_block(uintptr_t addr)
 	b = d ? sim_arena_find(&d->arena, addr) : NULL;
 	if (!b || (b->kind != SIM_KIND_DEVICE && b->kind != SIM_KIND_MANAGED))
 		return false;
+	sim_ledger_note('f', addr, b->size);
 	return sim_arena_free(&d->arena, addr);
 }
 

@@ -193,6 +193,8 @@ CUresult sim_ready(void);
 void sim_lock(void);
 void sim_unlock(void);
 struct sim_device *sim_device_get(CUdevice dev);
+/* sim-ledger.c: the order served, for tests (CUDASIM_LEDGER). Lock held. */
+void sim_ledger_note(char op, uintptr_t addr, size_t bytes);
 struct sim_device *sim_device_of(uintptr_t addr, size_t bytes);
 uintptr_t sim_map_region(uintptr_t hint, size_t bytes, size_t align, int prot);
 
