@@ -30,8 +30,10 @@
 		MT_REAL_OR(name, err);                                                         \
 		if (!mt_enter())                                                               \
 			return real args;                                                      \
+		struct mt_order at_ = mt_record_order();                                       \
 		ret rc = real args;                                                            \
 		mt_record_alloc(&(struct mt_rec){ .api = MT_API_##name,                        \
+						  .at = at_,                                    \
 						  .status = (int)rc,                            \
 						  .oom = rc == (oomcode),                       \
 						  .address = rc == (ok) ? (PTR) : 0,            \
@@ -43,9 +45,11 @@
 		return rc;                                                                     \
 	}
 
-/* A free, recorded before the real free runs: once it returns, another
- * thread may get the same address from a new allocation. A free that then
- * fails is recorded as free_error, which puts the allocation back. */
+/* A free, recorded once the real free returned: the memory counts until
+ * then. Another thread may get the same address before our record is
+ * made, so the free is announced as running first (record.c, rule 3). A
+ * free that failed is recorded as free_error too, which puts the
+ * allocation back. */
 #define MT_FREE_WRAPPER(ret, ok, err, name, params, args, ADDR, STREAM)                       \
 	MT_EXPORT ret name params                                                              \
 	{                                                                                      \
@@ -56,12 +60,14 @@
 		struct mt_rec r_ = { .api = MT_API_##name,                                     \
 				     .address = addr_,                                         \
 				     .stream = MT_U64(STREAM) };                               \
-		mt_record_free(&r_);                                                           \
+		unsigned flight_ = mt_record_release_begin(addr_);                             \
 		ret rc = real args;                                                            \
+		mt_record_free(&r_);                                                           \
 		if (rc != (ok)) {                                                              \
 			r_.status = (int)rc;                                                   \
 			mt_record_free_error(&r_);                                             \
 		}                                                                              \
+		mt_record_release_done(flight_);                                               \
 		mt_leave();                                                                    \
 		return rc;                                                                     \
 	}

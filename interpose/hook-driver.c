@@ -127,8 +127,9 @@ MT_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 	return rc;
 }
 
-/* Recorded before the call, like a free: the range may be mapped again by
- * another thread as soon as it returns. */
+/* Recorded once the call returned, like a free: the memory counts until
+ * then. The range may be mapped again by another thread before our record
+ * is made, so the unmap is announced as running first (record.c). */
 MT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
 	MT_REAL_OR(cuMemUnmap, CUDA_ERROR_NOT_INITIALIZED);
@@ -136,13 +137,15 @@ MT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 		return real(ptr, size);
 	struct mt_rec r = { .api = MT_API_cuMemUnmap, .kind = MT_EV_UNMAP, .address = ptr,
 			    .bytes = size };
-	mt_record_event(&r);
+	unsigned flight = mt_record_release_begin(ptr);
 	CUresult rc = real(ptr, size);
+	mt_record_event(&r);
 	if (rc != CUDA_SUCCESS) {
 		r.kind = MT_EV_UNMAP_ERROR;
 		r.status = rc;
 		mt_record_event(&r);
 	}
+	mt_record_release_done(flight);
 	mt_leave();
 	return rc;
 }

@@ -86,9 +86,13 @@ struct mt_event {
 	uint8_t source; /* enum mt_source: who saw it */
 	uint8_t pad;
 	uint32_t op; /* innermost NVTX range of the thread; marks: the label */
+	/* The event's place in the trace's order, taken at its ordering
+	 * point (mt_queue_ticket; record.c says where): the writer writes
+	 * events in this order, whatever order the queue brought them in. */
+	uint64_t order;
 };
 /* The queue's cells (queue.c) and the documents count on this size. */
-_Static_assert(sizeof(struct mt_event) == 80, "an event is 80 bytes");
+_Static_assert(sizeof(struct mt_event) == 88, "an event is 88 bytes");
 
 /* ---- log.c: the one error funnel ---- */
 enum mt_who {
@@ -137,8 +141,14 @@ uint32_t mt_stack_count(const struct mt_stack_table *t);
 struct mt_queue;
 struct mt_queue *mt_queue_new(unsigned log2_capacity);
 void mt_queue_free(struct mt_queue *q);
-/* Blocks while the queue is full; returns the event's sequence number. */
-uint64_t mt_queue_push(struct mt_queue *q, const struct mt_event *ev);
+/* A place in the order of events (ev->order), taken at the event's
+ * ordering point, before the event is pushed. Every ticket taken must be
+ * pushed: the writer waits for the ones it has not seen (bounded). */
+uint64_t mt_queue_ticket(struct mt_queue *q);
+/* Tickets taken so far: the next one. */
+uint64_t mt_queue_tickets(const struct mt_queue *q);
+/* Blocks while the queue is full. ev->order must be a ticket. */
+void mt_queue_push(struct mt_queue *q, const struct mt_event *ev);
 /* Consumer only: false when the next event is not there yet. */
 bool mt_queue_pop(struct mt_queue *q, struct mt_event *ev);
 uint64_t mt_queue_pushed(const struct mt_queue *q);
@@ -150,6 +160,33 @@ uint64_t mt_queue_wait_ns(const struct mt_queue *q);
 void mt_queue_close(struct mt_queue *q);
 /* Called by a producer when the queue is more than half full. */
 void mt_queue_set_pressure_cb(struct mt_queue *q, void (*cb)(void *), void *data);
+/* A release (free, unmap) of address is running on this thread: until
+ * mt_queue_release_done, the writer knows that an allocation or mapping
+ * at that address may be a reuse whose release is still to come. Returns
+ * a token for mt_queue_release_done. */
+unsigned mt_queue_release_begin(struct mt_queue *q, uint64_t address);
+void mt_queue_release_done(struct mt_queue *q, unsigned token);
+/* The writer: is a release of address running now? */
+bool mt_queue_release_running(const struct mt_queue *q, uint64_t address);
+
+/* ---- reorder.c: the writer's reorder buffer, by ticket ---- */
+struct mt_reorder {
+	struct mt_event *heap; /* a min-heap by order */
+	size_t n, cap;
+	uint64_t next; /* the ticket due */
+	uint64_t skipped; /* tickets given up on */
+	uint64_t late; /* events that came after their place was given up */
+	uint64_t early; /* releases written before their ticket (a reuse) */
+};
+void mt_reorder_init(struct mt_reorder *r);
+void mt_reorder_fini(struct mt_reorder *r);
+/* False when out of memory (the caller writes the event as it is). */
+bool mt_reorder_put(struct mt_reorder *r, const struct mt_event *ev);
+bool mt_reorder_take(struct mt_reorder *r, struct mt_event *ev);
+/* Gives up on the tickets missing before the least one held. */
+void mt_reorder_skip(struct mt_reorder *r);
+bool mt_reorder_take_early(struct mt_reorder *r, unsigned kind, uint64_t address,
+			   struct mt_event *ev);
 
 /* ---- fd-guard.c: memtrace's own descriptors, high and guarded ---- */
 enum mt_fd_kind {
@@ -321,8 +358,15 @@ bool mt_enter(void);
 void mt_leave(void);
 
 /* What a wrapper knows about one call. */
+/* An event's ordering point (mt_record_order): its ticket and time. */
+struct mt_order {
+	uint64_t ticket;
+	uint64_t time_ns;
+	bool taken; /* false: the record takes one when it is made */
+};
 struct mt_rec {
 	unsigned api;
+	struct mt_order at; /* allocations: taken before the call */
 	int status; /* the CUDA result */
 	bool oom; /* status says: out of memory */
 	uint8_t kind; /* mt_record_event only */
@@ -333,9 +377,17 @@ struct mt_rec {
 	uint64_t stream;
 	uint64_t handle;
 };
+/* The ordering point of an allocation, just before its call: the device
+ * may hand out the memory at any moment of the call, so it counts from
+ * the start (docs/trace-format.md, "seq across threads"). */
+struct mt_order mt_record_order(void);
 /* After an allocation returned: alloc, oom or alloc_error by status. */
 void mt_record_alloc(const struct mt_rec *r);
-/* Before a free runs; and after it, if it failed. */
+/* A free counts until its call returned: mt_record_release_begin before
+ * the call (the address is in flight), mt_record_free after it (and
+ * mt_record_free_error too if it failed), then mt_record_release_done. */
+unsigned mt_record_release_begin(uint64_t address);
+void mt_record_release_done(unsigned token);
 void mt_record_free(const struct mt_rec *r);
 void mt_record_free_error(const struct mt_rec *r);
 /* Any other kind (map, unmap, pools), with a stack. */

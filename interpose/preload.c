@@ -370,7 +370,7 @@ MT_EXPORT int memtrace_flush(void)
 	if (!mt_record_running())
 		return -1;
 	mt_cupti_flush();
-	uint64_t pushed = mt_queue_pushed(queue);
+	uint64_t pushed = mt_queue_tickets(queue);
 	if (pushed == 0)
 		return 0;
 	return mt_writer_sync(writer, pushed - 1, 2000) ? 0 : -1;

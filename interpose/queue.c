@@ -1,7 +1,11 @@
 /* A bounded, lossless multi-producer single-consumer queue of fixed-size
  * events (after Dmitry Vyukov's bounded queue). Each producer takes a
- * ticket with one fetch-add: the ticket is the event's sequence number, so
- * the trace has a total order with no gaps. When the queue is full the
+ * cell with one fetch-add. The trace's order is not the queue's: an
+ * event carries its own place (ev->order), a ticket from a second
+ * counter taken at the event's ordering point, which may come well
+ * before the push (record.c: an allocation takes it before its call, and
+ * unwinds its stack after). The tickets have no gaps; the writer puts
+ * the events back in their order. When the queue is full the
  * producer waits for its cell (never drops), and the time it waited is
  * added up for the trace. When the queue passes half full the producer
  * pokes the consumer so it drains before anyone has to wait.
@@ -24,17 +28,29 @@ struct cell {
 	_Alignas(64) _Atomic uint64_t seq;
 	struct mt_event ev;
 };
-/* 8 + 80 bytes, in two whole cache lines (MT_QUEUE_LOG2 in preload.c
+/* 8 + 88 bytes, in two whole cache lines (MT_QUEUE_LOG2 in preload.c
  * counts on it: 65536 cells are 8 MiB). */
 _Static_assert(sizeof(struct cell) == 128, "a queue cell is two cache lines");
 
+/* Releases running now, one a slot (reorder.c's reason). A thread takes
+ * the first free slot from a starting slot of its own; when all are
+ * taken, a count says that some release is running unnamed. */
+#define MT_RELEASE_SLOTS 128
+
+struct release_slot {
+	_Alignas(64) _Atomic uint64_t address; /* 0: free */
+};
+
 struct mt_queue {
+	struct release_slot releases[MT_RELEASE_SLOTS];
+	_Alignas(64) _Atomic uint64_t releases_unnamed;
 	struct cell *cells;
 	uint64_t mask;
 	uint64_t poke_mask; /* tickets where a producer looks at tail: pos & poke_mask == 0 */
 	void (*pressure_cb)(void *);
 	void *pressure_data;
-	_Alignas(64) _Atomic uint64_t head; /* next ticket */
+	_Alignas(64) _Atomic uint64_t order; /* next ticket of the trace's order */
+	_Alignas(64) _Atomic uint64_t head; /* next cell */
 	_Alignas(64) _Atomic uint64_t tail; /* next to pop; written by the consumer */
 	_Alignas(64) _Atomic uint64_t wait_ns;
 	_Atomic bool closed;
@@ -101,13 +117,25 @@ static bool wait_for_cell(struct mt_queue *q, struct cell *c, uint64_t pos)
 	return true;
 }
 
-uint64_t mt_queue_push(struct mt_queue *q, const struct mt_event *ev)
+/* Sequentially consistent: a ticket is the moment that orders this
+ * thread's event against every other thread's (record.c). */
+uint64_t mt_queue_ticket(struct mt_queue *q)
+{
+	return atomic_fetch_add(&q->order, 1);
+}
+
+uint64_t mt_queue_tickets(const struct mt_queue *q)
+{
+	return atomic_load(&((struct mt_queue *)q)->order);
+}
+
+void mt_queue_push(struct mt_queue *q, const struct mt_event *ev)
 {
 	uint64_t pos = atomic_fetch_add_explicit(&q->head, 1, memory_order_relaxed);
 	struct cell *c = &q->cells[pos & q->mask];
 	if (MT_UNLIKELY(atomic_load_explicit(&c->seq, memory_order_acquire) != pos) &&
 	    !wait_for_cell(q, c, pos))
-		return pos;
+		return;
 	c->ev = *ev;
 	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
 
@@ -118,7 +146,46 @@ uint64_t mt_queue_push(struct mt_queue *q, const struct mt_event *ev)
 		if ((int64_t)(pos - tail) >= (int64_t)(q->mask + 1) / 2 && q->pressure_cb)
 			q->pressure_cb(q->pressure_data);
 	}
-	return pos;
+}
+
+static MT_TLS unsigned release_hint; /* this thread's first slot, + 1 */
+static _Atomic unsigned release_threads;
+
+unsigned mt_queue_release_begin(struct mt_queue *q, uint64_t address)
+{
+	if (MT_UNLIKELY(!release_hint))
+		release_hint = atomic_fetch_add(&release_threads, 1) % MT_RELEASE_SLOTS + 1;
+	unsigned first = release_hint - 1;
+	for (unsigned i = 0; i < MT_RELEASE_SLOTS; i++) {
+		unsigned k = (first + i) % MT_RELEASE_SLOTS;
+		uint64_t none = 0;
+		if (atomic_load_explicit(&q->releases[k].address, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong(&q->releases[k].address, &none, address))
+			return k;
+	}
+	atomic_fetch_add(&q->releases_unnamed, 1);
+	return MT_RELEASE_SLOTS;
+}
+
+/* After the release's event is pushed: the writer that sees the slot
+ * empty finds the event in the queue. */
+void mt_queue_release_done(struct mt_queue *q, unsigned token)
+{
+	if (token < MT_RELEASE_SLOTS)
+		atomic_store(&q->releases[token].address, 0);
+	else
+		atomic_fetch_sub(&q->releases_unnamed, 1);
+}
+
+bool mt_queue_release_running(const struct mt_queue *q, uint64_t address)
+{
+	struct mt_queue *m = (struct mt_queue *)q;
+	if (atomic_load(&m->releases_unnamed))
+		return true;
+	for (unsigned k = 0; k < MT_RELEASE_SLOTS; k++)
+		if (atomic_load(&m->releases[k].address) == address)
+			return true;
+	return false;
 }
 
 bool mt_queue_pop(struct mt_queue *q, struct mt_event *ev)

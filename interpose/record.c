@@ -15,7 +15,14 @@
  *    and the writer thread are made at the first recorded CUDA call, so
  *    processes that never use CUDA leave no file (ensure_started, and
  *    preload.c's start).
- * 3. Frees are recorded before the real free (hook-common.h).
+ * 3. The trace's order is the order the device served the calls, as far
+ *    as a hook can know it: an allocation takes its place (a ticket of
+ *    the queue's order, mt_record_order) just before its call, a free
+ *    or an unmap just after its call returned, so whatever the device held
+ *    at once is live at once in the trace. The stack is unwound after
+ *    the ticket is taken, outside the ordering. A release in flight is
+ *    announced (mt_record_release_begin), so the writer can tell an
+ *    address reused at once from a free memtrace missed (reorder.c).
  * 4. Nothing the application sees changes: results are returned untouched,
  *    errno is restored after our work, no context-creating CUDA call is
  *    made on the application's behalf, and a failure of the tool turns the
@@ -83,8 +90,10 @@ void mt_record_set_start(void (*start)(void))
 void mt_record_begin(const struct mt_record_options *opt)
 {
 	rec = *opt;
-	for (unsigned i = 0; i < npending; i++)
+	for (unsigned i = 0; i < npending; i++) {
+		pending_marks[i].order = mt_queue_ticket(rec.queue);
 		mt_queue_push(rec.queue, &pending_marks[i]);
+	}
 	npending = 0;
 	atomic_store_explicit(&state, ST_RUNNING, memory_order_release);
 }
@@ -184,9 +193,20 @@ static uint32_t current_tid(void)
 	return tls_tid;
 }
 
+/* The ticket last, so that a time read before it is never later than the
+ * time of an event ordered after it on another thread. */
+struct mt_order mt_record_order(void)
+{
+	struct mt_order o = { .time_ns = mt_now_ns(), .taken = true };
+	o.ticket = mt_queue_ticket(rec.queue);
+	return o;
+}
+
 static void fill_common(struct mt_event *ev, const struct mt_rec *r)
 {
-	ev->time_ns = mt_now_ns();
+	struct mt_order at = r->at.taken ? r->at : mt_record_order();
+	ev->order = at.ticket;
+	ev->time_ns = at.time_ns;
 	ev->api = (uint16_t)r->api;
 	ev->status = r->status;
 	ev->address = r->address;
@@ -228,7 +248,7 @@ static void note_device(const struct mt_rec *r, int16_t device)
 	    atomic_fetch_or(&devices_seen, bit) & bit)
 		return;
 	struct mt_event ev = { 0 };
-	fill_common(&ev, r);
+	fill_common(&ev, &(struct mt_rec){ .api = r->api }); /* a ticket of its own */
 	ev.kind = MT_EV_DEVICE;
 	ev.device = device;
 	ev.address = 0;
@@ -264,9 +284,9 @@ void mt_record_alloc(const struct mt_rec *r)
 		if (rec.flush)
 			rec.flush();
 	}
-	uint64_t seq = mt_queue_push(rec.queue, &ev);
+	mt_queue_push(rec.queue, &ev);
 	if (ev.kind == MT_EV_OOM)
-		wait_committed(seq);
+		wait_committed(ev.order);
 	if (ev.kind == MT_EV_ALLOC && !(ev.mem == MT_MEM_GRAPH && r->mem != MT_MEM_GRAPH))
 		note_device(r, ev.device);
 	errno = saved_errno;
@@ -294,6 +314,16 @@ void mt_record_free(const struct mt_rec *r)
 		record_plain(r, MT_EV_FREE, false);
 }
 
+unsigned mt_record_release_begin(uint64_t address)
+{
+	return mt_queue_release_begin(rec.queue, address);
+}
+
+void mt_record_release_done(unsigned token)
+{
+	mt_queue_release_done(rec.queue, token);
+}
+
 void mt_record_free_error(const struct mt_rec *r)
 {
 	record_plain(r, MT_EV_FREE_ERROR, false);
@@ -314,19 +344,25 @@ void mt_record_mark(unsigned api, uint32_t label)
 {
 	int saved_errno = errno;
 	struct mt_event ev = { 0 };
-	fill_common(&ev, &(struct mt_rec){ .api = api });
+	/* the ticket once the queue is known to be there: a mark made
+	 * before the trace starts takes its ticket at the start */
+	fill_common(&ev, &(struct mt_rec){ .api = api,
+					   .at = { .time_ns = mt_now_ns(), .taken = true } });
 	ev.kind = MT_EV_MARK;
 	ev.op = label;
 	ev.device = -1;
 	if (atomic_load_explicit(&state, memory_order_acquire) == ST_RUNNING && !in_hook) {
 		in_hook = 1;
+		ev.order = mt_queue_ticket(rec.queue);
 		ev.stack = capture_stack();
 		mt_queue_push(rec.queue, &ev);
 		in_hook = 0;
 	} else if (atomic_load(&state) == ST_IDLE) {
 		pthread_mutex_lock(&start_lock);
-		if (atomic_load(&state) == ST_RUNNING)
+		if (atomic_load(&state) == ST_RUNNING) {
+			ev.order = mt_queue_ticket(rec.queue);
 			mt_queue_push(rec.queue, &ev);
+		}
 		else if (npending < MT_PENDING_MARKS)
 			pending_marks[npending++] = ev;
 		pthread_mutex_unlock(&start_lock);
@@ -338,7 +374,9 @@ bool mt_record_external(const struct mt_event *ev)
 {
 	if (atomic_load_explicit(&state, memory_order_acquire) != ST_RUNNING)
 		return false;
-	mt_queue_push(rec.queue, ev);
+	struct mt_event e = *ev;
+	e.order = mt_queue_ticket(rec.queue);
+	mt_queue_push(rec.queue, &e);
 	return true;
 }
 

@@ -629,6 +629,13 @@ static bool commit_timeline(struct mt_live *l)
 	return true;
 }
 
+bool mt_live_holds(const struct mt_live *l, const struct mt_event *ev)
+{
+	if (ev->kind == MT_EV_MAP)
+		return u64map_get(&l->va_handle, ev->address) != NULL;
+	return ev->kind == MT_EV_ALLOC && u64map_get(&l->live.by_address, ev->address) != NULL;
+}
+
 int64_t mt_live_track(struct mt_live *l, uint64_t seq, uint64_t time_ns, struct mt_event *ev,
 		      uint32_t site)
 {

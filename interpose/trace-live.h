@@ -57,6 +57,10 @@ void mt_live_site(struct mt_live *l, uint32_t site, const struct mt_site_key *k)
 int64_t mt_live_track(struct mt_live *l, uint64_t seq, uint64_t time_ns, struct mt_event *ev,
 		      uint32_t site);
 
+/* An allocation (or a mapping) at an address the live set holds (mapped)
+ * now: the writer then looks for the release that was served first. */
+bool mt_live_holds(const struct mt_live *l, const struct mt_event *ev);
+
 /* An allocs or frees row of site (alloc: what a free releases): counted in
  * the site's totals; in flight mode it goes into the ring (true), else the
  * caller writes it. */

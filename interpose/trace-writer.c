@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
@@ -119,7 +120,7 @@ struct mt_writer {
 	pthread_cond_t done;
 	bool poke;
 	bool stop;
-	_Atomic uint64_t committed; /* events with seq < committed are in the file */
+	_Atomic uint64_t committed; /* events with a ticket < committed are in the file */
 	_Atomic bool failed; /* the file is unusable: events are drained and dropped */
 
 	struct u64map frames; /* ip -> frame id */
@@ -132,7 +133,23 @@ struct mt_writer {
 	size_t nmodules;
 	int64_t next_frame_id;
 	uint64_t dropped;
+
+	/* The events back in their tickets' order (reorder.c), and the seq
+	 * the next one written gets: the order of the file. */
+	struct mt_reorder order;
+	uint64_t seq;
+	uint64_t gap_ticket; /* the ticket a gap waits for, since gap_ns */
+	uint64_t gap_ns;
 };
+
+/* How long the writer waits for a ticket taken and not yet pushed (a
+ * thread inside a long call) before it writes what came after; and how
+ * many events it holds meanwhile. */
+#define MT_GAP_WAIT_NS (1000ull * 1000 * 1000)
+#define MT_REORDER_MAX (1u << 18)
+/* How long it waits for a release still running at an address an
+ * allocation already got again (reorder.c). */
+#define MT_REUSE_WAIT_NS (100ull * 1000 * 1000)
 
 /* ---- SQLite helpers ---- */
 
@@ -676,34 +693,114 @@ static void commit(struct mt_writer *w, uint64_t seq)
 	put_meta_u64(w, "events_written", seq);
 	put_meta_u64(w, "producer_wait_ns", mt_queue_wait_ns(w->queue));
 	put_meta_u64(w, "end_monotonic_ns", mt_now_ns() - w->start_ns);
+	/* the order's exceptions, when there were any (docs/trace-format.md) */
+	if (w->order.skipped)
+		put_meta_u64(w, "order_tickets_skipped", w->order.skipped);
+	if (w->order.late)
+		put_meta_u64(w, "order_events_late", w->order.late);
+	if (w->order.early)
+		put_meta_u64(w, "order_releases_early", w->order.early);
 	if (!mt_live_commit(w->live))
 		w->failed = true;
 	exec_sql(w, "COMMIT");
 }
 
+/* The next event in the trace's order, or false when the one due is not
+ * here yet. A gap left open too long, or with too much waiting behind
+ * it, or at the end (final), is given up on. */
+static bool next_event(struct mt_writer *w, struct mt_event *ev, bool final)
+{
+	struct mt_event in;
+	for (;;) {
+		if (mt_reorder_take(&w->order, ev))
+			return true;
+		bool got = false;
+		while (w->order.n < MT_REORDER_MAX && mt_queue_pop(w->queue, &in)) {
+			got = true;
+			if (!mt_reorder_put(&w->order, &in)) {
+				*ev = in; /* no memory to hold it: written as it comes */
+				return true;
+			}
+			if (in.order == w->order.next)
+				break;
+		}
+		if (got)
+			continue;
+		if (!w->order.n)
+			return false;
+		uint64_t now = mt_now_ns();
+		if (w->gap_ticket != w->order.next) {
+			w->gap_ticket = w->order.next;
+			w->gap_ns = now;
+		}
+		if (!final && w->order.n < MT_REORDER_MAX && now - w->gap_ns < MT_GAP_WAIT_NS)
+			return false;
+		mt_reorder_skip(&w->order);
+	}
+}
+
+/* An allocation or mapping at an address the live set still holds: if its
+ * release is queued, or still running on another thread, it was served
+ * first (the device gave the address out again), and is written first. */
+static bool early_release(struct mt_writer *w, const struct mt_event *ev, struct mt_event *rel)
+{
+	unsigned kind = ev->kind == MT_EV_MAP ? MT_EV_UNMAP : MT_EV_FREE;
+	uint64_t since = 0;
+	struct mt_event in;
+	if (ev->source != MT_SOURCE_HOOK || !ev->address || !mt_live_holds(w->live, ev))
+		return false;
+	for (;;) {
+		if (mt_reorder_take_early(&w->order, kind, ev->address, rel))
+			return true;
+		if (!mt_queue_release_running(w->queue, ev->address)) {
+			/* done since we looked: its event is in the queue now */
+			bool got = false;
+			while (mt_queue_pop(w->queue, &in) && mt_reorder_put(&w->order, &in))
+				got = true;
+			return got && mt_reorder_take_early(&w->order, kind, ev->address, rel);
+		}
+		if (!since)
+			since = mt_now_ns();
+		else if (mt_now_ns() - since > MT_REUSE_WAIT_NS)
+			return false;
+		while (mt_queue_pop(w->queue, &in) && mt_reorder_put(&w->order, &in))
+			;
+		sched_yield();
+	}
+}
+
+/* Times stay as read: CUPTI's records come late with their own, and a
+ * hook reads the clock just before its ticket. */
+static void write_ordered(struct mt_writer *w, struct mt_event *ev)
+{
+	write_event(w, w->seq++, ev);
+}
+
 /* One flush: everything in the queue now, in one transaction; in flight
  * mode in transactions of MT_FLIGHT_CHUNK events, each followed by the
- * ring's trim when the file nears its bound. */
-static void drain(struct mt_writer *w)
+ * ring's trim when the file nears its bound. final: the last, which
+ * waits for no ticket. */
+static void drain(struct mt_writer *w, bool final)
 {
 	pthread_mutex_lock(&w->work);
 	if (mt_fdguard_lost())
 		w->failed = true; /* the program took a trace descriptor (fd-guard.c) */
-	struct mt_event ev;
-	uint64_t seq = mt_queue_popped(w->queue);
-	uint64_t first = seq;
+	struct mt_event ev, rel;
+	uint64_t first = w->order.next;
 	unsigned in_tx = 0;
 	bool open = false, flight = w->live && mt_live_flight(w->live);
-	while (mt_queue_pop(w->queue, &ev)) {
+	while (next_event(w, &ev, final)) {
 		if (!open && !w->failed)
 			open = exec_sql(w, "BEGIN");
-		if (open && !w->failed)
-			write_event(w, seq, &ev);
-		else
+		if (open && !w->failed) {
+			if (early_release(w, &ev, &rel))
+				write_ordered(w, &rel);
+			write_ordered(w, &ev);
+		} else {
 			w->dropped++;
-		seq++;
+		}
 		if (open && flight && ++in_tx >= MT_FLIGHT_CHUNK) {
-			commit(w, seq);
+			commit(w, w->seq);
 			open = false;
 			in_tx = 0;
 			if (!w->failed && !mt_live_trim(w->live))
@@ -711,16 +808,17 @@ static void drain(struct mt_writer *w)
 		}
 	}
 	if (open)
-		commit(w, seq);
+		commit(w, w->seq);
 	for (int i = 0; i < B_COUNT; i++)
 		w->batch[i].n = 0;
 	if (open && flight && !w->failed && !mt_live_trim(w->live))
 		w->failed = true;
+	uint64_t upto = w->order.next;
 	pthread_mutex_unlock(&w->work);
 
-	if (seq != first || w->failed) {
+	if (upto != first || w->failed) {
 		pthread_mutex_lock(&w->lock);
-		atomic_store(&w->committed, seq);
+		atomic_store(&w->committed, upto);
 		pthread_cond_broadcast(&w->done);
 		pthread_mutex_unlock(&w->lock);
 	}
@@ -749,7 +847,7 @@ static void *writer_main(void *arg)
 		pthread_mutex_lock(&w->lock);
 		bool stop = w->stop;
 		pthread_mutex_unlock(&w->lock);
-		drain(w);
+		drain(w, stop);
 		if (stop)
 			break;
 	}
@@ -858,6 +956,7 @@ static void destroy(struct mt_writer *w)
 		free(w->modules[i].path);
 	free(w->modules);
 	free(w->stack_written);
+	mt_reorder_fini(&w->order);
 	free(w);
 }
 
@@ -874,7 +973,10 @@ struct mt_writer *mt_writer_start(const struct mt_writer_options *opt)
 	w->flight_bound = opt->flight;
 	w->op_name = opt->op_name;
 	w->pyframe = opt->pyframe;
-	atomic_init(&w->committed, mt_queue_popped(opt->queue));
+	mt_reorder_init(&w->order);
+	w->order.next = mt_queue_tickets(opt->queue);
+	w->gap_ticket = UINT64_MAX; /* no gap yet */
+	atomic_init(&w->committed, w->order.next);
 	init_sync(w);
 	if (!u64map_init(&w->frames, 12) || !u64map_init(&w->threads, 6) ||
 	    !u64map_init(&w->ops, 6) ||

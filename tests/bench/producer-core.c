@@ -140,13 +140,17 @@ bp_push(uint64_t address)
 		tls_tid = (uint32_t)syscall(SYS_gettid);
 	struct mt_event ev = { .time_ns = mt_now_ns(), .kind = MT_EV_FREE, .address = address,
 			       .tid = tls_tid, .api = BP_API };
+	ev.order = mt_queue_ticket(queue);
 	mt_queue_push(queue, &ev);
 }
 
 void
 bp_alloc_event(uint64_t address, uint64_t bytes)
 {
+	/* as the wrappers do: the ticket before the call (here, none) */
+	struct mt_order at = mt_record_order();
 	mt_record_alloc(&(struct mt_rec){ .api = BP_API,
+					  .at = at,
 					  .address = address,
 					  .bytes = bytes,
 					  .mem = MT_MEM_DEVICE });
@@ -155,5 +159,7 @@ bp_alloc_event(uint64_t address, uint64_t bytes)
 void
 bp_free_event(uint64_t address)
 {
+	unsigned flight = mt_record_release_begin(address);
 	mt_record_free(&(struct mt_rec){ .api = BP_API, .address = address });
+	mt_record_release_done(flight);
 }

@@ -41,11 +41,13 @@ static void *produce(void *arg)
 		ev.address = (uint64_t)(me + 1) << 32 | (i + 1) * 512;
 		ev.bytes = 512 * (1 + i % 4);
 		ev.stack = stack;
+		ev.order = mt_queue_ticket(queue);
 		mt_queue_push(queue, &ev);
 		ev.kind = MT_EV_FREE;
 		ev.bytes = 0;
 		ev.mem = 0;
 		ev.stack = 0;
+		ev.order = mt_queue_ticket(queue);
 		mt_queue_push(queue, &ev);
 	}
 	return NULL;
@@ -149,6 +151,7 @@ static void push(struct mt_queue *q, unsigned kind, uint64_t addr, uint64_t byte
 	ev.mem = kind == MT_EV_ALLOC ? MT_MEM_HOST_PINNED : 0;
 	ev.device_total = kind == MT_EV_OOM ? 4096 : 0;
 	ev.device_free = kind == MT_EV_OOM ? 1024 : 0;
+	ev.order = mt_queue_ticket(q);
 	mt_queue_push(q, &ev);
 }
 
@@ -195,6 +198,70 @@ START_TEST(free_error_and_oom_rows)
 }
 END_TEST
 
+/* An event pushed with a ticket of its own (taken earlier, as record.c
+ * takes an allocation's before its call). */
+static void push_at(struct mt_queue *q, uint64_t ticket, unsigned kind, uint64_t addr,
+		    uint64_t bytes)
+{
+	struct mt_event ev = { 0 };
+	ev.time_ns = mt_now_ns();
+	ev.kind = (uint8_t)kind;
+	ev.api = 1;
+	ev.address = addr;
+	ev.bytes = bytes;
+	ev.mem = kind == MT_EV_ALLOC ? MT_MEM_DEVICE : 0;
+	ev.order = ticket;
+	mt_queue_push(q, &ev);
+}
+
+/* Events pushed out of their tickets' order are written in it; an
+ * allocation at an address whose free is still to come in that order
+ * (the device gave the address out again before the free's call
+ * returned) gets it after that free, not over the live one. */
+START_TEST(written_in_ticket_order)
+{
+	char path[4096];
+	make_path(path, sizeof(path), "order");
+	struct mt_queue *q = mt_queue_new(4);
+	struct mt_stack_table *t = mt_stack_table_new(4, 16);
+	struct mt_writer_options opt = { .path = path, .queue = q, .stacks = t, .depth = 8,
+					 .interval_ms = 1000, .start_ns = mt_now_ns() };
+	uint64_t k[5];
+	struct mt_writer *w = mt_writer_start(&opt);
+	ck_assert_ptr_nonnull(w);
+	for (unsigned i = 0; i < 5; i++)
+		k[i] = mt_queue_ticket(q);
+	/* the device: A at 0x1000, B at 0x2000, free A, C at 0x1000 (its
+	 * ticket before the free's: its call began first), free B */
+	push_at(q, k[4], MT_EV_FREE, 0x2000, 0);
+	push_at(q, k[1], MT_EV_ALLOC, 0x2000, 200);
+	push_at(q, k[3], MT_EV_FREE, 0x1000, 0);
+	push_at(q, k[2], MT_EV_ALLOC, 0x1000, 300);
+	ck_assert(!mt_writer_sync(w, k[0], 50)); /* k[0] is not here yet */
+	push_at(q, k[0], MT_EV_ALLOC, 0x1000, 100);
+	ck_assert(mt_writer_sync(w, k[4], 2000));
+	mt_writer_stop(w, false, -1);
+	mt_writer_free(w);
+
+	sqlite3 *db;
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	ck_assert_int_eq(query_int(db, "SELECT group_concat(kind || ':' || bytes, ' ') = "
+				       "'1:100 1:200 2:100 1:300 2:200' FROM "
+				       "(SELECT kind, bytes FROM events ORDER BY seq)"),
+			 1);
+	/* C is live at the end, at its address */
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM frees f JOIN allocs a "
+				       "ON a.seq = f.alloc WHERE a.bytes = 300"),
+			 0);
+	ck_assert_int_eq(query_int(db, "SELECT value FROM meta WHERE key='order_releases_early'"),
+			 1);
+	sqlite3_close(db);
+	remove_db(path);
+	mt_stack_table_free(t);
+	mt_queue_free(q);
+}
+END_TEST
+
 START_TEST(existing_file_is_refused)
 {
 	char path[4096];
@@ -225,6 +292,7 @@ Suite *writer_suite(void)
 	TCase *tc = tcase_create("sqlite");
 	tcase_add_test(tc, writes_every_event_once);
 	tcase_add_test(tc, free_error_and_oom_rows);
+	tcase_add_test(tc, written_in_ticket_order);
 	tcase_add_test(tc, existing_file_is_refused);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
