@@ -169,6 +169,13 @@ void mt_queue_release_done(struct mt_queue *q, unsigned token);
 /* The writer: is a release of address running now? */
 bool mt_queue_release_running(const struct mt_queue *q, uint64_t address);
 
+/* ---- thread-names.c: names taken by each thread at its first event ---- */
+/* From the thread itself (tid: its own). */
+void mt_thread_name_note(uint32_t tid);
+/* The writer: false when the thread named none here. */
+bool mt_thread_name_get(uint32_t tid, char *out, size_t n);
+void mt_thread_names_after_fork_child(void);
+
 /* ---- reorder.c: the writer's reorder buffer, by ticket ---- */
 struct mt_reorder {
 	struct mt_event *heap; /* a min-heap by order */

@@ -126,6 +126,7 @@ void mt_record_after_fork_child(bool follow)
 	tls_tid = 0;
 	in_hook = 0;
 	npending = 0;
+	mt_thread_names_after_fork_child();
 	rec = (struct mt_record_options){ 0 };
 	capture_after_fork_child();
 	if (!follow)
@@ -188,8 +189,10 @@ static bool capturing(uint64_t stream);
 
 static uint32_t current_tid(void)
 {
-	if (MT_UNLIKELY(!tls_tid))
+	if (MT_UNLIKELY(!tls_tid)) {
 		tls_tid = (uint32_t)syscall(SYS_gettid);
+		mt_thread_name_note(tls_tid); /* while it surely lives */
+	}
 	return tls_tid;
 }
 

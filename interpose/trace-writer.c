@@ -502,8 +502,10 @@ static void write_thread(struct mt_writer *w, uint32_t tid)
 		return;
 	u64map_put(&w->threads, tid, 1);
 	char path[64], name[64];
-	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
-	read_file(path, name, sizeof(name), false);
+	if (!mt_thread_name_get(tid, name, sizeof(name))) {
+		snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+		read_file(path, name, sizeof(name), false);
+	}
 	sqlite3_stmt *s = w->stmt[ST_THREAD];
 	sqlite3_bind_int64(s, 1, tid);
 	bind_text_or_null(s, 2, name);

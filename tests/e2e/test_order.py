@@ -148,6 +148,18 @@ class Order(TraceTest):
             live = ledger.live_after(8 * 40 + 8 * 39)
             self.assertEqual(oom["live_bytes"], sum(s for s, _ in live.values()))
 
+    def test_names_every_thread_that_allocated(self):
+        """Each ring thread lives only for the run, and is named from
+        itself at its first event."""
+        run, _ = self.run_race(["ring", "8", "4"])
+        db = self.db(run.trace)
+        threads = {t for (t,) in db.execute(
+            "SELECT DISTINCT thread FROM events WHERE kind = ?", (ALLOC,))}
+        names = dict(db.execute("SELECT id, name FROM threads"))
+        self.assertEqual(len(threads), 8)
+        for t in threads:
+            self.assertEqual(names.get(t), "race-order", t)
+
 
 if __name__ == "__main__":
     main()
