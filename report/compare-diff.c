@@ -20,6 +20,7 @@ struct side {
 struct row {
 	char *key;   /* the stack's frame labels, innermost first, one per line */
 	char *label; /* the site frame, as the single report shows it */
+	char *text;  /* the same, shortened to the text table's column (file:line whole) */
 	struct side s[2]; /* 0: new, 1: base */
 	bool in[2];	  /* the site is in that trace */
 };
@@ -58,7 +59,8 @@ static void add_sites(struct rows *rows, const struct trace *t, const struct mod
 		grow_array(&rows->r, &rows->cap, rows->n + 1, sizeof(*rows->r));
 		r = &rows->r[rows->n++];
 		*r = (struct row){ .key = stack_key(t, site->stack),
-				   .label = render_model_site_label(t, site, true) };
+				   .label = render_model_site_label(t, site, true),
+				   .text = render_model_site_label_fit(t, site, true, WIDTH - 54) };
 		r->in[side] = true;
 		r->s[side] = (struct side){ .peak = site->at_peak, .total = site->total_bytes,
 					    .count = site->count, .live = site->live };
@@ -112,6 +114,7 @@ static void settle(struct rows *rows)
 			}
 			free(r->key);
 			free(r->label);
+			free(r->text);
 		} else {
 			rows->r[out++] = *r;
 		}
@@ -182,7 +185,7 @@ static void text_diff(FILE *f, const struct trace *tn, const struct model *mn,
 		signed_size(t, sizeof(t), delta(r->s[0].total, r->s[1].total));
 		fprintf(f, "  %10s  %10s  %10s  %12s  ", d, fmt_size(r->s[0].peak).s,
 			fmt_size(r->s[1].peak).s, t);
-		escape_text(f, r->label, WIDTH - 54);
+		escape_text(f, r->text, 0); /* never cut: file:line stays whole */
 		fputs(!r->in[1] ? " (new)\n" : !r->in[0] ? " (gone)\n" : "\n", f);
 	}
 }
@@ -249,6 +252,7 @@ static void diff(FILE *f, bool json, const struct trace *tn, const struct model 
 	for (size_t i = 0; i < rows.n; i++) {
 		free(rows.r[i].key);
 		free(rows.r[i].label);
+		free(rows.r[i].text);
 	}
 	free(rows.r);
 }

@@ -54,6 +54,7 @@ static void keep_sites(struct compare_rank *r, const struct trace *t, const stru
 			r->top[r->n_top++] = (struct compare_site){
 				.key = r->at_peak[n - 1].key, .bytes = s->at_peak,
 				.label = render_model_site_label(t, s, true),
+				.text = render_model_site_label_fit(t, s, true, 28),
 			};
 	}
 	qsort(r->at_peak, n, sizeof(*r->at_peak), cmp_key);
@@ -107,8 +108,10 @@ void compare_rank_fini(struct compare_rank *r)
 	free(r->oom_api);
 	free(r->oom_site);
 	diagnoses_fini(&r->diag);
-	for (size_t i = 0; i < r->n_top; i++)
+	for (size_t i = 0; i < r->n_top; i++) {
 		free(r->top[i].label);
+		free(r->top[i].text);
+	}
 	free(r->at_peak);
 }
 
@@ -225,8 +228,9 @@ static void text_row(FILE *f, const struct compare_rank *r, size_t i, bool first
 		fprintf(f, "%10s    %9s  ", "-", "");
 	if (r->n_top) {
 		fprintf(f, "%10s  ", fmt_size(r->top[0].bytes).s);
-		w = text_width(r->top[0].label);
-		escape_text(f, r->top[0].label, 28);
+		/* shortened, never cut: its file:line stays whole */
+		w = text_width(r->top[0].text);
+		escape_text(f, r->top[0].text, 0);
 		fprintf(f, "%*s", w < 28 ? (int)(28 - w) : 0, "");
 	} else {
 		fprintf(f, "%10s  %28s", "-", "");
@@ -256,7 +260,7 @@ static void text_skew(FILE *f, const struct compare_rank *ranks, size_t n)
 		return;
 	}
 	fputs(".\n  The difference: ", f);
-	escape_text(f, s.site->label, 60);
+	escape_text(f, s.site->label, 0);
 	fprintf(f, " holds %s there, %s on the median rank.\n", fmt_size(s.site_bytes).s,
 		fmt_size(s.site_median).s);
 }
@@ -286,7 +290,7 @@ void compare_ranks_text(FILE *f, const struct compare_rank *ranks, size_t n)
 	escape_text(f, rank_name(r, (size_t)first, name, sizeof(name)), 20);
 	fprintf(f, " failed first: %s of %s at %s in ", r->oom_api ? r->oom_api : "allocation",
 		fmt_size(r->requested).s, fmt_seconds(r->oom_time_ns).s);
-	escape_text(f, r->oom_site, 60);
+	escape_text(f, r->oom_site, 0);
 	if (r->has_device)
 		fprintf(f, "; device had %s free of %s", fmt_size(r->device_free).s,
 			fmt_size(r->device_total).s);

@@ -30,6 +30,7 @@ void compare_diff_json(FILE *f, const struct trace *tn, const struct model *mn,
 struct compare_site {
 	uint64_t key, bytes;
 	char *label; /* in top only */
+	char *text; /* in top only: label shortened to the rank table's column */
 };
 
 /* What the rank table keeps of one trace, so that the traces can be read

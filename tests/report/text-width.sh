@@ -113,6 +113,17 @@ else
 	echo "terminal width case skipped: no script(1) or no pseudo-terminal"
 fi
 
+# (4) the reports of several traces: the rank table's top holder and the
+# diff's sites are shortened too, never cut
+cp trace.db trace2.db
+"$report" trace.db trace2.db --no-progress >ranks.txt 2>err || fail "ranks: $(cat err)"
+[ "$(grep -c '(compMalloc.cpp:67)  trace2\{0,1\}\.db$' ranks.txt)" -eq 2 ] ||
+	fail "ranks: the top holder's compMalloc.cpp:67 is missing or cut: $(cat ranks.txt)"
+"$report" trace.db --diff trace2.db --no-progress >diff.txt 2>err || fail "diff: $(cat err)"
+for loc in compMalloc.cpp:67 compMalloc.cpp:80 legacy.c:5 pool.hpp:31; do
+	grep -q "($loc)\$" diff.txt || fail "diff: ($loc) is missing or cut: $(cat diff.txt)"
+done
+
 if [ "$failures" -ne 0 ]; then
 	echo "$failures failure(s)" >&2
 	exit 1
