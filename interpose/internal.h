@@ -184,6 +184,8 @@ struct mt_reorder {
 	uint64_t skipped; /* tickets given up on */
 	uint64_t late; /* events that came after their place was given up */
 	uint64_t early; /* releases written before their ticket (a reuse) */
+	uint64_t *done; /* tickets above next already written (early) */
+	size_t n_done, cap_done;
 };
 void mt_reorder_init(struct mt_reorder *r);
 void mt_reorder_fini(struct mt_reorder *r);

@@ -172,7 +172,7 @@ unsigned mt_queue_release_begin(struct mt_queue *q, uint64_t address)
 void mt_queue_release_done(struct mt_queue *q, unsigned token)
 {
 	if (token < MT_RELEASE_SLOTS)
-		atomic_store(&q->releases[token].address, 0);
+		atomic_store_explicit(&q->releases[token].address, 0, memory_order_release);
 	else
 		atomic_fetch_sub(&q->releases_unnamed, 1);
 }

@@ -23,6 +23,7 @@ void mt_reorder_init(struct mt_reorder *r)
 void mt_reorder_fini(struct mt_reorder *r)
 {
 	free(r->heap);
+	free(r->done);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -81,9 +82,27 @@ static void remove_at(struct mt_reorder *r, size_t i, struct mt_event *ev)
 	}
 }
 
+/* Steps next past the tickets written early: they come no more. */
+static void pass_done(struct mt_reorder *r)
+{
+	for (size_t i = 0; i < r->n_done;) {
+		if (r->done[i] < r->next) {
+			r->done[i] = r->done[--r->n_done];
+		} else if (r->done[i] == r->next) {
+			r->done[i] = r->done[--r->n_done];
+			r->next++;
+			i = 0;
+		} else {
+			i++;
+		}
+	}
+}
+
 /* The event due, or one whose place was given up on (late). */
 bool mt_reorder_take(struct mt_reorder *r, struct mt_event *ev)
 {
+	if (r->n_done)
+		pass_done(r);
 	if (!r->n || r->heap[0].order > r->next)
 		return false;
 	if (r->heap[0].order < r->next)
@@ -100,6 +119,7 @@ void mt_reorder_skip(struct mt_reorder *r)
 		r->skipped += r->heap[0].order - r->next;
 		r->next = r->heap[0].order;
 	}
+	pass_done(r);
 }
 
 /* An event of this kind at this address waiting for its ticket, taken out
@@ -117,7 +137,16 @@ bool mt_reorder_take_early(struct mt_reorder *r, unsigned kind, uint64_t address
 	}
 	if (best == r->n)
 		return false;
+	if (r->n_done == r->cap_done) {
+		size_t cap = r->cap_done ? r->cap_done * 2 : 16;
+		uint64_t *p = realloc(r->done, cap * sizeof(*p));
+		if (!p)
+			return false; /* written in its place after all */
+		r->done = p;
+		r->cap_done = cap;
+	}
 	remove_at(r, best, ev);
+	r->done[r->n_done++] = ev->order;
 	r->early++;
 	return true;
 }

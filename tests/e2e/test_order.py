@@ -68,7 +68,10 @@ class Order(TraceTest):
 
     def trace_order(self, trace):
         """The trace's allocations and frees of device memory, in seq order,
-        as the ledger writes them."""
+        as the ledger writes them. No ticket was given up on: a free written
+        early is not waited for again."""
+        self.assertEqual(self.db(trace).execute(
+            "SELECT count(*) FROM meta WHERE key = 'order_tickets_skipped'").fetchone()[0], 0)
         rows = self.db(trace).execute(
             "SELECT kind, address, bytes, thread FROM events WHERE kind IN (?, ?) "
             "AND mem = ? AND source IS NULL ORDER BY seq", (ALLOC, FREE, DEVICE)).fetchall()
