@@ -178,18 +178,24 @@ void mt_thread_names_after_fork_child(void);
 
 /* ---- reorder.c: the writer's reorder buffer, by ticket ---- */
 struct mt_reorder {
-	struct mt_event *heap; /* a min-heap by order */
-	size_t n, cap;
+	struct mt_event *slots; /* a ring indexed by ticket, cap slots */
+	uint8_t *state; /* by slot: empty, held, done (taken early) */
+	size_t cap;
 	uint64_t next; /* the ticket due */
+	uint64_t hi; /* 1 + the highest ticket held */
+	size_t n; /* events held */
+	struct mt_event *late_ev; /* came after their place was given up */
+	size_t n_late, cap_late;
 	uint64_t skipped; /* tickets given up on */
-	uint64_t late; /* events that came after their place was given up */
+	uint64_t late; /* events written after their place was given up */
 	uint64_t early; /* releases written before their ticket (a reuse) */
-	uint64_t *done; /* tickets above next already written (early) */
-	size_t n_done, cap_done;
 };
+/* The most slots the ring grows to: the events held behind one gap. */
+#define MT_REORDER_MAX_SLOTS (1u << 18)
 void mt_reorder_init(struct mt_reorder *r);
 void mt_reorder_fini(struct mt_reorder *r);
-/* False when out of memory (the caller writes the event as it is). */
+/* False when out of memory, or when its ticket is MT_REORDER_MAX_SLOTS
+ * past the one due (the caller gives up on the gap and tries again). */
 bool mt_reorder_put(struct mt_reorder *r, const struct mt_event *ev);
 bool mt_reorder_take(struct mt_reorder *r, struct mt_event *ev);
 /* Gives up on the tickets missing before the least one held. */

@@ -143,10 +143,9 @@ struct mt_writer {
 };
 
 /* How long the writer waits for a ticket taken and not yet pushed (a
- * thread inside a long call) before it writes what came after; and how
- * many events it holds meanwhile. */
+ * thread inside a long call) before it writes what came after; it holds
+ * at most MT_REORDER_MAX_SLOTS tickets' worth meanwhile. */
 #define MT_GAP_WAIT_NS (1000ull * 1000 * 1000)
-#define MT_REORDER_MAX (1u << 18)
 /* How long it waits for a release still running at an address an
  * allocation already got again (reorder.c). */
 #define MT_REUSE_WAIT_NS (100ull * 1000 * 1000)
@@ -710,6 +709,24 @@ static void commit(struct mt_writer *w, uint64_t seq)
 /* The next event in the trace's order, or false when the one due is not
  * here yet. A gap left open too long, or with too much waiting behind
  * it, or at the end (final), is given up on. */
+/* Times stay as read: CUPTI's records come late with their own, and a
+ * hook reads the clock just before its ticket. */
+static void write_ordered(struct mt_writer *w, struct mt_event *ev)
+{
+	write_event(w, w->seq++, ev);
+}
+
+/* Into the reorder buffer; when it cannot hold the event (a gap too far
+ * behind, or no memory), the gap is given up on first. False: it cannot
+ * be held at all, and is the caller's to write as it comes. */
+static bool hold(struct mt_writer *w, const struct mt_event *ev)
+{
+	if (mt_reorder_put(&w->order, ev))
+		return true;
+	mt_reorder_skip(&w->order);
+	return mt_reorder_put(&w->order, ev);
+}
+
 static bool next_event(struct mt_writer *w, struct mt_event *ev, bool final)
 {
 	struct mt_event in;
@@ -717,10 +734,10 @@ static bool next_event(struct mt_writer *w, struct mt_event *ev, bool final)
 		if (mt_reorder_take(&w->order, ev))
 			return true;
 		bool got = false;
-		while (w->order.n < MT_REORDER_MAX && mt_queue_pop(w->queue, &in)) {
+		while (mt_queue_pop(w->queue, &in)) {
 			got = true;
-			if (!mt_reorder_put(&w->order, &in)) {
-				*ev = in; /* no memory to hold it: written as it comes */
+			if (!hold(w, &in)) {
+				*ev = in; /* written as it comes */
 				return true;
 			}
 			if (in.order == w->order.next)
@@ -735,7 +752,7 @@ static bool next_event(struct mt_writer *w, struct mt_event *ev, bool final)
 			w->gap_ticket = w->order.next;
 			w->gap_ns = now;
 		}
-		if (!final && w->order.n < MT_REORDER_MAX && now - w->gap_ns < MT_GAP_WAIT_NS)
+		if (!final && now - w->gap_ns < MT_GAP_WAIT_NS)
 			return false;
 		mt_reorder_skip(&w->order);
 	}
@@ -757,26 +774,24 @@ static bool early_release(struct mt_writer *w, const struct mt_event *ev, struct
 		if (!mt_queue_release_running(w->queue, ev->address)) {
 			/* done since we looked: its event is in the queue now */
 			bool got = false;
-			while (mt_queue_pop(w->queue, &in) && mt_reorder_put(&w->order, &in))
+			while (mt_queue_pop(w->queue, &in)) {
+				if (!hold(w, &in))
+					write_ordered(w, &in);
 				got = true;
+			}
 			return got && mt_reorder_take_early(&w->order, kind, ev->address, rel);
 		}
 		if (!since)
 			since = mt_now_ns();
 		else if (mt_now_ns() - since > MT_REUSE_WAIT_NS)
 			return false;
-		while (mt_queue_pop(w->queue, &in) && mt_reorder_put(&w->order, &in))
-			;
+		while (mt_queue_pop(w->queue, &in))
+			if (!hold(w, &in))
+				write_ordered(w, &in);
 		sched_yield();
 	}
 }
 
-/* Times stay as read: CUPTI's records come late with their own, and a
- * hook reads the clock just before its ticket. */
-static void write_ordered(struct mt_writer *w, struct mt_event *ev)
-{
-	write_event(w, w->seq++, ev);
-}
 
 /* One flush: everything in the queue now, in one transaction; in flight
  * mode in transactions of MT_FLIGHT_CHUNK events, each followed by the
