@@ -8,8 +8,9 @@
 
 static __thread CUcontext sim_current;
 
-static bool
-ctx_alive(CUcontext ctx)
+/* Lock held. */
+bool
+sim_ctx_alive(CUcontext ctx)
 {
 	return ctx && sim_blockmap_find(&sim_drv.contexts, (uintptr_t)ctx);
 }
@@ -23,7 +24,7 @@ sim_ctx_enter(CUcontext *ctx)
 
 	if (rc != CUDA_SUCCESS)
 		return rc;
-	if (!ctx_alive(sim_current))
+	if (!sim_ctx_alive(sim_current))
 		return CUDA_ERROR_INVALID_CONTEXT;
 	*ctx = sim_current;
 	return CUDA_SUCCESS;
@@ -37,6 +38,7 @@ ctx_register(CUcontext ctx)
 	struct sim_block b = { .addr = (uintptr_t)ctx, .kind = SIM_KIND_CONTEXT };
 
 	b.owner = ctx->id = sim_drv.next_id++;
+	ctx->peers = 0;
 	return sim_blockmap_insert(&sim_drv.contexts, &b);
 }
 
@@ -121,6 +123,28 @@ primary_release(CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+/* Active while retained; the flags (scheduling, host mapping) are never
+ * set on the simulated device. */
+CUresult CUDAAPI
+cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+	struct sim_device *d;
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!flags || !active)
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_lock();
+	d = sim_device_get(dev);
+	if (d) {
+		*flags = 0;
+		*active = d->primary.retains > 0;
+	}
+	sim_unlock();
+	return d ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
 CUresult CUDAAPI
 cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
@@ -179,7 +203,7 @@ cuCtxDestroy_v2(CUcontext ctx)
 	if (rc != CUDA_SUCCESS)
 		return rc;
 	sim_lock();
-	if (!ctx_alive(ctx) || ctx->primary) {
+	if (!sim_ctx_alive(ctx) || ctx->primary) {
 		rc = CUDA_ERROR_INVALID_CONTEXT;
 	} else {
 		ctx_teardown(ctx);
@@ -212,7 +236,7 @@ cuCtxSetCurrent(CUcontext ctx)
 	if (rc != CUDA_SUCCESS)
 		return rc;
 	sim_lock();
-	if (ctx && !ctx_alive(ctx))
+	if (ctx && !sim_ctx_alive(ctx))
 		rc = CUDA_ERROR_INVALID_CONTEXT;
 	else
 		sim_current = ctx;
@@ -228,7 +252,7 @@ ctx_resolve(CUcontext ctx, CUcontext *out)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!ctx)
 		return sim_ctx_enter(out);
-	if (!ctx_alive(ctx))
+	if (!sim_ctx_alive(ctx))
 		return CUDA_ERROR_INVALID_CONTEXT;
 	*out = ctx;
 	return CUDA_SUCCESS;
@@ -310,15 +334,18 @@ sim_stream_check(CUstream stream, CUcontext ctx)
 	return CUDA_SUCCESS;
 }
 
-static CUresult
-stream_create(CUstream *phStream, unsigned int flags, CUcontext ctx)
+/* Lock held; priority already clamped (sim-driver-stream.c). */
+CUresult
+sim_stream_create(CUstream *phStream, unsigned int flags, int priority, CUcontext ctx)
 {
 	CUstream s = calloc(1, sizeof(*s));
 	struct sim_block b = { .owner = ctx->id, .kind = SIM_KIND_STREAM };
 
 	if (!s)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	*s = (struct CUstream_st){ .owner = ctx->id, .device = ctx->device, .flags = flags };
+	*s = (struct CUstream_st){
+		.owner = ctx->id, .device = ctx->device, .flags = flags, .priority = priority
+	};
 	b.addr = (uintptr_t)s;
 	if (!sim_blockmap_insert(&sim_drv.streams, &b)) {
 		free(s);
@@ -339,7 +366,7 @@ cuStreamCreate(CUstream *phStream, unsigned int Flags)
 	if (rc == CUDA_SUCCESS && (!phStream || (Flags & ~CU_STREAM_NON_BLOCKING)))
 		rc = CUDA_ERROR_INVALID_VALUE;
 	if (rc == CUDA_SUCCESS)
-		rc = stream_create(phStream, Flags, ctx);
+		rc = sim_stream_create(phStream, Flags, 0, ctx);
 	sim_unlock();
 	return rc;
 }

@@ -488,6 +488,35 @@ cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 	return rc;
 }
 
+/* Like cuGraphGetNodes: with dependencies NULL, the count; else up to
+ * *numDependencies of them. Every edge is a default one (no edge data). */
+CUresult CUDAAPI
+cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode *dependencies,
+			      CUgraphEdgeData *edgeData, size_t *numDependencies)
+{
+	CUresult rc = sim_ready();
+	size_t n;
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	sim_lock();
+	if (!numDependencies || !node_alive(hNode) || (edgeData && !dependencies)) {
+		rc = CUDA_ERROR_INVALID_VALUE;
+	} else if (!dependencies) {
+		*numDependencies = hNode->ndeps;
+	} else {
+		n = *numDependencies < hNode->ndeps ? *numDependencies : hNode->ndeps;
+		for (size_t i = 0; i < n; i++) {
+			dependencies[i] = hNode->deps[i];
+			if (edgeData)
+				edgeData[i] = (CUgraphEdgeData){ 0 };
+		}
+		*numDependencies = n;
+	}
+	sim_unlock();
+	return rc;
+}
+
 /* With nodes NULL, the count; else up to *numNodes of them, and the count
  * of those written. */
 CUresult CUDAAPI

@@ -263,3 +263,30 @@ sim_ipc_release_owner(uint32_t owner)
 			i++;
 	}
 }
+
+/* IPC events are not simulated: the device says so
+ * (CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED is 0), and so do these. */
+CUresult CUDAAPI
+cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!pHandle || !event)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult CUDAAPI
+cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
+{
+	CUresult rc = sim_ready();
+
+	(void)handle;
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!phEvent)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}

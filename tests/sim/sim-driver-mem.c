@@ -511,3 +511,115 @@ cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream
 {
 	return mem_set(dstDevice, uc, N, sim_stream_per_thread(hStream), true);
 }
+
+/* ---- 2D and peer copies ---- */
+
+/* One side of a 2D copy: its address and whether it must be device
+ * memory. Arrays are not simulated here. */
+static bool
+side_2d(CUmemorytype type, const void *host, CUdeviceptr dev, size_t x, size_t y, size_t pitch,
+	uintptr_t *addr, bool *device)
+{
+	switch (type) {
+	case CU_MEMORYTYPE_HOST:
+		*addr = (uintptr_t)host;
+		*device = false;
+		break;
+	case CU_MEMORYTYPE_DEVICE:
+	case CU_MEMORYTYPE_UNIFIED:
+		*addr = (uintptr_t)dev;
+		*device = type == CU_MEMORYTYPE_DEVICE;
+		break;
+	default:
+		return false;
+	}
+	*addr += y * pitch + x;
+	return *addr != 0;
+}
+
+/* Lock held: every row of both sides is memory of the right kind. */
+static bool
+rows_ok(uintptr_t dst, bool dst_device, size_t dpitch, uintptr_t src, bool src_device,
+	size_t spitch, size_t width, size_t height)
+{
+	for (size_t r = 0; r < height; r++)
+		if (!range_ok(dst + r * dpitch, width, dst_device) ||
+		    !range_ok(src + r * spitch, width, src_device))
+			return false;
+	return true;
+}
+
+static CUresult
+mem_copy_2d(const CUDA_MEMCPY2D *p, CUstream stream)
+{
+	uintptr_t dst, src;
+	bool dst_device, src_device;
+	struct sim_capture *c;
+	size_t rows;
+	CUresult rc;
+
+	if (!p || !side_2d(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY,
+			   p->srcPitch, &src, &src_device) ||
+	    !side_2d(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY,
+		     p->dstPitch, &dst, &dst_device) ||
+	    (p->Height > 1 && (p->srcPitch < p->WidthInBytes || p->dstPitch < p->WidthInBytes)))
+		return CUDA_ERROR_INVALID_VALUE;
+	rows = p->WidthInBytes ? p->Height : 0;
+	sim_lock();
+	rc = stream_enter(stream);
+	if (rc == CUDA_SUCCESS && (c = sim_capture_of(stream))) {
+		rc = capture_noop(c, dst, 0, CU_GRAPH_NODE_TYPE_MEMCPY);
+		rows = 0;
+	} else if (rc == CUDA_SUCCESS && !rows_ok(dst, dst_device, p->dstPitch, src, src_device,
+						  p->srcPitch, p->WidthInBytes, rows)) {
+		rc = CUDA_ERROR_INVALID_VALUE;
+	}
+	sim_unlock();
+	for (size_t r = 0; rc == CUDA_SUCCESS && r < rows; r++)
+		memmove((void *)(dst + r * p->dstPitch), (const void *)(src + r * p->srcPitch),
+			p->WidthInBytes);
+	return rc;
+}
+
+CUresult CUDAAPI
+cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
+{
+	return mem_copy_2d(pCopy, hStream);
+}
+
+CUresult CUDAAPI
+cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
+{
+	return mem_copy_2d(pCopy, sim_stream_per_thread(hStream));
+}
+
+/* Between devices: both contexts must live; the bytes move as in any
+ * copy, since every device's memory is in this process. */
+static CUresult
+peer_copy(CUdeviceptr dst, CUcontext dstContext, CUdeviceptr src, CUcontext srcContext,
+	  size_t bytes, CUstream stream)
+{
+	bool alive;
+
+	sim_lock();
+	alive = sim_ctx_alive(dstContext) && sim_ctx_alive(srcContext);
+	sim_unlock();
+	if (!alive)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return mem_copy(dst, true, src, true, bytes, stream, true);
+}
+
+CUresult CUDAAPI
+cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+		  CUcontext srcContext, size_t ByteCount, CUstream hStream)
+{
+	return peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
+}
+
+CUresult CUDAAPI
+cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+		       CUcontext srcContext, size_t ByteCount, CUstream hStream)
+{
+	return peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount,
+			 sim_stream_per_thread(hStream));
+}

@@ -45,11 +45,13 @@ struct CUmod_st {
 struct CUkern_st {
 	CUlibrary library;
 	char *name;
+	int max_dynamic_shared;      /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
 	struct CUkern_st *next;      /* every kernel */
 };
 
 struct CUfunc_st {
 	char *name;
+	int max_dynamic_shared;      /* as for kernels */
 	CUkernel kernel;             /* from cuKernelGetFunction, or NULL */
 	CUmodule module;             /* from cuModuleGetFunction, or NULL */
 	uint32_t owner;              /* its context */
@@ -228,6 +230,7 @@ function_get(CUkernel kernel, CUmodule module, const char *name, uint32_t owner)
 	f->kernel = kernel;
 	f->module = module;
 	f->owner = owner;
+	f->max_dynamic_shared = kernel ? kernel->max_dynamic_shared : SIM_MAX_SHARED_PER_BLOCK;
 	f->next = sim_functions;
 	sim_functions = f;
 	return f;
@@ -267,6 +270,7 @@ kernel_get(CUlibrary lib, const char *name)
 		return NULL;
 	}
 	k->library = lib;
+	k->max_dynamic_shared = SIM_MAX_SHARED_PER_BLOCK;
 	k->next = sim_kernels;
 	sim_kernels = k;
 	return k;
@@ -442,6 +446,16 @@ cuModuleLoadData(CUmodule *module, const void *image)
 	return rc;
 }
 
+/* JIT options are accepted and ignored: there is nothing to compile. */
+CUresult CUDAAPI
+cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+		   CUjit_option *options, void **optionValues)
+{
+	if (numOptions && (!options || !optionValues))
+		return CUDA_ERROR_INVALID_VALUE;
+	return cuModuleLoadData(module, image);
+}
+
 CUresult CUDAAPI
 cuModuleUnload(CUmodule hmod)
 {
@@ -489,9 +503,19 @@ launchable(CUfunction f, CUcontext ctx)
 	return function_alive(f) && f->owner == ctx->id;
 }
 
+/* The dynamic shared memory a launch may ask for: 48 KiB, or what
+ * CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES opted in to. */
+static int *
+dynamic_shared_of(CUfunction f)
+{
+	return kernel_alive((CUkernel)f) ? &((CUkernel)f)->max_dynamic_shared :
+					    &f->max_dynamic_shared;
+}
+
 /* The limits a Hopper GPU has (the device attributes say the same). */
 static bool
-config_ok(const unsigned int *grid, const unsigned int *block, unsigned int shared)
+config_ok(const unsigned int *grid, const unsigned int *block, unsigned int shared,
+	  unsigned int shared_max)
 {
 	static const unsigned int grid_max[3] = { SIM_MAX_GRID_DIM_X, SIM_MAX_GRID_DIM_Y,
 						  SIM_MAX_GRID_DIM_Z };
@@ -505,7 +529,7 @@ config_ok(const unsigned int *grid, const unsigned int *block, unsigned int shar
 			return false;
 		threads *= block[i];
 	}
-	return threads <= SIM_MAX_THREADS_PER_BLOCK && shared <= SIM_MAX_SHARED_PER_BLOCK;
+	return threads <= SIM_MAX_THREADS_PER_BLOCK && shared <= shared_max;
 }
 
 /* Lock held. */
@@ -521,7 +545,9 @@ launch(CUfunction f, const unsigned int *grid, const unsigned int *block, unsign
 		rc = sim_stream_check(stream, ctx);
 	if (rc == CUDA_SUCCESS && !launchable(f, ctx))
 		rc = CUDA_ERROR_INVALID_HANDLE;
-	if (rc == CUDA_SUCCESS && (!config_ok(grid, block, shared) || (params && extra)))
+	if (rc == CUDA_SUCCESS &&
+	    (!config_ok(grid, block, shared, (unsigned int)*dynamic_shared_of(f)) ||
+	     (params && extra)))
 		rc = CUDA_ERROR_INVALID_VALUE;
 	if (rc == CUDA_SUCCESS && (c = sim_capture_of(stream)))
 		rc = sim_capture_noop(c, CU_GRAPH_NODE_TYPE_KERNEL);
@@ -559,4 +585,229 @@ cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
 {
 	return launch_locked(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
 			     sharedMemBytes, sim_stream_per_thread(hStream), kernelParams, extra);
+}
+
+/* Cooperative launches: the simulated device runs nothing, so a grid
+ * that could not be resident at once is not refused. */
+CUresult CUDAAPI
+cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+			  unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+			  unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+			  void **kernelParams)
+{
+	return launch_locked(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+			     sharedMemBytes, hStream, kernelParams, NULL);
+}
+
+CUresult CUDAAPI
+cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+			       unsigned int gridDimZ, unsigned int blockDimX,
+			       unsigned int blockDimY, unsigned int blockDimZ,
+			       unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
+{
+	return launch_locked(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+			     sharedMemBytes, sim_stream_per_thread(hStream), kernelParams, NULL);
+}
+
+/* The launch attributes (cluster shape, priority, programmatic
+ * serialisation...) are accepted and change nothing. */
+CUresult CUDAAPI
+cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+{
+	if (!config || (config->numAttrs && !config->attrs))
+		return CUDA_ERROR_INVALID_VALUE;
+	return launch_locked(f, config->gridDimX, config->gridDimY, config->gridDimZ,
+			     config->blockDimX, config->blockDimY, config->blockDimZ,
+			     config->sharedMemBytes, config->hStream, kernelParams, extra);
+}
+
+CUresult CUDAAPI
+cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+		      void **extra)
+{
+	CUlaunchConfig c;
+
+	if (!config)
+		return CUDA_ERROR_INVALID_VALUE;
+	c = *config;
+	c.hStream = sim_stream_per_thread(c.hStream);
+	return cuLaunchKernelEx(&c, f, kernelParams, extra);
+}
+
+/* ---- function attributes and occupancy ---- */
+
+/* What every simulated function reports: compiled for sm_90, 32
+ * registers a thread, no static shared, constant or local memory. */
+#define SIM_FUNC_REGS 32
+#define SIM_FUNC_VERSION 90
+
+/* Lock held: f is a function of a live context, or a kernel passed as
+ * one (which the runtime does). */
+static bool
+function_known(CUfunction f)
+{
+	return kernel_alive((CUkernel)f) || function_alive(f);
+}
+
+static CUresult
+attribute_get(int *pi, CUfunction_attribute attrib, CUfunction f)
+{
+	switch (attrib) {
+	case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = SIM_MAX_THREADS_PER_BLOCK; break;
+	case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = SIM_FUNC_REGS; break;
+	case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+	case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *pi = SIM_FUNC_VERSION; break;
+	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = *dynamic_shared_of(f); break;
+	case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = -1; break;
+	case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+	case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
+	case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
+	case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
+	case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+	case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: *pi = 0; break;
+	default: return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* Only the dynamic shared memory limit is kept (launches are checked
+ * against it); the other settable attributes are checked and dropped. */
+static CUresult
+attribute_set(CUfunction f, CUfunction_attribute attrib, int value)
+{
+	const int shared_max = 232448; /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
+
+	switch (attrib) {
+	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+		if (value < 0 || value > shared_max)
+			return CUDA_ERROR_INVALID_VALUE;
+		*dynamic_shared_of(f) = value;
+		return CUDA_SUCCESS;
+	case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+		return value < -1 || value > 100 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+	case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		return value < 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+static CUresult
+func_attribute(CUfunction f, CUfunction_attribute attrib, int *get, int set)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	sim_lock();
+	if (!function_known(f))
+		rc = CUDA_ERROR_INVALID_HANDLE;
+	else
+		rc = get ? attribute_get(get, attrib, f) : attribute_set(f, attrib, set);
+	sim_unlock();
+	return rc;
+}
+
+CUresult CUDAAPI
+cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+{
+	if (!pi)
+		return CUDA_ERROR_INVALID_VALUE;
+	return func_attribute(hfunc, attrib, pi, 0);
+}
+
+CUresult CUDAAPI
+cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+{
+	return func_attribute(hfunc, attrib, NULL, value);
+}
+
+/* A kernel's attributes are the same on every simulated device. */
+CUresult CUDAAPI
+cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
+{
+	if (!pi)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (sim_ready() == CUDA_SUCCESS && !sim_device_get(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	return func_attribute((CUfunction)kernel, attrib, pi, 0);
+}
+
+CUresult CUDAAPI
+cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
+{
+	if (sim_ready() == CUDA_SUCCESS && !sim_device_get(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	return func_attribute((CUfunction)kernel, attrib, NULL, val);
+}
+
+CUresult CUDAAPI
+cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+{
+	int ignored;
+
+	if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL)
+		return CUDA_ERROR_INVALID_VALUE;
+	return func_attribute(hfunc, CU_FUNC_ATTRIBUTE_NUM_REGS, &ignored, 0);
+}
+
+/* Blocks of blockSize threads that fit on one multiprocessor of the
+ * simulated H100 at once: the least of what threads, the block limit,
+ * registers (SIM_FUNC_REGS a thread, allocated per warp) and shared
+ * memory (each block also takes 1 KiB reserved) allow. */
+static int
+occupancy(int block_size, size_t dynamic_shared)
+{
+	const int sm_threads = 2048, sm_blocks = 32, sm_regs = 65536;
+	const size_t sm_shared = 233472, block_reserved = 1024;
+	int warps = (block_size + 31) / 32;
+	int n = sm_threads / (warps * 32);
+
+	if (n > sm_blocks)
+		n = sm_blocks;
+	if (sm_regs / (warps * 32 * SIM_FUNC_REGS) < n)
+		n = sm_regs / (warps * 32 * SIM_FUNC_REGS);
+	if ((int)(sm_shared / (dynamic_shared + block_reserved)) < n)
+		n = (int)(sm_shared / (dynamic_shared + block_reserved));
+	return n;
+}
+
+CUresult CUDAAPI
+cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func,
+						     int blockSize, size_t dynamicSMemSize,
+						     unsigned int flags)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!numBlocks || blockSize <= 0 ||
+	    (flags & ~(unsigned int)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE))
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_lock();
+	if (!function_known(func))
+		rc = CUDA_ERROR_INVALID_HANDLE;
+	else if (blockSize > SIM_MAX_THREADS_PER_BLOCK ||
+		 dynamicSMemSize > (size_t)*dynamic_shared_of(func))
+		*numBlocks = 0;
+	else
+		*numBlocks = occupancy(blockSize, dynamicSMemSize);
+	sim_unlock();
+	return rc;
+}
+
+CUresult CUDAAPI
+cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize,
+					    size_t dynamicSMemSize)
+{
+	return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+		numBlocks, func, blockSize, dynamicSMemSize, CU_OCCUPANCY_DEFAULT);
 }

@@ -475,6 +475,42 @@ cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 	return rc;
 }
 
+/* Access from other devices: checked and accepted. Every simulated
+ * device reaches every pool's memory already (cuDeviceCanAccessPeer); the
+ * pool's own device always has read-write access, which cannot be taken
+ * away. */
+static CUresult
+access_ok(CUmemoryPool pool, const CUmemAccessDesc *desc)
+{
+	if (desc->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+	    !sim_device_get(desc->location.id))
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (desc->flags != CU_MEM_ACCESS_FLAGS_PROT_NONE &&
+	    desc->flags != CU_MEM_ACCESS_FLAGS_PROT_READ &&
+	    desc->flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (desc->location.id == pool->device && desc->flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+		return CUDA_ERROR_INVALID_DEVICE;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI
+cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (count && !map)
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_lock();
+	rc = pool_alive(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; rc == CUDA_SUCCESS && i < count; i++)
+		rc = access_ok(pool, &map[i]);
+	sim_unlock();
+	return rc;
+}
+
 /* One path for every stream-ordered allocation; without from_pool, the
  * current pool of the context's device. On a stream being captured, an
  * alloc node of the capture's graph instead: the pool only names the

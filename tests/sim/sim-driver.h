@@ -51,6 +51,7 @@ enum sim_kind {
 struct CUctx_st {
 	uint32_t id;        /* owner tag of its memory and streams; fresh per (re)creation */
 	CUdevice device;
+	uint64_t peers;     /* devices whose memory it has enabled access to (a bit each) */
 	bool primary;
 	unsigned retains;   /* primary contexts only */
 };
@@ -59,7 +60,12 @@ struct CUstream_st {
 	uint32_t owner;     /* id of the context it was created in */
 	CUdevice device;
 	unsigned flags;
+	int priority;       /* 0 (lowest) to SIM_STREAM_PRIORITY_GREATEST */
 };
+
+/* Stream priorities, those of a Hopper GPU: 0 is the lowest and the
+ * default, -5 the greatest (sim-driver-stream.c). */
+#define SIM_STREAM_PRIORITY_GREATEST (-5)
 
 /* What an event stands for (sim-driver-event.c). Work completes when it
  * is issued, so a record outside a capture is complete at once. */
@@ -201,6 +207,8 @@ uintptr_t sim_map_region(uintptr_t hint, size_t bytes, size_t align, int prot);
 /* sim-driver-ctx.c: call with the lock held */
 CUresult sim_ctx_enter(CUcontext *ctx);
 CUresult sim_stream_check(CUstream stream, CUcontext ctx);
+CUresult sim_stream_create(CUstream *phStream, unsigned int flags, int priority, CUcontext ctx);
+bool sim_ctx_alive(CUcontext ctx);
 CUstream sim_stream_per_thread(CUstream stream);
 
 /* sim-driver-mem.c: call with the lock held */
@@ -282,6 +290,20 @@ void sim_ipc_release_owner(uint32_t owner);
  * the per-thread-default-stream twins, which the driver hands out through
  * cuGetProcAddress with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM. */
 CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream);
+CUresult CUDAAPI cuStreamGetPriority_ptsz(CUstream hStream, int *priority);
+CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData);
+CUresult CUDAAPI cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback,
+					  void *userData, unsigned int flags);
+CUresult CUDAAPI cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream);
+CUresult CUDAAPI cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext,
+					CUdeviceptr srcDevice, CUcontext srcContext,
+					size_t ByteCount, CUstream hStream);
+CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
+	unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
+	unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
+	CUstream hStream, void **kernelParams);
+CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+				       void **kernelParams, void **extra);
 CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
 CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
 CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
