@@ -42,6 +42,7 @@ static const struct sim_rt_mapping sim_rt_mappings[] = {
 	{ CUDA_ERROR_CAPTURED_EVENT, cudaErrorCapturedEvent },
 	{ CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, cudaErrorStreamCaptureWrongThread },
 	{ CUDA_ERROR_INVALID_IMAGE, cudaErrorInvalidKernelImage },
+	{ CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, cudaErrorPeerAccessAlreadyEnabled },
 };
 
 cudaError_t
@@ -137,6 +138,10 @@ static const struct sim_rt_error sim_rt_errors[] = {
 	ERR(cudaErrorMissingConfiguration, "__global__ function call is not configured"),
 	ERR(cudaErrorInvalidDeviceFunction, "invalid device function"),
 	ERR(cudaErrorInvalidKernelImage, "device kernel image is invalid"),
+	ERR(cudaErrorInvalidSymbol, "invalid device symbol"),
+	ERR(cudaErrorInvalidPitchValue, "invalid pitch argument"),
+	ERR(cudaErrorFileNotFound, "file not found"),
+	ERR(cudaErrorPeerAccessAlreadyEnabled, "peer access is already enabled"),
 	ERR(cudaErrorUnknown, "unknown error"),
 };
 

@@ -5,6 +5,8 @@
  * sim-driver-capture.c). */
 #include "sim-runtime.h"
 
+#include <string.h>
+
 cudaError_t CUDARTAPI
 cudaEventCreate(cudaEvent_t *event)
 {
@@ -103,4 +105,23 @@ cudaStreamQuery_ptsz(cudaStream_t stream)
 {
 	SIM_RT_ENTER();
 	return sim_rt_check(sim_rt_drv.stream_query_ptsz(stream));
+}
+
+/* IPC events are not simulated (the device reports
+ * cudaDevAttrIpcEventSupport 0): the driver says cudaErrorNotSupported. */
+cudaError_t CUDARTAPI
+cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event)
+{
+	SIM_RT_ENTER();
+	return sim_rt_check(sim_rt_drv.ipc_get_event_handle((CUipcEventHandle *)handle, event));
+}
+
+cudaError_t CUDARTAPI
+cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle)
+{
+	CUipcEventHandle h;
+
+	SIM_RT_ENTER();
+	memcpy(&h, &handle, sizeof(h));
+	return sim_rt_check(sim_rt_drv.ipc_open_event_handle(event, h));
 }

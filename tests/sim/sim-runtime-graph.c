@@ -7,7 +7,9 @@
 #include "sim-runtime.h"
 
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 cudaError_t CUDARTAPI
 cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
@@ -127,11 +129,18 @@ cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph)
 	return sim_rt_check(sim_rt_drv.graph_clone(pGraphClone, originalGraph));
 }
 
+static void graph_objects_release(cudaGraph_t graph);
+
 cudaError_t CUDARTAPI
 cudaGraphDestroy(cudaGraph_t graph)
 {
+	CUresult rc;
+
 	SIM_RT_ENTER();
-	return sim_rt_check(sim_rt_drv.graph_destroy(graph));
+	rc = sim_rt_drv.graph_destroy(graph);
+	if (rc == CUDA_SUCCESS)
+		graph_objects_release(graph);
+	return sim_rt_check(rc);
 }
 
 cudaError_t CUDARTAPI
@@ -371,4 +380,192 @@ cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, 
 		return err;
 	return sim_rt_check(sim_rt_drv.device_set_graph_mem_attribute(
 		device, (CUgraphMem_attribute)attr, value));
+}
+
+/* ---- generic nodes, dependencies, user objects ---- */
+
+static bool
+default_edges(const cudaGraphEdgeData *edges, size_t n)
+{
+	for (size_t i = 0; edges && i < n; i++)
+		if (edges[i].from_port || edges[i].to_port || edges[i].type)
+			return false;
+	return true;
+}
+
+/* The node kinds the simulator builds (empty, memory alloc and free);
+ * others, and edges other than plain ones, are not simulated. */
+cudaError_t CUDARTAPI
+cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+		 const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData,
+		 size_t numDependencies, struct cudaGraphNodeParams *nodeParams)
+{
+	struct cudaMemAllocNodeParams alloc;
+	cudaError_t err;
+
+	if (!nodeParams)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	if (!default_edges(dependencyData, numDependencies))
+		return sim_rt_fail(cudaErrorNotSupported);
+	switch (nodeParams->type) {
+	case cudaGraphNodeTypeEmpty:
+		return cudaGraphAddEmptyNode(pGraphNode, graph, pDependencies, numDependencies);
+	case cudaGraphNodeTypeMemFree:
+		return cudaGraphAddMemFreeNode(pGraphNode, graph, pDependencies, numDependencies,
+					       nodeParams->free.dptr);
+	case cudaGraphNodeTypeMemAlloc:
+		alloc = (struct cudaMemAllocNodeParams){
+			.poolProps = nodeParams->alloc.poolProps,
+			.accessDescs = nodeParams->alloc.accessDescs,
+			.accessDescCount = nodeParams->alloc.accessDescCount,
+			.bytesize = nodeParams->alloc.bytesize,
+		};
+		err = cudaGraphAddMemAllocNode(pGraphNode, graph, pDependencies, numDependencies,
+					       &alloc);
+		if (err == cudaSuccess)
+			nodeParams->alloc.dptr = alloc.dptr;
+		return err;
+	default:
+		return sim_rt_fail(cudaErrorNotSupported);
+	}
+}
+
+cudaError_t CUDARTAPI
+cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies,
+			     cudaGraphEdgeData *edgeData, size_t *pNumDependencies)
+{
+	SIM_RT_ENTER();
+	return sim_rt_check(sim_rt_drv.graph_node_get_dependencies(
+		node, pDependencies, (CUgraphEdgeData *)edgeData, pNumDependencies));
+}
+
+/* Conditional nodes and rewriting a capture's dependencies are not
+ * simulated (docs: tests/sim/README.md). */
+cudaError_t CUDARTAPI
+cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph,
+				 unsigned int defaultLaunchValue, unsigned int flags)
+{
+	(void)pHandle_out;
+	(void)graph;
+	(void)defaultLaunchValue;
+	(void)flags;
+	return sim_rt_fail(cudaErrorNotSupported);
+}
+
+cudaError_t CUDARTAPI
+cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies,
+				    const cudaGraphEdgeData *dependencyData,
+				    size_t numDependencies, unsigned int flags)
+{
+	(void)stream;
+	(void)dependencies;
+	(void)dependencyData;
+	(void)numDependencies;
+	(void)flags;
+	return sim_rt_fail(cudaErrorNotSupported);
+}
+
+/* User objects: a reference count and a destructor, run (on the thread
+ * that drops the last reference, at once) when the count reaches zero.
+ * A graph's references are dropped when the graph is destroyed; the
+ * executable graphs made from it take none of their own here. */
+struct CUuserObject_st {
+	void *ptr;
+	cudaHostFn_t destroy;
+	unsigned long long refs;
+};
+
+struct sim_rt_retain {
+	cudaGraph_t graph;
+	cudaUserObject_t object;
+	unsigned int count;
+	struct sim_rt_retain *next;
+};
+
+static pthread_mutex_t sim_rt_objects_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sim_rt_retain *sim_rt_retains;
+
+cudaError_t CUDARTAPI
+cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy,
+		     unsigned int initialRefcount, unsigned int flags)
+{
+	cudaUserObject_t o;
+
+	if (!object_out || !destroy || initialRefcount == 0 ||
+	    flags != cudaUserObjectNoDestructorSync)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return sim_rt_fail(cudaErrorMemoryAllocation);
+	*o = (struct CUuserObject_st){ .ptr = ptr, .destroy = destroy, .refs = initialRefcount };
+	*object_out = o;
+	return cudaSuccess;
+}
+
+static void
+object_release(cudaUserObject_t object, unsigned int count)
+{
+	unsigned long long left = __atomic_sub_fetch(&object->refs, count, __ATOMIC_ACQ_REL);
+
+	if (left == 0) {
+		object->destroy(object->ptr);
+		free(object);
+	}
+}
+
+cudaError_t CUDARTAPI
+cudaUserObjectRelease(cudaUserObject_t object, unsigned int count)
+{
+	if (!object || count == 0)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	object_release(object, count);
+	return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI
+cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count,
+			  unsigned int flags)
+{
+	struct sim_rt_retain *r;
+	size_t n = 0;
+
+	if (!graph || !object || count == 0 || (flags & ~(unsigned int)cudaGraphUserObjectMove))
+		return sim_rt_fail(cudaErrorInvalidValue);
+	if (sim_rt_drv.graph_get_nodes(graph, NULL, &n) != CUDA_SUCCESS)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return sim_rt_fail(cudaErrorMemoryAllocation);
+	if (!(flags & cudaGraphUserObjectMove))
+		__atomic_add_fetch(&object->refs, count, __ATOMIC_ACQ_REL);
+	*r = (struct sim_rt_retain){ .graph = graph, .object = object, .count = count };
+	pthread_mutex_lock(&sim_rt_objects_lock);
+	r->next = sim_rt_retains;
+	sim_rt_retains = r;
+	pthread_mutex_unlock(&sim_rt_objects_lock);
+	return cudaSuccess;
+}
+
+/* What cudaGraphDestroy drops. */
+static void
+graph_objects_release(cudaGraph_t graph)
+{
+	struct sim_rt_retain **at = &sim_rt_retains, *mine = NULL, *r;
+
+	pthread_mutex_lock(&sim_rt_objects_lock);
+	while ((r = *at)) {
+		if (r->graph != graph) {
+			at = &r->next;
+			continue;
+		}
+		*at = r->next;
+		r->next = mine;
+		mine = r;
+	}
+	pthread_mutex_unlock(&sim_rt_objects_lock);
+	while ((r = mine)) {
+		mine = r->next;
+		object_release(r->object, r->count);
+		free(r);
+	}
 }

@@ -17,8 +17,11 @@
  * and passes the kernel to cuLaunchKernel, which takes a kernel for a
  * function of the current context. The simulated device runs nothing.
  *
- * Device variables are registered and have no storage: the symbol calls
- * (cudaMemcpyToSymbol and the like) are not simulated. */
+ * Device variables (__device__, __constant__) get storage at their first
+ * use by a symbol call (cudaGetSymbolAddress, cudaMemcpyToSymbol): zeroed
+ * host memory of the registered size, outside the device's capacity, as
+ * a module's globals are on a real device (loaded with the module, not
+ * allocated by the program). */
 #include "sim-runtime.h"
 
 #include <fatbinary_section.h>
@@ -26,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* nvcc's side of the interface, declared by crt/host_runtime.h and
  * crt/device_functions.h for C++ only. */
@@ -68,6 +72,14 @@ struct sim_rt_function {
 	struct sim_rt_function *next;
 };
 
+/* One registered device variable: its host shadow names it. */
+struct sim_rt_var {
+	const void *host;
+	size_t size;
+	void *storage;           /* made at first use */
+	struct sim_rt_var *next;
+};
+
 /* Launch configurations pushed by <<<>>> and not popped yet, per thread:
  * an argument of a launch may launch too. */
 struct sim_rt_config {
@@ -81,6 +93,7 @@ struct sim_rt_config {
 static pthread_mutex_t sim_rt_kernel_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sim_rt_fatbin *sim_rt_fatbins;
 static struct sim_rt_function *sim_rt_functions;
+static struct sim_rt_var *sim_rt_vars;
 
 static __thread struct sim_rt_config sim_rt_configs[SIM_RT_CONFIG_DEPTH];
 static __thread unsigned sim_rt_config_depth;
@@ -151,11 +164,72 @@ __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceF
 	kernels_unlock();
 }
 
-/* Accepted, without storage (see above). */
+/* Noted; the storage comes later (see above). */
 void CUDARTAPI
 __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
 		  const char *deviceName, int ext, size_t size, int constant, int global)
 {
+	struct sim_rt_var *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return;
+	v->host = hostVar;
+	v->size = size;
+	kernels_lock();
+	v->next = sim_rt_vars;
+	sim_rt_vars = v;
+	kernels_unlock();
+}
+
+/* The storage of the variable whose host shadow is symbol. */
+static cudaError_t
+symbol_storage(const void *symbol, void **storage, size_t *size)
+{
+	struct sim_rt_var *v;
+	cudaError_t err = sim_rt_enter();
+
+	if (err != cudaSuccess)
+		return err;
+	kernels_lock();
+	for (v = sim_rt_vars; v && v->host != symbol; v = v->next)
+		;
+	if (v && !v->storage)
+		v->storage = calloc(1, v->size ? v->size : 1);
+	if (v && v->storage) {
+		*storage = v->storage;
+		*size = v->size;
+	}
+	kernels_unlock();
+	return !v ? cudaErrorInvalidSymbol : v->storage ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t CUDARTAPI
+cudaGetSymbolAddress(void **devPtr, const void *symbol)
+{
+	size_t size;
+
+	if (!devPtr)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	return sim_rt_fail(symbol_storage(symbol, devPtr, &size));
+}
+
+cudaError_t CUDARTAPI
+cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
+		   enum cudaMemcpyKind kind)
+{
+	void *storage = NULL;
+	size_t size = 0;
+	cudaError_t err = symbol_storage(symbol, &storage, &size);
+
+	if (err != cudaSuccess)
+		return sim_rt_fail(err);
+	if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice &&
+	    kind != cudaMemcpyDefault)
+		return sim_rt_fail(cudaErrorInvalidMemcpyDirection);
+	if (offset > size || count > size - offset || (count && !src))
+		return sim_rt_fail(cudaErrorInvalidValue);
+	memcpy((char *)storage + offset, src, count);
+	return cudaSuccess;
 }
 
 /* At exit: the library goes, and the notes. A forked child's driver
@@ -225,8 +299,8 @@ function_kernel(struct sim_rt_function *f, CUkernel *out)
 }
 
 /* The kernel of a registered host stub. */
-static cudaError_t
-kernel_of(const void *host, CUkernel *out)
+cudaError_t
+sim_rt_kernel_of(const void *host, CUkernel *out)
 {
 	cudaError_t err = sim_rt_init();
 	struct sim_rt_function *f;
@@ -261,7 +335,7 @@ __cudaGetKernel(cudaKernel_t *kernel, const void *func)
 {
 	if (!kernel)
 		return sim_rt_fail(cudaErrorInvalidValue);
-	return sim_rt_fail(kernel_of(func, kernel));
+	return sim_rt_fail(sim_rt_kernel_of(func, kernel));
 }
 
 cudaError_t CUDARTAPI
@@ -392,7 +466,7 @@ launch_stub(const void *func, dim3 grid, dim3 block, void **args, size_t shared,
 	    cudaStream_t stream, bool per_thread)
 {
 	CUkernel kernel = NULL;
-	cudaError_t err = kernel_of(func, &kernel);
+	cudaError_t err = sim_rt_kernel_of(func, &kernel);
 
 	if (err != cudaSuccess)
 		return sim_rt_fail(err);

@@ -269,3 +269,61 @@ cudaIpcCloseMemHandle(void *devPtr)
 	SIM_RT_ENTER();
 	return sim_rt_check(sim_rt_drv.ipc_close_mem_handle((CUdeviceptr)(uintptr_t)devPtr));
 }
+
+/* What the driver says of a pointer, in the runtime's words: memory CUDA
+ * does not know is cudaMemoryTypeUnregistered, and no error (CUDA 11+). */
+cudaError_t CUDARTAPI
+cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+{
+	CUpointer_attribute which[] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+					CU_POINTER_ATTRIBUTE_IS_MANAGED,
+					CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+					CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+					CU_POINTER_ATTRIBUTE_HOST_POINTER };
+	unsigned int type = 0;
+	int managed = 0, device = 0;
+	CUdeviceptr dptr = 0;
+	void *hptr = NULL;
+	void *data[] = { &type, &managed, &device, &dptr, &hptr };
+	CUresult rc;
+
+	SIM_RT_ENTER();
+	if (!attributes)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	rc = sim_rt_drv.pointer_get_attributes(5, which, data, (CUdeviceptr)(uintptr_t)ptr);
+	if (rc != CUDA_SUCCESS)
+		return sim_rt_check(rc);
+	*attributes = (struct cudaPointerAttributes){
+		.type = managed ? cudaMemoryTypeManaged :
+			type == CU_MEMORYTYPE_DEVICE ? cudaMemoryTypeDevice :
+			type == CU_MEMORYTYPE_HOST ? cudaMemoryTypeHost :
+						     cudaMemoryTypeUnregistered,
+		.device = type ? device : -2,
+		.devicePointer = (void *)(uintptr_t)dptr,
+		.hostPointer = hptr,
+	};
+	return cudaSuccess;
+}
+
+/* Each side is unified memory: the address says what it is. */
+cudaError_t CUDARTAPI
+cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+		  size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+	CUDA_MEMCPY2D c = {
+		.srcMemoryType = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyHostToHost ?
+					 CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED,
+		.srcHost = src, .srcDevice = (CUdeviceptr)(uintptr_t)src, .srcPitch = spitch,
+		.dstMemoryType = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost ?
+					 CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED,
+		.dstHost = dst, .dstDevice = (CUdeviceptr)(uintptr_t)dst, .dstPitch = dpitch,
+		.WidthInBytes = width, .Height = height,
+	};
+
+	SIM_RT_ENTER();
+	if (!valid_kind(kind))
+		return sim_rt_fail(cudaErrorInvalidMemcpyDirection);
+	if (height > 1 && (dpitch < width || spitch < width))
+		return sim_rt_fail(cudaErrorInvalidPitchValue);
+	return sim_rt_check(sim_rt_drv.memcpy_2d_async(&c, stream));
+}

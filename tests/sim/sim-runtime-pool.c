@@ -121,3 +121,22 @@ cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)
 		return err;
 	return sim_rt_check(sim_rt_drv.device_set_mem_pool(device, memPool));
 }
+
+/* Field by field, as for the pool's properties. */
+cudaError_t CUDARTAPI
+cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList,
+		     size_t count)
+{
+	CUmemAccessDesc desc[64];
+
+	SIM_RT_ENTER();
+	if ((count && !descList) || count > sizeof(desc) / sizeof(desc[0]))
+		return sim_rt_fail(cudaErrorInvalidValue);
+	for (size_t i = 0; i < count; i++)
+		desc[i] = (CUmemAccessDesc){
+			.location = { .type = (CUmemLocationType)descList[i].location.type,
+				      .id = descList[i].location.id },
+			.flags = (CUmemAccess_flags)descList[i].flags,
+		};
+	return sim_rt_check(sim_rt_drv.mem_pool_set_access(memPool, desc, count));
+}

@@ -113,8 +113,9 @@ sim_rt_init(void)
 	return sim_rt_init_error;
 }
 
-static cudaError_t
-primary_context(int device, CUcontext *ctx)
+/* The device's primary context, retained once by the runtime. */
+cudaError_t
+sim_rt_primary_context(int device, CUcontext *ctx)
 {
 	CUresult rc = CUDA_SUCCESS;
 
@@ -139,7 +140,7 @@ sim_rt_enter(void)
 	if (err == cudaSuccess && sim_rt_bound && sim_rt_bound_generation == generation)
 		return cudaSuccess;
 	if (err == cudaSuccess)
-		err = primary_context(sim_rt_device, &ctx);
+		err = sim_rt_primary_context(sim_rt_device, &ctx);
 	if (err == cudaSuccess)
 		err = sim_rt_from_driver(sim_rt_drv.ctx_set_current(ctx));
 	if (err == cudaSuccess) {

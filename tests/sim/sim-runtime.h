@@ -66,6 +66,20 @@
 	X(memset_d8_async,      "cuMemsetD8Async",           SIM_RT_LEGACY, PFN_cuMemsetD8Async_v3020) \
 	X(memset_d8_async_ptsz, "cuMemsetD8Async",           SIM_RT_PER_THREAD, PFN_cuMemsetD8Async_v7000_ptsz) \
 	X(memcpy_async_ptsz,    "cuMemcpyAsync",             SIM_RT_PER_THREAD, PFN_cuMemcpyAsync_v7000_ptsz) \
+	X(memcpy_2d_async,      "cuMemcpy2DAsync",           SIM_RT_LEGACY, PFN_cuMemcpy2DAsync_v3020) \
+	X(memcpy_peer_async,    "cuMemcpyPeerAsync",         SIM_RT_LEGACY, PFN_cuMemcpyPeerAsync_v4000) \
+	X(pointer_get_attributes, "cuPointerGetAttributes",  SIM_RT_LEGACY, PFN_cuPointerGetAttributes_v7000) \
+	X(mem_pool_set_access,  "cuMemPoolSetAccess",        SIM_RT_LEGACY, PFN_cuMemPoolSetAccess_v11020) \
+	X(ipc_get_event_handle, "cuIpcGetEventHandle",       SIM_RT_LEGACY, PFN_cuIpcGetEventHandle_v4010) \
+	X(ipc_open_event_handle, "cuIpcOpenEventHandle",     SIM_RT_LEGACY, PFN_cuIpcOpenEventHandle_v4010) \
+	X(device_can_access_peer, "cuDeviceCanAccessPeer",   SIM_RT_LEGACY, PFN_cuDeviceCanAccessPeer_v4000) \
+	X(ctx_enable_peer_access, "cuCtxEnablePeerAccess",   SIM_RT_LEGACY, PFN_cuCtxEnablePeerAccess_v4000) \
+	X(device_get_pci_bus_id, "cuDeviceGetPCIBusId",      SIM_RT_LEGACY, PFN_cuDeviceGetPCIBusId_v4010) \
+	X(stream_priority_range, "cuCtxGetStreamPriorityRange", SIM_RT_LEGACY, PFN_cuCtxGetStreamPriorityRange_v5050) \
+	X(stream_create_with_priority, "cuStreamCreateWithPriority", SIM_RT_LEGACY, PFN_cuStreamCreateWithPriority_v5050) \
+	X(stream_get_priority,  "cuStreamGetPriority",       SIM_RT_LEGACY, PFN_cuStreamGetPriority_v5050) \
+	X(launch_host_func,     "cuLaunchHostFunc",          SIM_RT_LEGACY, PFN_cuLaunchHostFunc_v10000) \
+	X(stream_add_callback,  "cuStreamAddCallback",       SIM_RT_LEGACY, PFN_cuStreamAddCallback_v5000) \
 	SIM_RT_GRAPH_FUNCTIONS(X) \
 	SIM_RT_EVENT_FUNCTIONS(X) \
 	SIM_RT_KERNEL_FUNCTIONS(X)
@@ -93,7 +107,13 @@
 	X(library_unload,       "cuLibraryUnload",           SIM_RT_LEGACY, PFN_cuLibraryUnload_v12000) \
 	X(library_get_kernel,   "cuLibraryGetKernel",        SIM_RT_LEGACY, PFN_cuLibraryGetKernel_v12000) \
 	X(launch_kernel,        "cuLaunchKernel",            SIM_RT_LEGACY, PFN_cuLaunchKernel_v4000) \
-	X(launch_kernel_ptsz,   "cuLaunchKernel",            SIM_RT_PER_THREAD, PFN_cuLaunchKernel_v7000_ptsz)
+	X(launch_kernel_ptsz,   "cuLaunchKernel",            SIM_RT_PER_THREAD, PFN_cuLaunchKernel_v7000_ptsz) \
+	X(launch_kernel_ex,     "cuLaunchKernelEx",          SIM_RT_LEGACY, PFN_cuLaunchKernelEx_v11060) \
+	X(launch_cooperative,   "cuLaunchCooperativeKernel", SIM_RT_LEGACY, PFN_cuLaunchCooperativeKernel_v9000) \
+	X(kernel_get_attribute, "cuKernelGetAttribute",      SIM_RT_LEGACY, PFN_cuKernelGetAttribute_v12000) \
+	X(kernel_set_attribute, "cuKernelSetAttribute",      SIM_RT_LEGACY, PFN_cuKernelSetAttribute_v12000) \
+	X(occupancy,            "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", SIM_RT_LEGACY, \
+	  PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000)
 
 /* The same for stream capture, graphs and graph memory. */
 #define SIM_RT_GRAPH_FUNCTIONS(X) \
@@ -114,6 +134,7 @@
 	X(graph_add_empty_node, "cuGraphAddEmptyNode",       SIM_RT_LEGACY, PFN_cuGraphAddEmptyNode_v10000) \
 	X(graph_get_nodes,      "cuGraphGetNodes",           SIM_RT_LEGACY, PFN_cuGraphGetNodes_v10000) \
 	X(graph_node_get_type,  "cuGraphNodeGetType",        SIM_RT_LEGACY, PFN_cuGraphNodeGetType_v10000) \
+	X(graph_node_get_dependencies, "cuGraphNodeGetDependencies", SIM_RT_LEGACY, PFN_cuGraphNodeGetDependencies_v12030) \
 	X(graph_add_mem_alloc_node, "cuGraphAddMemAllocNode", SIM_RT_LEGACY, PFN_cuGraphAddMemAllocNode_v11040) \
 	X(graph_add_mem_free_node, "cuGraphAddMemFreeNode",  SIM_RT_LEGACY, PFN_cuGraphAddMemFreeNode_v11040) \
 	X(graph_mem_alloc_node_get_params, "cuGraphMemAllocNodeGetParams", SIM_RT_LEGACY, PFN_cuGraphMemAllocNodeGetParams_v11040) \
@@ -155,6 +176,10 @@ cudaError_t sim_rt_check_device(int device);
 
 /* sim-runtime-kernel.c */
 void sim_rt_kernels_at_fork(void);
+cudaError_t sim_rt_kernel_of(const void *func, CUkernel *out);
+
+/* sim-runtime.c */
+cudaError_t sim_rt_primary_context(int device, CUcontext *ctx);
 
 /* sim-runtime-error.c */
 cudaError_t sim_rt_from_driver(CUresult rc);
