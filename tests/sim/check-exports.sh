@@ -116,7 +116,8 @@ cuMemcpyPeerAsync cuMemcpyPeerAsync_ptsz cuModuleLoadDataEx cuLaunchCooperativeK
 cuLaunchCooperativeKernel_ptsz cuLaunchKernelEx cuLaunchKernelEx_ptsz cuFuncGetAttribute
 cuFuncSetAttribute cuFuncSetCacheConfig cuKernelGetAttribute cuKernelSetAttribute
 cuOccupancyMaxActiveBlocksPerMultiprocessor
-cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags cuGraphNodeGetDependencies_v2"
+cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags cuGraphNodeGetDependencies_v2
+cuGetExportTable"
 
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT

@@ -44,6 +44,7 @@ struct sim_proc {
 static const struct sim_proc sim_procs[] = {
 	PROC(cuGetProcAddress, 11030, cuGetProcAddress),
 	PROC(cuGetProcAddress, 12000, cuGetProcAddress_v2),
+	PROC(cuGetExportTable, 3000, cuGetExportTable),
 	PROC(cuGetErrorString, 6000, cuGetErrorString),
 	PROC(cuGetErrorName, 6000, cuGetErrorName),
 	PROC(cuInit, 2000, cuInit),
@@ -295,4 +296,16 @@ CUresult CUDAAPI
 cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
 	return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
+}
+
+/* NVIDIA's own libraries (NVRTC, cuBLAS...) ask the driver for private
+ * tables of functions by UUID. The simulator has none: every id is
+ * unknown, which they take as a driver without that table. */
+CUresult CUDAAPI
+cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId)
+{
+	if (!ppExportTable || !pExportTableId)
+		return CUDA_ERROR_INVALID_VALUE;
+	*ppExportTable = NULL;
+	return CUDA_ERROR_NOT_FOUND;
 }

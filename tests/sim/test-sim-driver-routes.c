@@ -619,6 +619,7 @@ static const struct proc_route proc_routes[] = {
 	{ "cuDeviceGraphMemTrim", 13000, false, "cuDeviceGraphMemTrim" },
 	{ "cuDeviceGetGraphMemAttribute", 13000, false, "cuDeviceGetGraphMemAttribute" },
 	{ "cuDeviceSetGraphMemAttribute", 13000, false, "cuDeviceSetGraphMemAttribute" },
+	{ "cuGetExportTable", 13000, false, "cuGetExportTable" },
 	{ "cuDevicePrimaryCtxGetState", 13000, false, "cuDevicePrimaryCtxGetState" },
 	{ "cuDeviceCanAccessPeer", 13000, false, "cuDeviceCanAccessPeer" },
 	{ "cuDeviceGetPCIBusId", 13000, false, "cuDeviceGetPCIBusId" },

@@ -56,6 +56,11 @@ y = x + 1
 s = y.sum()
 print(f"(x + 1).sum().item() = {s.item()!r} (meaningless: kernels run nothing)")
 
+# A kernel torch compiles at run time (NVRTC, the jiterator), loaded
+# with cuModuleLoadData and launched through the driver.
+torch.special.i0e(y)
+print("jiterator kernel (torch.special.i0e) launched")
+
 # Streams and events.
 stream = torch.cuda.Stream()
 with torch.cuda.stream(stream):
