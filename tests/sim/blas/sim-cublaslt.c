@@ -496,7 +496,7 @@ cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_
 	if (!preference || requestedAlgoCount < 1 || !heuristicResultsArray || !returnAlgoCount)
 		return CUBLAS_STATUS_INVALID_VALUE;
 	if (!handle_ok(lightHandle))
-		return lightHandle ? CUBLAS_STATUS_NOT_INITIALIZED : CUBLAS_STATUS_INVALID_VALUE;
+		return CUBLAS_STATUS_NOT_INITIALIZED;
 	status = check_matmul(operationDesc, Adesc, Bdesc, Cdesc, Ddesc);
 	if (status != CUBLAS_STATUS_SUCCESS)
 		return status;

@@ -253,6 +253,25 @@ test_lt_matmul(cublasLtHandle_t lt, void *workspace)
 		  CUBLAS_STATUS_INVALID_VALUE);
 	EXPECT_ST(cublasLtMatmulAlgoGetHeuristic(lt, desc, a, b, bad, bad, pref, 1, result, &count),
 		  CUBLAS_STATUS_INVALID_VALUE);
+	EXPECT_ST(cublasLtMatmulAlgoGetHeuristic(NULL, desc, a, b, c, c, pref, 1, result, &count),
+		  CUBLAS_STATUS_NOT_INITIALIZED);
+	EXPECT_ST(cublasLtMatmulAlgoGetHeuristic(lt, desc, a, b, c, c, pref, 0, result, &count),
+		  CUBLAS_STATUS_INVALID_VALUE);
+
+	/* an algorithm's configuration, kept in its opaque bytes */
+	got32 = 3;
+	EXPECT_ST(cublasLtMatmulAlgoConfigSetAttribute(&result[0].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM,
+						       &got32, sizeof(got32)),
+		  CUBLAS_STATUS_SUCCESS);
+	got32 = 0;
+	EXPECT_ST(cublasLtMatmulAlgoConfigGetAttribute(&result[0].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM,
+						       &got32, sizeof(got32), &written),
+		  CUBLAS_STATUS_SUCCESS);
+	EXPECT(got32 == 3 && written == 4);
+	memset(&result[1].algo, 0, sizeof(result[1].algo));
+	EXPECT_ST(cublasLtMatmulAlgoConfigSetAttribute(&result[1].algo, CUBLASLT_ALGO_CONFIG_ID,
+						       &got32, sizeof(got32)),
+		  CUBLAS_STATUS_INVALID_VALUE);
 
 	max_ws = 0;
 	EXPECT_ST(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
