@@ -110,7 +110,8 @@ cuPointerGetAttribute(void *data, CUpointer_attribute attrib, CUdeviceptr ptr)
 }
 
 /* Unlike the single query, memory CUDA does not know is no error: its
- * memory type is 0 and its other attributes zeros (cuda.h). */
+ * memory type is 0 and its other attributes zeros (cuda.h); so is the
+ * host pointer of device memory, which has none. */
 CUresult CUDAAPI
 cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data,
 		       CUdeviceptr ptr)
@@ -128,10 +129,11 @@ cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attribut
 	for (unsigned int i = 0; rc == CUDA_SUCCESS && i < numAttributes; i++) {
 		if (!data[i])
 			rc = CUDA_ERROR_INVALID_VALUE;
-		else if (p.type)
-			rc = attribute(data[i], attributes[i], (uintptr_t)ptr, &p);
-		else
+		else if (!p.type || (attributes[i] == CU_POINTER_ATTRIBUTE_HOST_POINTER &&
+				     p.type == CU_MEMORYTYPE_DEVICE && !p.managed))
 			memset(data[i], 0, attribute_size(attributes[i]));
+		else
+			rc = attribute(data[i], attributes[i], (uintptr_t)ptr, &p);
 	}
 	sim_unlock();
 	return rc;
