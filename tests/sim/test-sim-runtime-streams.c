@@ -115,6 +115,70 @@ test_launch_errors(cudaStream_t s)
 	cudaGetLastError();
 }
 
+/* What torch asks of a kernel: attributes, occupancy, the opt-in to more
+ * shared memory, extended and cooperative launches, device variables. */
+static void
+test_functions(cudaStream_t s)
+{
+	struct cudaFuncAttributes fa;
+	cudaLaunchAttribute attr = { .id = cudaLaunchAttributePriority, .val.priority = 0 };
+	cudaLaunchConfig_t config = { .gridDim = d3(2, 1, 1), .blockDim = d3(64, 1, 1),
+				      .stream = s, .attrs = &attr, .numAttrs = 1 };
+	float *p = NULL;
+	void *args[1] = { &p }, *symbol = NULL;
+	int n = -1, value = 42, back = 0;
+	cudaKernel_t k = NULL;
+
+	EXPECT_ERR(cudaFuncGetAttributes(&fa, STUB(scale_stub)), cudaSuccess);
+	EXPECT(fa.maxThreadsPerBlock == 1024 && fa.numRegs == 32 && fa.binaryVersion == 90 &&
+	       fa.sharedSizeBytes == 0 && fa.maxDynamicSharedSizeBytes == 49152);
+	EXPECT_ERR(cudaFuncGetAttributes(&fa, STUB(test_functions)),
+		   cudaErrorInvalidDeviceFunction);
+	EXPECT_ERR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, STUB(scale_stub), 1024, 0),
+		   cudaSuccess);
+	EXPECT(n == 2);
+	EXPECT_ERR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, STUB(scale_stub), 256, 0),
+		   cudaSuccess);
+	EXPECT(n == 8);
+	EXPECT_ERR(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&n, STUB(scale_stub), 64,
+									  0, 0), cudaSuccess);
+	EXPECT(n == 32);
+	EXPECT_ERR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, STUB(scale_stub), 128, 65536),
+		   cudaSuccess);
+	EXPECT(n == 0);
+
+	/* More than 48 KiB of dynamic shared memory, once opted in to. */
+	EXPECT_ERR(launch(d3(1, 1, 1), d3(32, 1, 1), 65536, s), cudaErrorInvalidValue);
+	EXPECT_ERR(cudaFuncSetAttribute(STUB(scale_stub), cudaFuncAttributeMaxDynamicSharedMemorySize,
+					65536), cudaSuccess);
+	EXPECT_ERR(launch(d3(1, 1, 1), d3(32, 1, 1), 65536, s), cudaSuccess);
+	EXPECT_ERR(cudaFuncSetAttribute(STUB(scale_stub), cudaFuncAttributeMaxDynamicSharedMemorySize,
+					1 << 20), cudaErrorInvalidValue);
+	EXPECT_ERR(cudaGetKernel(&k, STUB(scale_stub)), cudaSuccess);
+	EXPECT_ERR(cudaKernelSetAttributeForDevice(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+						   49152, 0), cudaSuccess);
+	EXPECT_ERR(cudaFuncGetAttributes(&fa, k), cudaSuccess);
+	EXPECT(fa.maxDynamicSharedSizeBytes == 49152);
+
+	EXPECT_ERR(cudaLaunchKernelExC(&config, STUB(scale_stub), args), cudaSuccess);
+	EXPECT_ERR(cudaLaunchKernelExC(&config, k, args), cudaSuccess);
+	config.blockDim = d3(2048, 1, 1);
+	EXPECT_ERR(cudaLaunchKernelExC(&config, STUB(scale_stub), args), cudaErrorInvalidValue);
+	EXPECT_ERR(cudaLaunchCooperativeKernel(STUB(scale_stub), d3(4, 1, 1), d3(32, 1, 1), args, 0,
+					       s), cudaSuccess);
+
+	/* A device variable: storage of its size, written by symbol. */
+	EXPECT_ERR(cudaMemcpyToSymbol(&device_var, &value, sizeof(value), 0,
+				      cudaMemcpyHostToDevice), cudaSuccess);
+	EXPECT_ERR(cudaGetSymbolAddress(&symbol, &device_var), cudaSuccess);
+	EXPECT_ERR(cudaMemcpy(&back, symbol, sizeof(back), cudaMemcpyDefault), cudaSuccess);
+	EXPECT(back == 42);
+	EXPECT_ERR(cudaMemcpyToSymbol(&device_var, &value, sizeof(value), 1,
+				      cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+	EXPECT_ERR(cudaGetSymbolAddress(&symbol, &value), cudaErrorInvalidSymbol);
+	cudaGetLastError();
+}
+
 /* The path a <<<>>> launch takes through nvcc's stub. */
 static void
 test_stub_path(void **handle, cudaStream_t s)
@@ -309,6 +373,7 @@ test_streams(void)
 
 	test_launch_errors(a);
 	test_stub_path(handle, a);
+	test_functions(a);
 	test_events(a);
 	test_fork_join(a, b, c);
 	test_capture_errors(a, b);

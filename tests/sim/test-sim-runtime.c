@@ -486,6 +486,7 @@ main(void)
 	test_graphs();
 	test_streams();
 	test_device_attributes();
+	test_host_work();
 	test_fork();
 	test_reset();
 	if (failures)

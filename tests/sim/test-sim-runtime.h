@@ -1,7 +1,8 @@
 /* Shared by the files of the runtime self-test: test-sim-runtime.c
  * (errors, memory, pools, arrays, IPC, fork, capture and graphs, reset)
- * and test-sim-runtime-streams.c (events, captures across streams, kernel
- * launches, device properties). Run with sim_env: one 1 GiB device. */
+ * test-sim-runtime-streams.c (events, captures across streams, kernel
+ * launches and attributes, device properties) and test-sim-runtime-host.c
+ * (priorities, host work, peers, pointers, 2D copies, user objects). Run with sim_env: one 1 GiB device. */
 #pragma once
 
 #include <cuda.h>
@@ -52,3 +53,6 @@ size_t used_bytes(void);
 /* test-sim-runtime-streams.c */
 void test_device_attributes(void);
 void test_streams(void);
+
+/* test-sim-runtime-host.c */
+void test_host_work(void);
