@@ -52,6 +52,19 @@ expect 3 "" -- sh -c 'exit 3'
 expect 0 "" --help
 grep -q 'MEMTRACE_BUILD' "$tmp/out" || bad "--help does not say where the libraries come from"
 
+# The simulated cuBLAS and cuBLASLt are preloaded when the build has them
+# (a build made of links to this one's libraries).
+fake=$tmp/fake/tests/sim
+mkdir -p "$fake/blas"
+for lib in libcuda.so.1 libcudart.so.13; do
+	ln -s "$build/tests/sim/$lib" "$fake/$lib"
+done
+ln -s "$build/tests/sim/libcuda.so.1" "$fake/blas/libcublas.so.13"
+ln -s "$build/tests/sim/libcuda.so.1" "$fake/blas/libcublasLt.so.13"
+MEMTRACE_BUILD=$tmp/fake "$simrun" -- env >"$tmp/out" 2>&1
+grep -q '^LD_PRELOAD=.*libcuda.so.1 .*/blas/libcublas.so.13 .*/blas/libcublasLt.so.13$' "$tmp/out" ||
+	bad "a built cuBLAS is not preloaded: $(grep LD_PRELOAD "$tmp/out")"
+
 # Wrong use.
 expect 2 "is not a size" --capacity 12Q -- true
 expect 2 "is not a size" --capacity 0 -- true

@@ -2,7 +2,8 @@
  * (errors, memory, pools, arrays, IPC, fork, capture and graphs, reset)
  * test-sim-runtime-streams.c (events, captures across streams, kernel
  * launches and attributes, device properties) and test-sim-runtime-host.c
- * (priorities, host work, peers, pointers, 2D copies, user objects). Run with sim_env: one 1 GiB device. */
+ * (priorities, host work, peers, pointers, 2D copies, user objects).
+ * Run with sim_env: one 1 GiB device. */
 #pragma once
 
 #include <cuda.h>
