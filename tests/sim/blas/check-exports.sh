@@ -6,7 +6,8 @@
 # same version in the real libraries found; and, where a torch venv can be
 # had (scripts/framework-python torch), every symbol any torch library
 # imports from cuBLAS or cuBLASLt, so that a torch needing a new one fails
-# here, loudly, and not deep inside torch.
+# here, loudly, and not deep inside torch; the same for the real CUDA
+# libraries torch needs that import from cuBLAS themselves (cuSOLVER).
 #
 # usage: check-exports.sh SIM_CUBLAS SIM_CUBLASLT CUBLAS_MAP CUBLASLT_MAP [REAL_DIR...]
 #   REAL_DIR  directories that may hold NVIDIA's libcublas.so.13 and
@@ -91,6 +92,23 @@ if py=$("$here/../../../scripts/framework-python" torch 2>"$tmp/fw.err"); then
 	((n > 0)) || bad "torch-imports.sh found no cuBLAS or cuBLASLt import in $torch_lib"
 	((missing == 0)) || fail=1
 	echo "torch ($py): $((n - missing)) of its $n cuBLAS and cuBLASLt imports exported"
+	# The real libraries torch needs that need cuBLAS themselves (cuSOLVER)
+	# bind to the simulated ones: what they import must be there too.
+	for so in $(readelf -d -W "${torch_libs[@]}" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' | sort -u); do
+		[[ $so == libcublas* || ! -f $wheel_lib/$so ]] && continue
+		objdump -T "$wheel_lib/$so" | awk '$0 ~ /\*UND\*/ && $(NF-1) ~ /^\(libcublas(Lt)?\.so\.13\)$/ {
+			v = $(NF-1); gsub(/[()]/, "", v); print v, $NF }' | sort -u >"$tmp/dep"
+		[[ -s $tmp/dep ]] || continue
+		n=0 missing=0
+		while read -r soname name; do
+			n=$((n + 1))
+			grep -qx "$soname $name" "$tmp/$soname.defined" && continue
+			echo "FAIL: the wheel's $so imports $name@$soname; the simulated $soname lacks it"
+			missing=$((missing + 1))
+		done <"$tmp/dep"
+		((missing == 0)) || fail=1
+		echo "$so (needed by torch): $((n - missing)) of its $n cuBLAS and cuBLASLt imports exported"
+	done
 else
 	echo "SKIP (torch part): no torch venv: $(tail -n 1 "$tmp/fw.err")"
 fi

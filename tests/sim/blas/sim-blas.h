@@ -40,6 +40,13 @@ struct sim_blas_handle {
 	cublasMath_t math_mode;
 	cublasPointerMode_t pointer_mode;
 	int sm_count_target;
+	cublasAtomicsMode_t atomics_mode;
+	int environment_mode;
+	cublasEmulationStrategy_t emulation_strategy;
+	cudaEmulationSpecialValuesSupport emulation_special_values;
+	cudaEmulationMantissaControl mantissa_control;
+	int max_mantissa_bits;
+	int mantissa_bit_offset;
 };
 
 /* sim-blas-driver.c: the driver, reached as NVIDIA's libraries reach it:

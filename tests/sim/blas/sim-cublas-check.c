@@ -44,7 +44,7 @@ sim_cublas_level1(cublasHandle_t handle)
 }
 
 cublasStatus_t
-sim_cublas_result(cublasHandle_t handle, int n, void *result, size_t size)
+sim_cublas_result(cublasHandle_t handle, int64_t n, void *result, size_t size)
 {
 	struct sim_blas_handle *h = sim_cublas_handle(handle);
 
@@ -58,7 +58,7 @@ sim_cublas_result(cublasHandle_t handle, int n, void *result, size_t size)
 }
 
 cublasStatus_t
-sim_cublas_index(cublasHandle_t handle, int n, int *result)
+sim_cublas_index(cublasHandle_t handle, int64_t n, int *result)
 {
 	struct sim_blas_handle *h = sim_cublas_handle(handle);
 
@@ -72,40 +72,64 @@ sim_cublas_index(cublasHandle_t handle, int n, int *result)
 }
 
 cublasStatus_t
-sim_cublas_gemv(cublasHandle_t handle, cublasOperation_t trans, int m, int n, int lda, int incx,
-		int incy)
+sim_cublas_gemv(cublasHandle_t handle, cublasOperation_t trans, int64_t m, int64_t n, int64_t lda,
+		int64_t incx, int64_t incy, int64_t batch)
 {
 	return verdict(handle, op_ok(trans) && m >= 0 && n >= 0 && lda >= MAX1(m) && incx != 0 &&
-				       incy != 0);
+				       incy != 0 && batch >= 0);
 }
 
 cublasStatus_t
-sim_cublas_ger(cublasHandle_t handle, int m, int n, int incx, int incy, int lda)
+sim_cublas_ger(cublasHandle_t handle, int64_t m, int64_t n, int64_t incx, int64_t incy, int64_t lda)
 {
 	return verdict(handle, m >= 0 && n >= 0 && incx != 0 && incy != 0 && lda >= MAX1(m));
 }
 
 cublasStatus_t
-sim_cublas_symv(cublasHandle_t handle, cublasFillMode_t uplo, int n, int lda, int incx, int incy)
+sim_cublas_symv(cublasHandle_t handle, cublasFillMode_t uplo, int64_t n, int64_t lda, int64_t incx,
+		int64_t incy)
 {
 	return verdict(handle, fill_ok(uplo) && n >= 0 && lda >= MAX1(n) && incx != 0 && incy != 0);
 }
 
 cublasStatus_t
 sim_cublas_trmv(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans,
-		cublasDiagType_t diag, int n, int lda, int incx)
+		cublasDiagType_t diag, int64_t n, int64_t lda, int64_t incx)
 {
 	return verdict(handle, fill_ok(uplo) && op_ok(trans) && diag_ok(diag) && n >= 0 &&
 				       lda >= MAX1(n) && incx != 0);
 }
 
+/* C = op(A) + op(B), all m x n once transposed. */
+cublasStatus_t
+sim_cublas_geam(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+		int64_t m, int64_t n, int64_t lda, int64_t ldb, int64_t ldc)
+{
+	int64_t rows_a = transa == CUBLAS_OP_N ? m : n;
+	int64_t rows_b = transb == CUBLAS_OP_N ? m : n;
+
+	return verdict(handle, op_ok(transa) && op_ok(transb) && m >= 0 && n >= 0 &&
+				       lda >= MAX1(rows_a) && ldb >= MAX1(rows_b) &&
+				       ldc >= MAX1(m));
+}
+
+/* C = A diag(x) or diag(x) A, A and C m x n. */
+cublasStatus_t
+sim_cublas_dgmm(cublasHandle_t handle, cublasSideMode_t mode, int64_t m, int64_t n, int64_t lda,
+		int64_t ldc)
+{
+	return verdict(handle, side_ok(mode) && m >= 0 && n >= 0 && lda >= MAX1(m) &&
+				       ldc >= MAX1(m));
+}
+
 /* op(A) is m x k, op(B) k x n, C m x n, column major. */
 cublasStatus_t
-sim_cublas_gemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
-		int n, int k, int lda, int ldb, int ldc, int batch)
+sim_cublas_gemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+		int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
+		int64_t batch)
 {
-	int rows_a = transa == CUBLAS_OP_N ? m : k;
-	int rows_b = transb == CUBLAS_OP_N ? k : n;
+	int64_t rows_a = transa == CUBLAS_OP_N ? m : k;
+	int64_t rows_b = transb == CUBLAS_OP_N ? k : n;
 
 	return verdict(handle, op_ok(transa) && op_ok(transb) && m >= 0 && n >= 0 && k >= 0 &&
 				       lda >= MAX1(rows_a) && ldb >= MAX1(rows_b) &&
@@ -113,10 +137,10 @@ sim_cublas_gemm(cublasHandle_t handle, cublasOperation_t transa, cublasOperation
 }
 
 cublasStatus_t
-sim_cublas_symm(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, int m, int n,
-		int lda, int ldb, int ldc)
+sim_cublas_symm(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, int64_t m,
+		int64_t n, int64_t lda, int64_t ldb, int64_t ldc)
 {
-	int order = side == CUBLAS_SIDE_LEFT ? m : n;
+	int64_t order = side == CUBLAS_SIDE_LEFT ? m : n;
 
 	return verdict(handle, side_ok(side) && fill_ok(uplo) && m >= 0 && n >= 0 &&
 				       lda >= MAX1(order) && ldb >= MAX1(m) && ldc >= MAX1(m));
@@ -126,9 +150,9 @@ sim_cublas_symm(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t u
  * ones take no plain transpose; a ldb of 0: no B (syrk, herk). */
 cublasStatus_t
 sim_cublas_syrk(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans,
-		bool hermitian, int n, int k, int lda, int ldb, int ldc)
+		bool hermitian, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc)
 {
-	int rows = trans == CUBLAS_OP_N ? n : k;
+	int64_t rows = trans == CUBLAS_OP_N ? n : k;
 	bool trans_ok = hermitian ? trans == CUBLAS_OP_N || trans == CUBLAS_OP_C : op_ok(trans);
 
 	return verdict(handle, fill_ok(uplo) && trans_ok && n >= 0 && k >= 0 &&
@@ -138,10 +162,10 @@ sim_cublas_syrk(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t 
 
 cublasStatus_t
 sim_cublas_trsm(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
-		cublasOperation_t trans, cublasDiagType_t diag, int m, int n, int lda, int ldb,
-		int ldc, int batch)
+		cublasOperation_t trans, cublasDiagType_t diag, int64_t m, int64_t n, int64_t lda,
+		int64_t ldb, int64_t ldc, int64_t batch)
 {
-	int order = side == CUBLAS_SIDE_LEFT ? m : n;
+	int64_t order = side == CUBLAS_SIDE_LEFT ? m : n;
 
 	return verdict(handle, side_ok(side) && fill_ok(uplo) && op_ok(trans) && diag_ok(diag) &&
 				       m >= 0 && n >= 0 && lda >= MAX1(order) && ldb >= MAX1(m) &&
@@ -149,7 +173,7 @@ sim_cublas_trsm(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t u
 }
 
 cublasStatus_t
-sim_cublas_getrf(cublasHandle_t handle, int n, int lda, int batch)
+sim_cublas_getrf(cublasHandle_t handle, int64_t n, int64_t lda, int64_t batch)
 {
 	return verdict(handle, n >= 0 && lda >= MAX1(n) && batch >= 0);
 }
@@ -177,8 +201,8 @@ report(cublasHandle_t handle, int *info, int wrong)
 
 /* (trans, n, nrhs, A, lda, ipiv, B, ldb, info, batchSize) */
 cublasStatus_t
-sim_cublas_getrs(cublasHandle_t handle, cublasOperation_t trans, int n, int nrhs, int lda, int ldb,
-		 int *info, int batch)
+sim_cublas_getrs(cublasHandle_t handle, cublasOperation_t trans, int64_t n, int64_t nrhs,
+		 int64_t lda, int64_t ldb, int *info, int64_t batch)
 {
 	bool ok[] = {op_ok(trans), n >= 0, nrhs >= 0, true, lda >= MAX1(n), true, true,
 		     ldb >= MAX1(n), true, batch >= 0};
@@ -188,7 +212,7 @@ sim_cublas_getrs(cublasHandle_t handle, cublasOperation_t trans, int n, int nrhs
 
 /* (m, n, A, lda, tau, info, batchSize) */
 cublasStatus_t
-sim_cublas_geqrf(cublasHandle_t handle, int m, int n, int lda, int *info, int batch)
+sim_cublas_geqrf(cublasHandle_t handle, int64_t m, int64_t n, int64_t lda, int *info, int64_t batch)
 {
 	bool ok[] = {m >= 0, n >= 0, true, lda >= MAX1(m), true, true, batch >= 0};
 
@@ -198,8 +222,8 @@ sim_cublas_geqrf(cublasHandle_t handle, int m, int n, int lda, int *info, int ba
 /* (trans, m, n, nrhs, A, lda, C, ldc, info, devInfo, batchSize): only the
  * non-transposed, overdetermined (m >= n) case is supported by cuBLAS. */
 cublasStatus_t
-sim_cublas_gels(cublasHandle_t handle, cublasOperation_t trans, int m, int n, int nrhs, int lda,
-		int ldc, int *info, int batch)
+sim_cublas_gels(cublasHandle_t handle, cublasOperation_t trans, int64_t m, int64_t n, int64_t nrhs,
+		int64_t lda, int64_t ldc, int *info, int64_t batch)
 {
 	bool ok[] = {trans == CUBLAS_OP_N, m >= 0, n >= 0 && n <= m, nrhs >= 0, true,
 		     lda >= MAX1(m), true, ldc >= MAX1(m), true, true, batch >= 0};

@@ -1,5 +1,6 @@
-/* The BLAS routines of the simulated libcublas.so.13: every one any library
- * of torch 2.15.0 imports (libcublas.map), with cublas_api.h's prototypes.
+/* The BLAS routines of the simulated libcublas.so.13: every one that a library
+ * of torch 2.15.0 or the cuSOLVER torch loads imports (libcublas.map), with
+ * cublas_api.h's prototypes (the _64 ones take 64-bit sizes).
  * Each checks its arguments by family (sim-cublas-check.c) and runs
  * nothing: device memory is never touched. */
 #include "sim-cublas.h"
@@ -15,6 +16,13 @@ cublasCaxpy_v2(cublasHandle_t handle, int n, const cuComplex *alpha, const cuCom
 
 cublasStatus_t
 cublasCcopy_v2(cublasHandle_t handle, int n, const cuComplex *x, int incx, cuComplex *y, int incy)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
+cublasCcopy_v2_64(cublasHandle_t handle, int64_t n, const cuComplex *x, int64_t incx, cuComplex *y,
+		  int64_t incy)
 {
 	return sim_cublas_level1(handle);
 }
@@ -53,8 +61,22 @@ cublasCscal_v2(cublasHandle_t handle, int n, const cuComplex *alpha, cuComplex *
 }
 
 cublasStatus_t
+cublasCscal_v2_64(cublasHandle_t handle, int64_t n, const cuComplex *alpha, cuComplex *x,
+		  int64_t incx)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
 cublasCsrot_v2(cublasHandle_t handle, int n, cuComplex *x, int incx, cuComplex *y, int incy,
 	       const float *c, const float *s)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
+cublasCsrot_v2_64(cublasHandle_t handle, int64_t n, cuComplex *x, int64_t incx, cuComplex *y,
+		  int64_t incy, const float *c, const float *s)
 {
 	return sim_cublas_level1(handle);
 }
@@ -66,7 +88,20 @@ cublasCsscal_v2(cublasHandle_t handle, int n, const float *alpha, cuComplex *x, 
 }
 
 cublasStatus_t
+cublasCsscal_v2_64(cublasHandle_t handle, int64_t n, const float *alpha, cuComplex *x, int64_t incx)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
 cublasCswap_v2(cublasHandle_t handle, int n, cuComplex *x, int incx, cuComplex *y, int incy)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
+cublasCswap_v2_64(cublasHandle_t handle, int64_t n, cuComplex *x, int64_t incx, cuComplex *y,
+		  int64_t incy)
 {
 	return sim_cublas_level1(handle);
 }
@@ -86,6 +121,13 @@ cublasDaxpy_v2(cublasHandle_t handle, int n, const double *alpha, const double *
 
 cublasStatus_t
 cublasDcopy_v2(cublasHandle_t handle, int n, const double *x, int incx, double *y, int incy)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
+cublasDcopy_v2_64(cublasHandle_t handle, int64_t n, const double *x, int64_t incx, double *y,
+		  int64_t incy)
 {
 	return sim_cublas_level1(handle);
 }
@@ -119,6 +161,13 @@ cublasDrot_v2(cublasHandle_t handle, int n, double *x, int incx, double *y, int 
 }
 
 cublasStatus_t
+cublasDrot_v2_64(cublasHandle_t handle, int64_t n, double *x, int64_t incx, double *y, int64_t incy,
+		 const double *c, const double *s)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
 cublasDrotg_v2(cublasHandle_t handle, double *a, double *b, double *c, double *s)
 {
 	return sim_cublas_level1(handle);
@@ -145,7 +194,20 @@ cublasDscal_v2(cublasHandle_t handle, int n, const double *alpha, double *x, int
 }
 
 cublasStatus_t
+cublasDscal_v2_64(cublasHandle_t handle, int64_t n, const double *alpha, double *x, int64_t incx)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
 cublasDswap_v2(cublasHandle_t handle, int n, double *x, int incx, double *y, int incy)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
+cublasDswap_v2_64(cublasHandle_t handle, int64_t n, double *x, int64_t incx, double *y,
+		  int64_t incy)
 {
 	return sim_cublas_level1(handle);
 }
@@ -242,6 +304,13 @@ cublasScopy_v2(cublasHandle_t handle, int n, const float *x, int incx, float *y,
 }
 
 cublasStatus_t
+cublasScopy_v2_64(cublasHandle_t handle, int64_t n, const float *x, int64_t incx, float *y,
+		  int64_t incy)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
 cublasSdot_v2(cublasHandle_t handle, int n, const float *x, int incx, const float *y, int incy,
 	      float *result)
 {
@@ -257,6 +326,13 @@ cublasSnrm2_v2(cublasHandle_t handle, int n, const float *x, int incx, float *re
 cublasStatus_t
 cublasSrot_v2(cublasHandle_t handle, int n, float *x, int incx, float *y, int incy, const float *c,
 	      const float *s)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
+cublasSrot_v2_64(cublasHandle_t handle, int64_t n, float *x, int64_t incx, float *y, int64_t incy,
+		 const float *c, const float *s)
 {
 	return sim_cublas_level1(handle);
 }
@@ -288,7 +364,19 @@ cublasSscal_v2(cublasHandle_t handle, int n, const float *alpha, float *x, int i
 }
 
 cublasStatus_t
+cublasSscal_v2_64(cublasHandle_t handle, int64_t n, const float *alpha, float *x, int64_t incx)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
 cublasSswap_v2(cublasHandle_t handle, int n, float *x, int incx, float *y, int incy)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
+cublasSswap_v2_64(cublasHandle_t handle, int64_t n, float *x, int64_t incx, float *y, int64_t incy)
 {
 	return sim_cublas_level1(handle);
 }
@@ -303,6 +391,13 @@ cublasZaxpy_v2(cublasHandle_t handle, int n, const cuDoubleComplex *alpha, const
 cublasStatus_t
 cublasZcopy_v2(cublasHandle_t handle, int n, const cuDoubleComplex *x, int incx, cuDoubleComplex *y,
 	       int incy)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
+cublasZcopy_v2_64(cublasHandle_t handle, int64_t n, const cuDoubleComplex *x, int64_t incx,
+		  cuDoubleComplex *y, int64_t incy)
 {
 	return sim_cublas_level1(handle);
 }
@@ -329,7 +424,21 @@ cublasZdrot_v2(cublasHandle_t handle, int n, cuDoubleComplex *x, int incx, cuDou
 }
 
 cublasStatus_t
+cublasZdrot_v2_64(cublasHandle_t handle, int64_t n, cuDoubleComplex *x, int64_t incx,
+		  cuDoubleComplex *y, int64_t incy, const double *c, const double *s)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
 cublasZdscal_v2(cublasHandle_t handle, int n, const double *alpha, cuDoubleComplex *x, int incx)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
+cublasZdscal_v2_64(cublasHandle_t handle, int64_t n, const double *alpha, cuDoubleComplex *x,
+		   int64_t incx)
 {
 	return sim_cublas_level1(handle);
 }
@@ -356,8 +465,22 @@ cublasZscal_v2(cublasHandle_t handle, int n, const cuDoubleComplex *alpha, cuDou
 }
 
 cublasStatus_t
+cublasZscal_v2_64(cublasHandle_t handle, int64_t n, const cuDoubleComplex *alpha,
+		  cuDoubleComplex *x, int64_t incx)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
 cublasZswap_v2(cublasHandle_t handle, int n, cuDoubleComplex *x, int incx, cuDoubleComplex *y,
 	       int incy)
+{
+	return sim_cublas_level1(handle);
+}
+
+cublasStatus_t
+cublasZswap_v2_64(cublasHandle_t handle, int64_t n, cuDoubleComplex *x, int64_t incx,
+		  cuDoubleComplex *y, int64_t incy)
 {
 	return sim_cublas_level1(handle);
 }
@@ -365,16 +488,42 @@ cublasZswap_v2(cublasHandle_t handle, int n, cuDoubleComplex *x, int incx, cuDou
 /* Level 2 */
 
 cublasStatus_t
+cublasCgemvStridedBatched_64(cublasHandle_t handle, cublasOperation_t trans, int64_t m, int64_t n,
+			     const cuComplex *alpha, const cuComplex *A, int64_t lda,
+			     long long int strideA, const cuComplex *x, int64_t incx,
+			     long long int stridex, const cuComplex *beta, cuComplex *y,
+			     int64_t incy, long long int stridey, int64_t batchCount)
+{
+	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy, batchCount);
+}
+
+cublasStatus_t
 cublasCgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n, const cuComplex *alpha,
 	       const cuComplex *A, int lda, const cuComplex *x, int incx, const cuComplex *beta,
 	       cuComplex *y, int incy)
 {
-	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy);
+	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy, 1);
+}
+
+cublasStatus_t
+cublasCgemv_v2_64(cublasHandle_t handle, cublasOperation_t trans, int64_t m, int64_t n,
+		  const cuComplex *alpha, const cuComplex *A, int64_t lda, const cuComplex *x,
+		  int64_t incx, const cuComplex *beta, cuComplex *y, int64_t incy)
+{
+	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy, 1);
 }
 
 cublasStatus_t
 cublasCgerc_v2(cublasHandle_t handle, int m, int n, const cuComplex *alpha, const cuComplex *x,
 	       int incx, const cuComplex *y, int incy, cuComplex *A, int lda)
+{
+	return sim_cublas_ger(handle, m, n, incx, incy, lda);
+}
+
+cublasStatus_t
+cublasCgerc_v2_64(cublasHandle_t handle, int64_t m, int64_t n, const cuComplex *alpha,
+		  const cuComplex *x, int64_t incx, const cuComplex *y, int64_t incy, cuComplex *A,
+		  int64_t lda)
 {
 	return sim_cublas_ger(handle, m, n, incx, incy, lda);
 }
@@ -387,9 +536,25 @@ cublasCgeru_v2(cublasHandle_t handle, int m, int n, const cuComplex *alpha, cons
 }
 
 cublasStatus_t
+cublasCgeru_v2_64(cublasHandle_t handle, int64_t m, int64_t n, const cuComplex *alpha,
+		  const cuComplex *x, int64_t incx, const cuComplex *y, int64_t incy, cuComplex *A,
+		  int64_t lda)
+{
+	return sim_cublas_ger(handle, m, n, incx, incy, lda);
+}
+
+cublasStatus_t
 cublasChemv_v2(cublasHandle_t handle, cublasFillMode_t uplo, int n, const cuComplex *alpha,
 	       const cuComplex *A, int lda, const cuComplex *x, int incx, const cuComplex *beta,
 	       cuComplex *y, int incy)
+{
+	return sim_cublas_symv(handle, uplo, n, lda, incx, incy);
+}
+
+cublasStatus_t
+cublasChemv_v2_64(cublasHandle_t handle, cublasFillMode_t uplo, int64_t n, const cuComplex *alpha,
+		  const cuComplex *A, int64_t lda, const cuComplex *x, int64_t incx,
+		  const cuComplex *beta, cuComplex *y, int64_t incy)
 {
 	return sim_cublas_symv(handle, uplo, n, lda, incx, incy);
 }
@@ -438,6 +603,14 @@ cublasCtrmv_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t t
 }
 
 cublasStatus_t
+cublasCtrmv_v2_64(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans,
+		  cublasDiagType_t diag, int64_t n, const cuComplex *A, int64_t lda, cuComplex *x,
+		  int64_t incx)
+{
+	return sim_cublas_trmv(handle, uplo, trans, diag, n, lda, incx);
+}
+
+cublasStatus_t
 cublasCtrsv_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans,
 	       cublasDiagType_t diag, int n, const cuComplex *A, int lda, cuComplex *x, int incx)
 {
@@ -445,11 +618,29 @@ cublasCtrsv_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t t
 }
 
 cublasStatus_t
+cublasDgemvStridedBatched_64(cublasHandle_t handle, cublasOperation_t trans, int64_t m, int64_t n,
+			     const double *alpha, const double *A, int64_t lda,
+			     long long int strideA, const double *x, int64_t incx,
+			     long long int stridex, const double *beta, double *y, int64_t incy,
+			     long long int stridey, int64_t batchCount)
+{
+	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy, batchCount);
+}
+
+cublasStatus_t
 cublasDgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n, const double *alpha,
 	       const double *A, int lda, const double *x, int incx, const double *beta, double *y,
 	       int incy)
 {
-	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy);
+	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy, 1);
+}
+
+cublasStatus_t
+cublasDgemv_v2_64(cublasHandle_t handle, cublasOperation_t trans, int64_t m, int64_t n,
+		  const double *alpha, const double *A, int64_t lda, const double *x, int64_t incx,
+		  const double *beta, double *y, int64_t incy)
+{
+	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy, 1);
 }
 
 cublasStatus_t
@@ -460,9 +651,24 @@ cublasDger_v2(cublasHandle_t handle, int m, int n, const double *alpha, const do
 }
 
 cublasStatus_t
+cublasDger_v2_64(cublasHandle_t handle, int64_t m, int64_t n, const double *alpha, const double *x,
+		 int64_t incx, const double *y, int64_t incy, double *A, int64_t lda)
+{
+	return sim_cublas_ger(handle, m, n, incx, incy, lda);
+}
+
+cublasStatus_t
 cublasDsymv_v2(cublasHandle_t handle, cublasFillMode_t uplo, int n, const double *alpha,
 	       const double *A, int lda, const double *x, int incx, const double *beta, double *y,
 	       int incy)
+{
+	return sim_cublas_symv(handle, uplo, n, lda, incx, incy);
+}
+
+cublasStatus_t
+cublasDsymv_v2_64(cublasHandle_t handle, cublasFillMode_t uplo, int64_t n, const double *alpha,
+		  const double *A, int64_t lda, const double *x, int64_t incx, const double *beta,
+		  double *y, int64_t incy)
 {
 	return sim_cublas_symv(handle, uplo, n, lda, incx, incy);
 }
@@ -489,6 +695,14 @@ cublasDtrmv_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t t
 }
 
 cublasStatus_t
+cublasDtrmv_v2_64(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans,
+		  cublasDiagType_t diag, int64_t n, const double *A, int64_t lda, double *x,
+		  int64_t incx)
+{
+	return sim_cublas_trmv(handle, uplo, trans, diag, n, lda, incx);
+}
+
+cublasStatus_t
 cublasDtrsv_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans,
 	       cublasDiagType_t diag, int n, const double *A, int lda, double *x, int incx)
 {
@@ -496,11 +710,28 @@ cublasDtrsv_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t t
 }
 
 cublasStatus_t
+cublasSgemvStridedBatched_64(cublasHandle_t handle, cublasOperation_t trans, int64_t m, int64_t n,
+			     const float *alpha, const float *A, int64_t lda, long long int strideA,
+			     const float *x, int64_t incx, long long int stridex, const float *beta,
+			     float *y, int64_t incy, long long int stridey, int64_t batchCount)
+{
+	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy, batchCount);
+}
+
+cublasStatus_t
 cublasSgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n, const float *alpha,
 	       const float *A, int lda, const float *x, int incx, const float *beta, float *y,
 	       int incy)
 {
-	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy);
+	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy, 1);
+}
+
+cublasStatus_t
+cublasSgemv_v2_64(cublasHandle_t handle, cublasOperation_t trans, int64_t m, int64_t n,
+		  const float *alpha, const float *A, int64_t lda, const float *x, int64_t incx,
+		  const float *beta, float *y, int64_t incy)
+{
+	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy, 1);
 }
 
 cublasStatus_t
@@ -511,9 +742,24 @@ cublasSger_v2(cublasHandle_t handle, int m, int n, const float *alpha, const flo
 }
 
 cublasStatus_t
+cublasSger_v2_64(cublasHandle_t handle, int64_t m, int64_t n, const float *alpha, const float *x,
+		 int64_t incx, const float *y, int64_t incy, float *A, int64_t lda)
+{
+	return sim_cublas_ger(handle, m, n, incx, incy, lda);
+}
+
+cublasStatus_t
 cublasSsymv_v2(cublasHandle_t handle, cublasFillMode_t uplo, int n, const float *alpha,
 	       const float *A, int lda, const float *x, int incx, const float *beta, float *y,
 	       int incy)
+{
+	return sim_cublas_symv(handle, uplo, n, lda, incx, incy);
+}
+
+cublasStatus_t
+cublasSsymv_v2_64(cublasHandle_t handle, cublasFillMode_t uplo, int64_t n, const float *alpha,
+		  const float *A, int64_t lda, const float *x, int64_t incx, const float *beta,
+		  float *y, int64_t incy)
 {
 	return sim_cublas_symv(handle, uplo, n, lda, incx, incy);
 }
@@ -540,10 +786,28 @@ cublasStrmv_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t t
 }
 
 cublasStatus_t
+cublasStrmv_v2_64(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans,
+		  cublasDiagType_t diag, int64_t n, const float *A, int64_t lda, float *x,
+		  int64_t incx)
+{
+	return sim_cublas_trmv(handle, uplo, trans, diag, n, lda, incx);
+}
+
+cublasStatus_t
 cublasStrsv_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans,
 	       cublasDiagType_t diag, int n, const float *A, int lda, float *x, int incx)
 {
 	return sim_cublas_trmv(handle, uplo, trans, diag, n, lda, incx);
+}
+
+cublasStatus_t
+cublasZgemvStridedBatched_64(cublasHandle_t handle, cublasOperation_t trans, int64_t m, int64_t n,
+			     const cuDoubleComplex *alpha, const cuDoubleComplex *A, int64_t lda,
+			     long long int strideA, const cuDoubleComplex *x, int64_t incx,
+			     long long int stridex, const cuDoubleComplex *beta, cuDoubleComplex *y,
+			     int64_t incy, long long int stridey, int64_t batchCount)
+{
+	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy, batchCount);
 }
 
 cublasStatus_t
@@ -552,13 +816,30 @@ cublasZgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
 	       const cuDoubleComplex *x, int incx, const cuDoubleComplex *beta, cuDoubleComplex *y,
 	       int incy)
 {
-	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy);
+	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy, 1);
+}
+
+cublasStatus_t
+cublasZgemv_v2_64(cublasHandle_t handle, cublasOperation_t trans, int64_t m, int64_t n,
+		  const cuDoubleComplex *alpha, const cuDoubleComplex *A, int64_t lda,
+		  const cuDoubleComplex *x, int64_t incx, const cuDoubleComplex *beta,
+		  cuDoubleComplex *y, int64_t incy)
+{
+	return sim_cublas_gemv(handle, trans, m, n, lda, incx, incy, 1);
 }
 
 cublasStatus_t
 cublasZgerc_v2(cublasHandle_t handle, int m, int n, const cuDoubleComplex *alpha,
 	       const cuDoubleComplex *x, int incx, const cuDoubleComplex *y, int incy,
 	       cuDoubleComplex *A, int lda)
+{
+	return sim_cublas_ger(handle, m, n, incx, incy, lda);
+}
+
+cublasStatus_t
+cublasZgerc_v2_64(cublasHandle_t handle, int64_t m, int64_t n, const cuDoubleComplex *alpha,
+		  const cuDoubleComplex *x, int64_t incx, const cuDoubleComplex *y, int64_t incy,
+		  cuDoubleComplex *A, int64_t lda)
 {
 	return sim_cublas_ger(handle, m, n, incx, incy, lda);
 }
@@ -572,9 +853,26 @@ cublasZgeru_v2(cublasHandle_t handle, int m, int n, const cuDoubleComplex *alpha
 }
 
 cublasStatus_t
+cublasZgeru_v2_64(cublasHandle_t handle, int64_t m, int64_t n, const cuDoubleComplex *alpha,
+		  const cuDoubleComplex *x, int64_t incx, const cuDoubleComplex *y, int64_t incy,
+		  cuDoubleComplex *A, int64_t lda)
+{
+	return sim_cublas_ger(handle, m, n, incx, incy, lda);
+}
+
+cublasStatus_t
 cublasZhemv_v2(cublasHandle_t handle, cublasFillMode_t uplo, int n, const cuDoubleComplex *alpha,
 	       const cuDoubleComplex *A, int lda, const cuDoubleComplex *x, int incx,
 	       const cuDoubleComplex *beta, cuDoubleComplex *y, int incy)
+{
+	return sim_cublas_symv(handle, uplo, n, lda, incx, incy);
+}
+
+cublasStatus_t
+cublasZhemv_v2_64(cublasHandle_t handle, cublasFillMode_t uplo, int64_t n,
+		  const cuDoubleComplex *alpha, const cuDoubleComplex *A, int64_t lda,
+		  const cuDoubleComplex *x, int64_t incx, const cuDoubleComplex *beta,
+		  cuDoubleComplex *y, int64_t incy)
 {
 	return sim_cublas_symv(handle, uplo, n, lda, incx, incy);
 }
@@ -626,6 +924,14 @@ cublasZtrmv_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t t
 }
 
 cublasStatus_t
+cublasZtrmv_v2_64(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans,
+		  cublasDiagType_t diag, int64_t n, const cuDoubleComplex *A, int64_t lda,
+		  cuDoubleComplex *x, int64_t incx)
+{
+	return sim_cublas_trmv(handle, uplo, trans, diag, n, lda, incx);
+}
+
+cublasStatus_t
 cublasZtrsv_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans,
 	       cublasDiagType_t diag, int n, const cuDoubleComplex *A, int lda, cuDoubleComplex *x,
 	       int incx)
@@ -634,6 +940,21 @@ cublasZtrsv_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t t
 }
 
 /* Level 3 */
+
+cublasStatus_t
+cublasCdgmm(cublasHandle_t handle, cublasSideMode_t mode, int m, int n, const cuComplex *A, int lda,
+	    const cuComplex *x, int incx, cuComplex *C, int ldc)
+{
+	return sim_cublas_dgmm(handle, mode, m, n, lda, ldc);
+}
+
+cublasStatus_t
+cublasCgeam_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
+	       int64_t n, const cuComplex *alpha, const cuComplex *A, int64_t lda,
+	       const cuComplex *beta, const cuComplex *B, int64_t ldb, cuComplex *C, int64_t ldc)
+{
+	return sim_cublas_geam(handle, transa, transb, m, n, lda, ldb, ldc);
+}
 
 cublasStatus_t
 cublasCgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
@@ -655,9 +976,29 @@ cublasCgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cubla
 }
 
 cublasStatus_t
+cublasCgemmStridedBatched_64(cublasHandle_t handle, cublasOperation_t transa,
+			     cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+			     const cuComplex *alpha, const cuComplex *A, int64_t lda,
+			     long long int strideA, const cuComplex *B, int64_t ldb,
+			     long long int strideB, const cuComplex *beta, cuComplex *C,
+			     int64_t ldc, long long int strideC, int64_t batchCount)
+{
+	return sim_cublas_gemm(handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);
+}
+
+cublasStatus_t
 cublasCgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
 	       int n, int k, const cuComplex *alpha, const cuComplex *A, int lda,
 	       const cuComplex *B, int ldb, const cuComplex *beta, cuComplex *C, int ldc)
+{
+	return sim_cublas_gemm(handle, transa, transb, m, n, k, lda, ldb, ldc, 1);
+}
+
+cublasStatus_t
+cublasCgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+		  int64_t m, int64_t n, int64_t k, const cuComplex *alpha, const cuComplex *A,
+		  int64_t lda, const cuComplex *B, int64_t ldb, const cuComplex *beta, cuComplex *C,
+		  int64_t ldc)
 {
 	return sim_cublas_gemm(handle, transa, transb, m, n, k, lda, ldb, ldc, 1);
 }
@@ -671,9 +1012,25 @@ cublasChemm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t up
 }
 
 cublasStatus_t
+cublasChemm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, int64_t m,
+		  int64_t n, const cuComplex *alpha, const cuComplex *A, int64_t lda,
+		  const cuComplex *B, int64_t ldb, const cuComplex *beta, cuComplex *C, int64_t ldc)
+{
+	return sim_cublas_symm(handle, side, uplo, m, n, lda, ldb, ldc);
+}
+
+cublasStatus_t
 cublasCher2k_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
 		const cuComplex *alpha, const cuComplex *A, int lda, const cuComplex *B, int ldb,
 		const float *beta, cuComplex *C, int ldc)
+{
+	return sim_cublas_syrk(handle, uplo, trans, true, n, k, lda, ldb, ldc);
+}
+
+cublasStatus_t
+cublasCher2k_v2_64(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int64_t n,
+		   int64_t k, const cuComplex *alpha, const cuComplex *A, int64_t lda,
+		   const cuComplex *B, int64_t ldb, const float *beta, cuComplex *C, int64_t ldc)
 {
 	return sim_cublas_syrk(handle, uplo, trans, true, n, k, lda, ldb, ldc);
 }
@@ -711,9 +1068,26 @@ cublasCsyrk_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t t
 }
 
 cublasStatus_t
+cublasCsyrkx(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
+	     const cuComplex *alpha, const cuComplex *A, int lda, const cuComplex *B, int ldb,
+	     const cuComplex *beta, cuComplex *C, int ldc)
+{
+	return sim_cublas_syrk(handle, uplo, trans, false, n, k, lda, ldb, ldc);
+}
+
+cublasStatus_t
 cublasCtrmm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
 	       cublasOperation_t trans, cublasDiagType_t diag, int m, int n, const cuComplex *alpha,
 	       const cuComplex *A, int lda, const cuComplex *B, int ldb, cuComplex *C, int ldc)
+{
+	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, ldc, 1);
+}
+
+cublasStatus_t
+cublasCtrmm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
+		  cublasOperation_t trans, cublasDiagType_t diag, int64_t m, int64_t n,
+		  const cuComplex *alpha, const cuComplex *A, int64_t lda, const cuComplex *B,
+		  int64_t ldb, cuComplex *C, int64_t ldc)
 {
 	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, ldc, 1);
 }
@@ -736,6 +1110,30 @@ cublasCtrsm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t up
 }
 
 cublasStatus_t
+cublasCtrsm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
+		  cublasOperation_t trans, cublasDiagType_t diag, int64_t m, int64_t n,
+		  const cuComplex *alpha, const cuComplex *A, int64_t lda, cuComplex *B,
+		  int64_t ldb)
+{
+	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, 0, 1);
+}
+
+cublasStatus_t
+cublasDdgmm(cublasHandle_t handle, cublasSideMode_t mode, int m, int n, const double *A, int lda,
+	    const double *x, int incx, double *C, int ldc)
+{
+	return sim_cublas_dgmm(handle, mode, m, n, lda, ldc);
+}
+
+cublasStatus_t
+cublasDgeam_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
+	       int64_t n, const double *alpha, const double *A, int64_t lda, const double *beta,
+	       const double *B, int64_t ldb, double *C, int64_t ldc)
+{
+	return sim_cublas_geam(handle, transa, transb, m, n, lda, ldb, ldc);
+}
+
+cublasStatus_t
 cublasDgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
 		   int n, int k, const double *alpha, const double *const Aarray[], int lda,
 		   const double *const Barray[], int ldb, const double *beta,
@@ -755,9 +1153,29 @@ cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cubla
 }
 
 cublasStatus_t
+cublasDgemmStridedBatched_64(cublasHandle_t handle, cublasOperation_t transa,
+			     cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+			     const double *alpha, const double *A, int64_t lda,
+			     long long int strideA, const double *B, int64_t ldb,
+			     long long int strideB, const double *beta, double *C, int64_t ldc,
+			     long long int strideC, int64_t batchCount)
+{
+	return sim_cublas_gemm(handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);
+}
+
+cublasStatus_t
 cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
 	       int n, int k, const double *alpha, const double *A, int lda, const double *B,
 	       int ldb, const double *beta, double *C, int ldc)
+{
+	return sim_cublas_gemm(handle, transa, transb, m, n, k, lda, ldb, ldc, 1);
+}
+
+cublasStatus_t
+cublasDgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+		  int64_t m, int64_t n, int64_t k, const double *alpha, const double *A,
+		  int64_t lda, const double *B, int64_t ldb, const double *beta, double *C,
+		  int64_t ldc)
 {
 	return sim_cublas_gemm(handle, transa, transb, m, n, k, lda, ldb, ldc, 1);
 }
@@ -771,9 +1189,25 @@ cublasDsymm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t up
 }
 
 cublasStatus_t
+cublasDsymm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, int64_t m,
+		  int64_t n, const double *alpha, const double *A, int64_t lda, const double *B,
+		  int64_t ldb, const double *beta, double *C, int64_t ldc)
+{
+	return sim_cublas_symm(handle, side, uplo, m, n, lda, ldb, ldc);
+}
+
+cublasStatus_t
 cublasDsyr2k_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
 		const double *alpha, const double *A, int lda, const double *B, int ldb,
 		const double *beta, double *C, int ldc)
+{
+	return sim_cublas_syrk(handle, uplo, trans, false, n, k, lda, ldb, ldc);
+}
+
+cublasStatus_t
+cublasDsyr2k_v2_64(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int64_t n,
+		   int64_t k, const double *alpha, const double *A, int64_t lda, const double *B,
+		   int64_t ldb, const double *beta, double *C, int64_t ldc)
 {
 	return sim_cublas_syrk(handle, uplo, trans, false, n, k, lda, ldb, ldc);
 }
@@ -787,9 +1221,26 @@ cublasDsyrk_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t t
 }
 
 cublasStatus_t
+cublasDsyrkx(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
+	     const double *alpha, const double *A, int lda, const double *B, int ldb,
+	     const double *beta, double *C, int ldc)
+{
+	return sim_cublas_syrk(handle, uplo, trans, false, n, k, lda, ldb, ldc);
+}
+
+cublasStatus_t
 cublasDtrmm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
 	       cublasOperation_t trans, cublasDiagType_t diag, int m, int n, const double *alpha,
 	       const double *A, int lda, const double *B, int ldb, double *C, int ldc)
+{
+	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, ldc, 1);
+}
+
+cublasStatus_t
+cublasDtrmm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
+		  cublasOperation_t trans, cublasDiagType_t diag, int64_t m, int64_t n,
+		  const double *alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
+		  double *C, int64_t ldc)
 {
 	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, ldc, 1);
 }
@@ -807,6 +1258,14 @@ cublasStatus_t
 cublasDtrsm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
 	       cublasOperation_t trans, cublasDiagType_t diag, int m, int n, const double *alpha,
 	       const double *A, int lda, double *B, int ldb)
+{
+	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, 0, 1);
+}
+
+cublasStatus_t
+cublasDtrsm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
+		  cublasOperation_t trans, cublasDiagType_t diag, int64_t m, int64_t n,
+		  const double *alpha, const double *A, int64_t lda, double *B, int64_t ldb)
 {
 	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, 0, 1);
 }
@@ -833,6 +1292,21 @@ cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
 }
 
 cublasStatus_t
+cublasSdgmm(cublasHandle_t handle, cublasSideMode_t mode, int m, int n, const float *A, int lda,
+	    const float *x, int incx, float *C, int ldc)
+{
+	return sim_cublas_dgmm(handle, mode, m, n, lda, ldc);
+}
+
+cublasStatus_t
+cublasSgeam_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
+	       int64_t n, const float *alpha, const float *A, int64_t lda, const float *beta,
+	       const float *B, int64_t ldb, float *C, int64_t ldc)
+{
+	return sim_cublas_geam(handle, transa, transb, m, n, lda, ldb, ldc);
+}
+
+cublasStatus_t
 cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
 		   int n, int k, const float *alpha, const float *const Aarray[], int lda,
 		   const float *const Barray[], int ldb, const float *beta, float *const Carray[],
@@ -851,9 +1325,27 @@ cublasSgemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t
 }
 
 cublasStatus_t
+cublasSgemmStridedBatched_64(cublasHandle_t handle, cublasOperation_t transa,
+			     cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+			     const float *alpha, const float *A, int64_t lda, long long int strideA,
+			     const float *B, int64_t ldb, long long int strideB, const float *beta,
+			     float *C, int64_t ldc, long long int strideC, int64_t batchCount)
+{
+	return sim_cublas_gemm(handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);
+}
+
+cublasStatus_t
 cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
 	       int n, int k, const float *alpha, const float *A, int lda, const float *B, int ldb,
 	       const float *beta, float *C, int ldc)
+{
+	return sim_cublas_gemm(handle, transa, transb, m, n, k, lda, ldb, ldc, 1);
+}
+
+cublasStatus_t
+cublasSgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+		  int64_t m, int64_t n, int64_t k, const float *alpha, const float *A, int64_t lda,
+		  const float *B, int64_t ldb, const float *beta, float *C, int64_t ldc)
 {
 	return sim_cublas_gemm(handle, transa, transb, m, n, k, lda, ldb, ldc, 1);
 }
@@ -867,9 +1359,25 @@ cublasSsymm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t up
 }
 
 cublasStatus_t
+cublasSsymm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, int64_t m,
+		  int64_t n, const float *alpha, const float *A, int64_t lda, const float *B,
+		  int64_t ldb, const float *beta, float *C, int64_t ldc)
+{
+	return sim_cublas_symm(handle, side, uplo, m, n, lda, ldb, ldc);
+}
+
+cublasStatus_t
 cublasSsyr2k_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
 		const float *alpha, const float *A, int lda, const float *B, int ldb,
 		const float *beta, float *C, int ldc)
+{
+	return sim_cublas_syrk(handle, uplo, trans, false, n, k, lda, ldb, ldc);
+}
+
+cublasStatus_t
+cublasSsyr2k_v2_64(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int64_t n,
+		   int64_t k, const float *alpha, const float *A, int64_t lda, const float *B,
+		   int64_t ldb, const float *beta, float *C, int64_t ldc)
 {
 	return sim_cublas_syrk(handle, uplo, trans, false, n, k, lda, ldb, ldc);
 }
@@ -882,9 +1390,26 @@ cublasSsyrk_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t t
 }
 
 cublasStatus_t
+cublasSsyrkx(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
+	     const float *alpha, const float *A, int lda, const float *B, int ldb,
+	     const float *beta, float *C, int ldc)
+{
+	return sim_cublas_syrk(handle, uplo, trans, false, n, k, lda, ldb, ldc);
+}
+
+cublasStatus_t
 cublasStrmm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
 	       cublasOperation_t trans, cublasDiagType_t diag, int m, int n, const float *alpha,
 	       const float *A, int lda, const float *B, int ldb, float *C, int ldc)
+{
+	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, ldc, 1);
+}
+
+cublasStatus_t
+cublasStrmm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
+		  cublasOperation_t trans, cublasDiagType_t diag, int64_t m, int64_t n,
+		  const float *alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+		  float *C, int64_t ldc)
 {
 	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, ldc, 1);
 }
@@ -903,6 +1428,30 @@ cublasStrsm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t up
 	       const float *A, int lda, float *B, int ldb)
 {
 	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, 0, 1);
+}
+
+cublasStatus_t
+cublasStrsm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
+		  cublasOperation_t trans, cublasDiagType_t diag, int64_t m, int64_t n,
+		  const float *alpha, const float *A, int64_t lda, float *B, int64_t ldb)
+{
+	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, 0, 1);
+}
+
+cublasStatus_t
+cublasZdgmm(cublasHandle_t handle, cublasSideMode_t mode, int m, int n, const cuDoubleComplex *A,
+	    int lda, const cuDoubleComplex *x, int incx, cuDoubleComplex *C, int ldc)
+{
+	return sim_cublas_dgmm(handle, mode, m, n, lda, ldc);
+}
+
+cublasStatus_t
+cublasZgeam_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m,
+	       int64_t n, const cuDoubleComplex *alpha, const cuDoubleComplex *A, int64_t lda,
+	       const cuDoubleComplex *beta, const cuDoubleComplex *B, int64_t ldb,
+	       cuDoubleComplex *C, int64_t ldc)
+{
+	return sim_cublas_geam(handle, transa, transb, m, n, lda, ldb, ldc);
 }
 
 cublasStatus_t
@@ -927,10 +1476,30 @@ cublasZgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cubla
 }
 
 cublasStatus_t
+cublasZgemmStridedBatched_64(cublasHandle_t handle, cublasOperation_t transa,
+			     cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+			     const cuDoubleComplex *alpha, const cuDoubleComplex *A, int64_t lda,
+			     long long int strideA, const cuDoubleComplex *B, int64_t ldb,
+			     long long int strideB, const cuDoubleComplex *beta, cuDoubleComplex *C,
+			     int64_t ldc, long long int strideC, int64_t batchCount)
+{
+	return sim_cublas_gemm(handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);
+}
+
+cublasStatus_t
 cublasZgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
 	       int n, int k, const cuDoubleComplex *alpha, const cuDoubleComplex *A, int lda,
 	       const cuDoubleComplex *B, int ldb, const cuDoubleComplex *beta, cuDoubleComplex *C,
 	       int ldc)
+{
+	return sim_cublas_gemm(handle, transa, transb, m, n, k, lda, ldb, ldc, 1);
+}
+
+cublasStatus_t
+cublasZgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+		  int64_t m, int64_t n, int64_t k, const cuDoubleComplex *alpha,
+		  const cuDoubleComplex *A, int64_t lda, const cuDoubleComplex *B, int64_t ldb,
+		  const cuDoubleComplex *beta, cuDoubleComplex *C, int64_t ldc)
 {
 	return sim_cublas_gemm(handle, transa, transb, m, n, k, lda, ldb, ldc, 1);
 }
@@ -945,9 +1514,27 @@ cublasZhemm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t up
 }
 
 cublasStatus_t
+cublasZhemm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, int64_t m,
+		  int64_t n, const cuDoubleComplex *alpha, const cuDoubleComplex *A, int64_t lda,
+		  const cuDoubleComplex *B, int64_t ldb, const cuDoubleComplex *beta,
+		  cuDoubleComplex *C, int64_t ldc)
+{
+	return sim_cublas_symm(handle, side, uplo, m, n, lda, ldb, ldc);
+}
+
+cublasStatus_t
 cublasZher2k_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
 		const cuDoubleComplex *alpha, const cuDoubleComplex *A, int lda,
 		const cuDoubleComplex *B, int ldb, const double *beta, cuDoubleComplex *C, int ldc)
+{
+	return sim_cublas_syrk(handle, uplo, trans, true, n, k, lda, ldb, ldc);
+}
+
+cublasStatus_t
+cublasZher2k_v2_64(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int64_t n,
+		   int64_t k, const cuDoubleComplex *alpha, const cuDoubleComplex *A, int64_t lda,
+		   const cuDoubleComplex *B, int64_t ldb, const double *beta, cuDoubleComplex *C,
+		   int64_t ldc)
 {
 	return sim_cublas_syrk(handle, uplo, trans, true, n, k, lda, ldb, ldc);
 }
@@ -987,10 +1574,28 @@ cublasZsyrk_v2(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t t
 }
 
 cublasStatus_t
+cublasZsyrkx(cublasHandle_t handle, cublasFillMode_t uplo, cublasOperation_t trans, int n, int k,
+	     const cuDoubleComplex *alpha, const cuDoubleComplex *A, int lda,
+	     const cuDoubleComplex *B, int ldb, const cuDoubleComplex *beta, cuDoubleComplex *C,
+	     int ldc)
+{
+	return sim_cublas_syrk(handle, uplo, trans, false, n, k, lda, ldb, ldc);
+}
+
+cublasStatus_t
 cublasZtrmm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
 	       cublasOperation_t trans, cublasDiagType_t diag, int m, int n,
 	       const cuDoubleComplex *alpha, const cuDoubleComplex *A, int lda,
 	       const cuDoubleComplex *B, int ldb, cuDoubleComplex *C, int ldc)
+{
+	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, ldc, 1);
+}
+
+cublasStatus_t
+cublasZtrmm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
+		  cublasOperation_t trans, cublasDiagType_t diag, int64_t m, int64_t n,
+		  const cuDoubleComplex *alpha, const cuDoubleComplex *A, int64_t lda,
+		  const cuDoubleComplex *B, int64_t ldb, cuDoubleComplex *C, int64_t ldc)
 {
 	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, ldc, 1);
 }
@@ -1009,6 +1614,15 @@ cublasZtrsm_v2(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t up
 	       cublasOperation_t trans, cublasDiagType_t diag, int m, int n,
 	       const cuDoubleComplex *alpha, const cuDoubleComplex *A, int lda, cuDoubleComplex *B,
 	       int ldb)
+{
+	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, 0, 1);
+}
+
+cublasStatus_t
+cublasZtrsm_v2_64(cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo,
+		  cublasOperation_t trans, cublasDiagType_t diag, int64_t m, int64_t n,
+		  const cuDoubleComplex *alpha, const cuDoubleComplex *A, int64_t lda,
+		  cuDoubleComplex *B, int64_t ldb)
 {
 	return sim_cublas_trsm(handle, side, uplo, trans, diag, m, n, lda, ldb, 0, 1);
 }

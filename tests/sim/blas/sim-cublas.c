@@ -186,6 +186,75 @@ cublasSetSmCountTarget(cublasHandle_t handle, int smCountTarget)
 	return CUBLAS_STATUS_SUCCESS;
 }
 
+/* The settings cuSOLVER makes on its handles: stored, and read back by
+ * the getters; nothing computes with them. */
+cublasStatus_t
+cublasSetAtomicsMode(cublasHandle_t handle, cublasAtomicsMode_t mode)
+{
+	struct sim_blas_handle *h = sim_cublas_handle(handle);
+
+	if (!h)
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	if (mode != CUBLAS_ATOMICS_NOT_ALLOWED && mode != CUBLAS_ATOMICS_ALLOWED)
+		return CUBLAS_STATUS_INVALID_VALUE;
+	h->atomics_mode = mode;
+	return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t
+cublasSetEnvironmentMode(cublasHandle_t handle, int mode)
+{
+	struct sim_blas_handle *h = sim_cublas_handle(handle);
+
+	if (!h)
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	h->environment_mode = mode;
+	return CUBLAS_STATUS_SUCCESS;
+}
+
+/* SET_GET(field, setter, getter, type): a stored emulation setting. */
+#define SET_GET(field, setter, getter, type)                              \
+	cublasStatus_t setter(cublasHandle_t handle, type value)          \
+	{                                                                 \
+		struct sim_blas_handle *h = sim_cublas_handle(handle);    \
+                                                                          \
+		if (!h)                                                   \
+			return CUBLAS_STATUS_NOT_INITIALIZED;             \
+		h->field = value;                                         \
+		return CUBLAS_STATUS_SUCCESS;                             \
+	}                                                                 \
+	cublasStatus_t getter(cublasHandle_t handle, type *value)         \
+	{                                                                 \
+		struct sim_blas_handle *h = sim_cublas_handle(handle);    \
+                                                                          \
+		if (!h)                                                   \
+			return CUBLAS_STATUS_NOT_INITIALIZED;             \
+		if (!value)                                               \
+			return CUBLAS_STATUS_INVALID_VALUE;               \
+		*value = h->field;                                        \
+		return CUBLAS_STATUS_SUCCESS;                             \
+	}
+
+SET_GET(emulation_special_values, cublasSetEmulationSpecialValuesSupport,
+	cublasGetEmulationSpecialValuesSupport, cudaEmulationSpecialValuesSupport)
+SET_GET(mantissa_control, cublasSetFixedPointEmulationMantissaControl,
+	cublasGetFixedPointEmulationMantissaControl, cudaEmulationMantissaControl)
+SET_GET(max_mantissa_bits, cublasSetFixedPointEmulationMaxMantissaBitCount,
+	cublasGetFixedPointEmulationMaxMantissaBitCount, int)
+SET_GET(mantissa_bit_offset, cublasSetFixedPointEmulationMantissaBitOffset,
+	cublasGetFixedPointEmulationMantissaBitOffset, int)
+
+cublasStatus_t
+cublasSetEmulationStrategy(cublasHandle_t handle, cublasEmulationStrategy_t emulationStrategy)
+{
+	struct sim_blas_handle *h = sim_cublas_handle(handle);
+
+	if (!h)
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	h->emulation_strategy = emulationStrategy;
+	return CUBLAS_STATUS_SUCCESS;
+}
+
 /* Host-device copies are real copies, through the driver's cuMemcpyAsync
  * on the given stream (so a capture records them): one per column, or
  * one per element for a strided vector. */

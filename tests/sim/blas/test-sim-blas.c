@@ -189,6 +189,33 @@ test_other_routines(cublasHandle_t h)
 	EXPECT(info == 0);
 }
 
+/* What NVIDIA's cuSOLVER calls on its handles: the 64-bit API, geam, dgmm,
+ * and its settings. */
+static void
+test_cusolver_needs(cublasHandle_t h)
+{
+	float x = 0;
+	int bits = 0;
+
+	EXPECT_ST(cublasSgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &x, &x, 4, &x, 4, &x, &x, 4),
+		  CUBLAS_STATUS_SUCCESS);
+	EXPECT_ST(cublasSgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)1 << 32, 4, 4, &x, &x,
+				 (int64_t)1 << 32, &x, 4, &x, &x, 4),
+		  CUBLAS_STATUS_INVALID_VALUE);
+	EXPECT_ST(cublasSgeam_64(h, CUBLAS_OP_T, CUBLAS_OP_N, 4, 2, &x, &x, 2, &x, &x, 4, &x, 4),
+		  CUBLAS_STATUS_SUCCESS);
+	EXPECT_ST(cublasSgeam_64(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 2, &x, &x, 2, &x, &x, 4, &x, 4),
+		  CUBLAS_STATUS_INVALID_VALUE);
+	EXPECT_ST(cublasSdgmm(h, CUBLAS_SIDE_LEFT, 4, 4, &x, 4, &x, 1, &x, 4),
+		  CUBLAS_STATUS_SUCCESS);
+	EXPECT_ST(cublasSetAtomicsMode(h, CUBLAS_ATOMICS_ALLOWED), CUBLAS_STATUS_SUCCESS);
+	EXPECT_ST(cublasSetFixedPointEmulationMaxMantissaBitCount(h, 40), CUBLAS_STATUS_SUCCESS);
+	EXPECT_ST(cublasGetFixedPointEmulationMaxMantissaBitCount(h, &bits), CUBLAS_STATUS_SUCCESS);
+	EXPECT(bits == 40);
+	EXPECT_ST(cublasGetFixedPointEmulationMaxMantissaBitCount(NULL, &bits),
+		  CUBLAS_STATUS_NOT_INITIALIZED);
+}
+
 static cublasLtMatrixLayout_t
 layout(uint64_t rows, uint64_t cols)
 {
@@ -319,6 +346,7 @@ main(void)
 	test_state(h, stream, workspace);
 	test_sgemm(h);
 	test_other_routines(h);
+	test_cusolver_needs(h);
 	test_lt_matmul((cublasLtHandle_t)h, workspace);
 	test_lt_handle(workspace);
 	EXPECT_ST(cublasDestroy(h), CUBLAS_STATUS_SUCCESS);
