@@ -2,7 +2,9 @@
  * of torch 2.15.0 or the cuSOLVER torch loads imports (libcublas.map), with
  * cublas_api.h's prototypes (the _64 ones take 64-bit sizes).
  * Each checks its arguments by family (sim-cublas-check.c) and runs
- * nothing: device memory is never touched. */
+ * nothing: device memory is never touched. To add one: its name in
+ * libcublas.map, and here its definition, under its level, returning its
+ * family's check. */
 #include "sim-cublas.h"
 
 /* Level 1 */
