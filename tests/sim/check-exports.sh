@@ -117,7 +117,9 @@ cuLaunchCooperativeKernel_ptsz cuLaunchKernelEx cuLaunchKernelEx_ptsz cuFuncGetA
 cuFuncSetAttribute cuFuncSetCacheConfig cuKernelGetAttribute cuKernelSetAttribute
 cuOccupancyMaxActiveBlocksPerMultiprocessor
 cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags cuGraphNodeGetDependencies_v2
-cuGetExportTable"
+cuGetExportTable cuCtxPushCurrent_v2 cuCtxPopCurrent_v2 cuMemRetainAllocationHandle
+cuMemExportToShareableHandle cuMemImportFromShareableHandle cuMemsetD32Async
+cuMemsetD32Async_ptsz cuStreamWriteValue32_v2 cuStreamWriteValue32_v2_ptsz"
 
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT

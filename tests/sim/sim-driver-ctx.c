@@ -1,5 +1,6 @@
 /* Simulated driver: contexts and streams. Minimal but real-shaped: one
- * current context per thread (no context stack), primary contexts that are
+ * current context per thread (with a plain stack under it for
+ * cuCtxPushCurrent and cuCtxPopCurrent), primary contexts that are
  * reference counted, and memory, pinned memory and streams owned by the
  * context they were made in and freed with it. */
 #include "sim-driver.h"
@@ -242,6 +243,48 @@ cuCtxSetCurrent(CUcontext ctx)
 		sim_current = ctx;
 	sim_unlock();
 	return rc;
+}
+
+/* A context stack of its own per thread, under the current context:
+ * push makes a context current and keeps the one before; pop gives it
+ * back. (cuCtxSetCurrent replaces the current one, the stack's top.) */
+#define SIM_CTX_STACK 32
+static __thread CUcontext sim_ctx_stack[SIM_CTX_STACK];
+static __thread unsigned sim_ctx_depth;
+
+CUresult CUDAAPI
+cuCtxPushCurrent_v2(CUcontext ctx)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	sim_lock();
+	if (!sim_ctx_alive(ctx))
+		rc = CUDA_ERROR_INVALID_CONTEXT;
+	else if (sim_ctx_depth == SIM_CTX_STACK)
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	if (rc == CUDA_SUCCESS) {
+		sim_ctx_stack[sim_ctx_depth++] = sim_current;
+		sim_current = ctx;
+	}
+	sim_unlock();
+	return rc;
+}
+
+CUresult CUDAAPI
+cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!sim_current)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (pctx)
+		*pctx = sim_current;
+	sim_current = sim_ctx_depth ? sim_ctx_stack[--sim_ctx_depth] : NULL;
+	return CUDA_SUCCESS;
 }
 
 /* The context named, or the current one for NULL (the CUDA 13 _v2 ABIs). */

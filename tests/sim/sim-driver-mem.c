@@ -623,3 +623,57 @@ cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr 
 	return peer_copy(dstDevice, dstContext, srcDevice, srcContext, ByteCount,
 			 sim_stream_per_thread(hStream));
 }
+
+/* ---- 32-bit sets and stream memory operations ---- */
+
+/* Like mem_set, of N 32-bit words. */
+static CUresult
+mem_set32(uintptr_t dst, unsigned int value, size_t n, CUstream stream, CUgraphNodeType type)
+{
+	struct sim_capture *c;
+	CUresult rc;
+
+	if (n > SIZE_MAX / 4 || (dst & 3))
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_lock();
+	rc = stream_enter(stream);
+	if (rc == CUDA_SUCCESS && (c = sim_capture_of(stream))) {
+		rc = capture_noop(c, dst, n * 4, type);
+		n = 0;
+	} else if (rc == CUDA_SUCCESS && n && !range_ok(dst, n * 4, true)) {
+		rc = CUDA_ERROR_INVALID_VALUE;
+	}
+	sim_unlock();
+	for (size_t i = 0; rc == CUDA_SUCCESS && i < n; i++)
+		memcpy((void *)(dst + 4 * i), &value, 4);
+	return rc;
+}
+
+CUresult CUDAAPI
+cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
+{
+	return mem_set32((uintptr_t)dstDevice, ui, N, hStream, CU_GRAPH_NODE_TYPE_MEMSET);
+}
+
+CUresult CUDAAPI
+cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
+{
+	return mem_set32((uintptr_t)dstDevice, ui, N, sim_stream_per_thread(hStream),
+			 CU_GRAPH_NODE_TYPE_MEMSET);
+}
+
+/* A write of one word, done when issued (no flag changes that here). */
+CUresult CUDAAPI
+cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+{
+	if (flags & ~(unsigned int)CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER)
+		return CUDA_ERROR_INVALID_VALUE;
+	return mem_set32((uintptr_t)addr, value, 1, stream, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP);
+}
+
+CUresult CUDAAPI
+cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint32_t value,
+			     unsigned int flags)
+{
+	return cuStreamWriteValue32_v2(sim_stream_per_thread(stream), addr, value, flags);
+}

@@ -23,7 +23,9 @@
 #include "sim-driver.h"
 
 #include <stdlib.h>
+#include <stdint.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The reserved address space: its placement when that range is free,
@@ -38,7 +40,9 @@ struct sim_physical {
 	size_t size;
 	int fd;             /* the contents; -1: private per mapping */
 	unsigned mappings;
-	bool released;
+	unsigned refs;      /* cuMemCreate, cuMemRetainAllocationHandle, import: one each */
+	bool released;      /* no reference left: goes with its last mapping */
+	bool imported;      /* another process's memory: not charged here */
 };
 
 struct sim_mapping {
@@ -212,6 +216,7 @@ physical_create(struct sim_physical **out, size_t size, const CUmemAllocationPro
 	}
 	p->prop = *prop;
 	p->size = size;
+	p->refs = 1;
 	p->fd = memfd_create("cudasim-physical", MFD_CLOEXEC);
 	if (p->fd >= 0 && ftruncate(p->fd, (off_t)size) != 0) {
 		close(p->fd);
@@ -233,7 +238,8 @@ physical_create(struct sim_physical **out, size_t size, const CUmemAllocationPro
 static void
 physical_destroy(struct sim_physical *p)
 {
-	sim_arena_free(&sim_drv.dev[p->prop.location.id].arena, p->charge);
+	if (!p->imported)
+		sim_arena_free(&sim_drv.dev[p->prop.location.id].arena, p->charge);
 	if (p->fd >= 0)
 		close(p->fd);
 	free(p);
@@ -278,7 +284,7 @@ cuMemRelease(CUmemGenericAllocationHandle handle)
 	p = physical_of(handle);
 	if (!p) {
 		rc = CUDA_ERROR_INVALID_VALUE;
-	} else {
+	} else if (--p->refs == 0) {
 		sim_blockmap_remove(&sim_handles, (uintptr_t)handle, NULL);
 		p->released = true;
 		if (p->mappings == 0)
@@ -474,6 +480,115 @@ cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t
 	sim_lock();
 	if (!sim_vmm_mapped((uintptr_t)ptr, size))
 		rc = CUDA_ERROR_INVALID_VALUE;
+	sim_unlock();
+	return rc;
+}
+
+/* ---- handles of mapped memory, and sharing them ---- */
+
+/* The handle that backs a mapped address, with one more reference (the
+ * caller releases it); a released handle whose memory is still mapped
+ * comes back to life. */
+CUresult CUDAAPI
+cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{
+	const struct sim_mapping *m;
+	struct sim_block b = { .kind = SIM_KIND_PHYSICAL };
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!handle)
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_lock();
+	m = mapping_at((uintptr_t)addr);
+	if (!m) {
+		rc = CUDA_ERROR_INVALID_VALUE;
+	} else if (m->phys->released) {
+		b.addr = (uintptr_t)m->phys;
+		b.size = m->phys->size;
+		if (!sim_blockmap_insert(&sim_handles, &b))
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		else
+			m->phys->released = false;
+	}
+	if (rc == CUDA_SUCCESS) {
+		m->phys->refs++;
+		*handle = (CUmemGenericAllocationHandle)(uintptr_t)m->phys;
+	}
+	sim_unlock();
+	return rc;
+}
+
+/* A POSIX file descriptor of the contents, for a handle created to be
+ * shared that way; the caller owns it. */
+CUresult CUDAAPI
+cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle,
+			     CUmemAllocationHandleType handleType, unsigned long long flags)
+{
+	struct sim_physical *p;
+	CUresult rc = sim_ready();
+	int fd = -1;
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!shareableHandle || flags != 0 ||
+	    handleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_lock();
+	p = physical_of(handle);
+	if (!p || !(p->prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+		rc = CUDA_ERROR_INVALID_VALUE;
+	else if (p->fd < 0 || (fd = dup(p->fd)) < 0)
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	sim_unlock();
+	if (rc == CUDA_SUCCESS)
+		*(int *)shareableHandle = fd;
+	return rc;
+}
+
+/* The memory behind another process's descriptor: a handle of its own,
+ * on the current context's device, showing the same bytes, and not
+ * charged to this process's device (as IPC imports are not). The
+ * descriptor stays the caller's. */
+CUresult CUDAAPI
+cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
+			       CUmemAllocationHandleType shHandleType)
+{
+	int fd = (int)(intptr_t)osHandle;
+	struct sim_block b = { .kind = SIM_KIND_PHYSICAL };
+	struct sim_physical *p = NULL;
+	struct stat st;
+	CUcontext ctx;
+	CUresult rc;
+
+	if (!handle || shHandleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (fstat(fd, &st) != 0 || st.st_size <= 0 || !aligned((size_t)st.st_size))
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_lock();
+	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS && !(p = calloc(1, sizeof(*p))))
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	if (rc == CUDA_SUCCESS) {
+		*p = (struct sim_physical){
+			.prop = { .type = CU_MEM_ALLOCATION_TYPE_PINNED,
+				  .requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+				  .location = { CU_MEM_LOCATION_TYPE_DEVICE, ctx->device } },
+			.size = (size_t)st.st_size, .fd = dup(fd), .refs = 1, .imported = true,
+		};
+		b.addr = (uintptr_t)p;
+		b.size = p->size;
+		if (p->fd < 0 || !sim_blockmap_insert(&sim_handles, &b))
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (rc == CUDA_SUCCESS) {
+		*handle = (CUmemGenericAllocationHandle)(uintptr_t)p;
+	} else if (p) {
+		if (p->fd >= 0)
+			close(p->fd);
+		free(p);
+	}
 	sim_unlock();
 	return rc;
 }

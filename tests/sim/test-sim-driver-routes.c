@@ -234,6 +234,51 @@ test_vmm_mappings(CUdeviceptr va)
 	EXPECT_RC(cuMemUnmap(va + 8 * MiB, 4 * MiB), CUDA_ERROR_INVALID_VALUE);
 }
 
+/* What expandable segments add: the handle behind an address, handles
+ * shared as file descriptors (imported in the same process here: the
+ * same bytes, charged once), 32-bit sets and stream writes. */
+static void
+test_vmm_sharing(CUdeviceptr va)
+{
+	CUmemAllocationProp prop = vmm_prop;
+	CUmemGenericAllocationHandle h = 0, again = 0, imported = 0;
+	unsigned int words[4] = { 0 };
+	int fd = -1;
+
+	prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	EXPECT_RC(cuMemCreate(&h, 2 * MiB, &prop, 0), CUDA_SUCCESS);
+	EXPECT_RC(cuMemMap(va, 2 * MiB, 0, h, 0), CUDA_SUCCESS);
+	EXPECT_RC(cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)(va + 4096)),
+		  CUDA_SUCCESS);
+	EXPECT(again == h);
+	EXPECT_RC(cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)(va + 2 * MiB)),
+		  CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RC(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+		  CUDA_SUCCESS);
+	EXPECT(fd >= 0);
+	EXPECT_RC(cuMemImportFromShareableHandle(&imported, (void *)(intptr_t)fd,
+						 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+		  CUDA_SUCCESS);
+	close(fd);
+	EXPECT(used_bytes() == 2 * MiB);
+	EXPECT_RC(cuMemMap(va + 4 * MiB, 2 * MiB, 0, imported, 0), CUDA_SUCCESS);
+	EXPECT_RC(cuMemsetD32Async(va + 16, 0xdeadbeef, 2, NULL), CUDA_SUCCESS);
+	EXPECT_RC(cuStreamWriteValue32(NULL, va + 24, 7, 0), CUDA_SUCCESS);
+	EXPECT_RC(cuMemsetD32Async(va + 2, 1, 1, NULL), CUDA_ERROR_INVALID_VALUE);
+	EXPECT_RC(cuMemcpyDtoH(words, va + 4 * MiB + 12, sizeof(words)), CUDA_SUCCESS);
+	EXPECT(words[0] == 0 && words[1] == 0xdeadbeef && words[2] == 0xdeadbeef && words[3] == 7);
+	/* Two references to h: both go before its memory does. */
+	EXPECT_RC(cuMemRelease(h), CUDA_SUCCESS);
+	EXPECT_RC(cuMemRelease(h), CUDA_SUCCESS);
+	EXPECT_RC(cuMemRelease(imported), CUDA_SUCCESS);
+	EXPECT_RC(cuMemUnmap(va + 4 * MiB, 2 * MiB), CUDA_SUCCESS);
+	EXPECT(used_bytes() == 2 * MiB);
+	EXPECT_RC(cuMemUnmap(va, 2 * MiB), CUDA_SUCCESS);
+	EXPECT(used_bytes() == 0);
+	EXPECT_RC(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+		  CUDA_ERROR_INVALID_VALUE);
+}
+
 void
 test_vmm(void)
 {
@@ -259,6 +304,7 @@ test_vmm(void)
 	EXPECT_RC(cuMemAddressReserve(&va, 3 * MiB / 2, 0, 0, 0), CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RC(cuMemFree(big), CUDA_ERROR_INVALID_VALUE);
 	test_vmm_mappings(va);
+	test_vmm_sharing(va);
 	/* Physical memory is device memory: it runs out. */
 	EXPECT_RC(cuMemCreate(&h, 3 * MiB, &prop, 0), CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RC(cuMemCreate(&h, 64 * MiB, &prop, 0), CUDA_ERROR_OUT_OF_MEMORY);
@@ -620,6 +666,14 @@ static const struct proc_route proc_routes[] = {
 	{ "cuDeviceGetGraphMemAttribute", 13000, false, "cuDeviceGetGraphMemAttribute" },
 	{ "cuDeviceSetGraphMemAttribute", 13000, false, "cuDeviceSetGraphMemAttribute" },
 	{ "cuGetExportTable", 13000, false, "cuGetExportTable" },
+	{ "cuCtxPushCurrent", 13000, false, "cuCtxPushCurrent_v2" },
+	{ "cuCtxPopCurrent", 13000, false, "cuCtxPopCurrent_v2" },
+	{ "cuMemRetainAllocationHandle", 13000, false, "cuMemRetainAllocationHandle" },
+	{ "cuMemExportToShareableHandle", 13000, false, "cuMemExportToShareableHandle" },
+	{ "cuMemImportFromShareableHandle", 13000, false, "cuMemImportFromShareableHandle" },
+	{ "cuMemsetD32Async", 13000, true, "cuMemsetD32Async_ptsz" },
+	{ "cuStreamWriteValue32", 13000, false, "cuStreamWriteValue32_v2" },
+	{ "cuStreamWriteValue32", 11060, false, NULL },
 	{ "cuDevicePrimaryCtxGetState", 13000, false, "cuDevicePrimaryCtxGetState" },
 	{ "cuDeviceCanAccessPeer", 13000, false, "cuDeviceCanAccessPeer" },
 	{ "cuDeviceGetPCIBusId", 13000, false, "cuDeviceGetPCIBusId" },

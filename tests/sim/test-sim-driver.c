@@ -107,6 +107,31 @@ test_devices(void)
 }
 
 /* No current context: memory calls fail until one is made current. */
+/* Push and pop over the current context, and the primary context's state. */
+static void
+test_context_stack(CUcontext primary)
+{
+	CUcontext other = NULL, popped = NULL, ctx = NULL;
+	unsigned int flags = 1;
+	int active = 0;
+
+	EXPECT_RC(cuDevicePrimaryCtxGetState(0, &flags, &active), CUDA_SUCCESS);
+	EXPECT(flags == 0 && active == 1);
+	EXPECT_RC(cuDevicePrimaryCtxGetState(1, &flags, &active), CUDA_SUCCESS);
+	EXPECT(active == 0);
+	EXPECT_RC(cuCtxCreate(&other, NULL, 0, 1), CUDA_SUCCESS);
+	EXPECT_RC(cuCtxSetCurrent(primary), CUDA_SUCCESS);
+	EXPECT_RC(cuCtxPushCurrent(other), CUDA_SUCCESS);
+	EXPECT_RC(cuCtxGetCurrent(&ctx), CUDA_SUCCESS);
+	EXPECT(ctx == other);
+	EXPECT_RC(cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+	EXPECT(popped == other);
+	EXPECT_RC(cuCtxGetCurrent(&ctx), CUDA_SUCCESS);
+	EXPECT(ctx == primary);
+	EXPECT_RC(cuCtxDestroy(other), CUDA_SUCCESS);
+	EXPECT_RC(cuCtxPushCurrent(other), CUDA_ERROR_INVALID_CONTEXT);
+}
+
 static void
 test_contexts(CUcontext *primary)
 {
@@ -126,6 +151,7 @@ test_contexts(CUcontext *primary)
 	EXPECT_RC(cuCtxSynchronize(), CUDA_SUCCESS);
 	EXPECT_RC(cuCtxSynchronize_v2(NULL), CUDA_SUCCESS);
 	EXPECT_RC(cuCtxSetCurrent((CUcontext)&dev), CUDA_ERROR_INVALID_CONTEXT);
+	test_context_stack(*primary);
 }
 
 /* First fit with 512-byte granules: the addresses follow from the calls. */
