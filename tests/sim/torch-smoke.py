@@ -5,6 +5,7 @@ only what memory holds by copies is checked, never what kernels compute.
 
 usage: python torch-smoke.py CAPACITY_BYTES
 """
+import os
 import sys
 
 import torch
@@ -91,4 +92,17 @@ else:
     sys.exit("torch-smoke: no OutOfMemoryError for a tensor larger than the device")
 check("memory_stats num_ooms", torch.cuda.memory_stats()["num_ooms"], 1)
 check("device used after the OOM", device_used(), torch.cuda.memory_reserved())
+
+# cuBLAS, when sim-run found the simulated one built (tests/sim/blas): a
+# matmul and a Linear layer forward and backward. Last, as the cuBLAS
+# handles keep device memory of their own (their workspaces).
+if "libcublas.so.13" in os.environ.get("LD_PRELOAD", ""):
+    a = torch.empty(256, 256, device="cuda")
+    check("matmul shape", tuple((a @ a).shape), (256, 256))
+    linear = torch.nn.Linear(64, 32).cuda()
+    linear(torch.empty(8, 64, device="cuda")).sum().backward()
+    check("Linear weight grad shape", tuple(linear.weight.grad.shape), (32, 64))
+    torch.cuda.synchronize()
+else:
+    print("no simulated cuBLAS built: matmul not tried")
 print("torch-smoke: ok")
