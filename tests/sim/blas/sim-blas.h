@@ -25,7 +25,7 @@
  * is also a valid cublasLtHandle_t: PyTorch's CUDA build passes its cuBLAS
  * handle to cublasLtMatmul (reinterpret_cast) and never calls
  * cublasLtCreate. The cuBLAS fields stay zero in a handle made by
- * cublasLtCreate. */
+ * cublasLtCreate, and cuBLAS takes it for no handle (NOT_INITIALIZED). */
 struct sim_blas_handle {
 	uint32_t magic;
 	CUcontext ctx;
@@ -49,7 +49,7 @@ struct sim_blas_handle {
 	int mantissa_bit_offset;
 };
 
-/* sim-blas-driver.c: the driver, reached as NVIDIA's libraries reach it:
+/* sim-blas-core.c: the driver, reached as NVIDIA's libraries reach it:
  * dlopen("libcuda.so.1"), dlsym of cuGetProcAddress_v2, the rest through it. */
 struct sim_blas_driver {
 	PFN_cuInit_v2000 init;

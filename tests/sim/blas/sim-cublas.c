@@ -48,7 +48,7 @@ sim_cublas_handle(cublasHandle_t handle)
 {
 	struct sim_blas_handle *h = (struct sim_blas_handle *)handle;
 
-	return h && h->magic == SIM_BLAS_MAGIC ? h : NULL;
+	return h && h->magic == SIM_BLAS_MAGIC && h->is_cublas ? h : NULL;
 }
 
 cublasStatus_t

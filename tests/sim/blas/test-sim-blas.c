@@ -327,6 +327,7 @@ test_lt_handle(void *workspace)
 	EXPECT_ST(cublasLtCreate(NULL), CUBLAS_STATUS_INVALID_VALUE);
 	EXPECT_ST(cublasLtCreate(&lt), CUBLAS_STATUS_SUCCESS);
 	EXPECT(used_bytes() == before);
+	EXPECT_ST(cublasSetStream((cublasHandle_t)lt, NULL), CUBLAS_STATUS_NOT_INITIALIZED);
 	test_lt_matmul(lt, workspace);
 	EXPECT_ST(cublasLtDestroy(lt), CUBLAS_STATUS_SUCCESS);
 }

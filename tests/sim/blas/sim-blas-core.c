@@ -1,8 +1,9 @@
-/* The driver side of the simulated cuBLAS and cuBLASLt: each library loads
- * libcuda.so.1 by itself, as NVIDIA's do (neither links libcudart), finds
- * cuGetProcAddress_v2 by dlsym and every other driver function through it,
- * so memtrace sees their device memory come from the driver by the same
- * route as on a GPU. Built into both libraries, hidden. */
+/* What the simulated cuBLAS and cuBLASLt share, built into both, hidden:
+ * the driver, which each library loads by itself, as NVIDIA's do (neither
+ * links libcudart): dlopen of libcuda.so.1, cuGetProcAddress_v2 by dlsym
+ * and every other driver function through it, so memtrace sees their
+ * device memory come from the driver by the same route as on a GPU; the
+ * handle's context and default workspace; status names, type sizes. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
