@@ -141,16 +141,30 @@ uint32_t mt_stack_count(const struct mt_stack_table *t);
 struct mt_queue;
 struct mt_queue *mt_queue_new(unsigned log2_capacity);
 void mt_queue_free(struct mt_queue *q);
-/* A place in the order of events (ev->order), taken at the event's
- * ordering point, before the event is pushed. Every ticket taken must be
- * pushed: the writer waits for the ones it has not seen (bounded). */
+/* A place in the order of events (ev->order) and its cell, taken at the
+ * event's ordering point, before the event is pushed. Every ticket taken
+ * must be pushed: the consumer waits for the ones it has not seen
+ * (bounded: mt_queue_abandon). */
 uint64_t mt_queue_ticket(struct mt_queue *q);
 /* Tickets taken so far: the next one. */
 uint64_t mt_queue_tickets(const struct mt_queue *q);
-/* Blocks while the queue is full. ev->order must be a ticket. */
-void mt_queue_push(struct mt_queue *q, const struct mt_event *ev);
-/* Consumer only: false when the next event is not there yet. */
+/* Blocks while the queue is full. ev->order must be a ticket; when its
+ * cell was given up, the event goes into a new one (late). Returns the
+ * cell it went into (the writer's commit counts cells). */
+uint64_t mt_queue_push(struct mt_queue *q, const struct mt_event *ev);
+/* Consumer only: the event of the ticket due, false when it is not there
+ * yet (skipping the cells taken ahead). */
 bool mt_queue_pop(struct mt_queue *q, struct mt_event *ev);
+/* Consumer only: gives up on the ticket due, whose producer has not come;
+ * false when it is being filled (or none is due). */
+bool mt_queue_abandon(struct mt_queue *q);
+/* Consumer only: takes out a filled event after the one due, hooked, of
+ * this kind at this address. */
+bool mt_queue_take_ahead(struct mt_queue *q, unsigned kind, uint64_t address,
+			 struct mt_event *ev);
+/* Events pushed again after their cell was given up; cells given up. */
+uint64_t mt_queue_late(const struct mt_queue *q);
+uint64_t mt_queue_abandoned(const struct mt_queue *q);
 uint64_t mt_queue_pushed(const struct mt_queue *q);
 uint64_t mt_queue_popped(const struct mt_queue *q);
 size_t mt_queue_capacity(const struct mt_queue *q);
@@ -176,32 +190,6 @@ void mt_thread_name_note(uint32_t tid);
 bool mt_thread_name_get(uint32_t tid, char *out, size_t n);
 void mt_thread_names_after_fork_child(void);
 
-/* ---- reorder.c: the writer's reorder buffer, by ticket ---- */
-struct mt_reorder {
-	struct mt_event *slots; /* a ring indexed by ticket, cap slots */
-	uint8_t *state; /* by slot: empty, held, done (taken early) */
-	size_t cap;
-	uint64_t next; /* the ticket due */
-	uint64_t hi; /* 1 + the highest ticket held */
-	size_t n; /* events held */
-	struct mt_event *late_ev; /* came after their place was given up */
-	size_t n_late, cap_late;
-	uint64_t skipped; /* tickets given up on */
-	uint64_t late; /* events written after their place was given up */
-	uint64_t early; /* releases written before their ticket (a reuse) */
-};
-/* The most slots the ring grows to: the events held behind one gap. */
-#define MT_REORDER_MAX_SLOTS (1u << 18)
-void mt_reorder_init(struct mt_reorder *r);
-void mt_reorder_fini(struct mt_reorder *r);
-/* False when out of memory, or when its ticket is MT_REORDER_MAX_SLOTS
- * past the one due (the caller gives up on the gap and tries again). */
-bool mt_reorder_put(struct mt_reorder *r, const struct mt_event *ev);
-bool mt_reorder_take(struct mt_reorder *r, struct mt_event *ev);
-/* Gives up on the tickets missing before the least one held. */
-void mt_reorder_skip(struct mt_reorder *r);
-bool mt_reorder_take_early(struct mt_reorder *r, unsigned kind, uint64_t address,
-			   struct mt_event *ev);
 
 /* ---- fd-guard.c: memtrace's own descriptors, high and guarded ---- */
 enum mt_fd_kind {

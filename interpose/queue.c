@@ -1,14 +1,26 @@
 /* A bounded, lossless multi-producer single-consumer queue of fixed-size
- * events (after Dmitry Vyukov's bounded queue). Each producer takes a
- * cell with one fetch-add. The trace's order is not the queue's: an
- * event carries its own place (ev->order), a ticket from a second
- * counter taken at the event's ordering point, which may come well
- * before the push (record.c: an allocation takes it before its call, and
- * unwinds its stack after). The tickets have no gaps; the writer puts
- * the events back in their order. When the queue is full the
- * producer waits for its cell (never drops), and the time it waited is
- * added up for the trace. When the queue passes half full the producer
- * pokes the consumer so it drains before anyone has to wait.
+ * events (after Dmitry Vyukov's bounded queue) that is also the trace's
+ * order. A producer takes a ticket with one fetch-add at its event's
+ * ordering point, which may come well before the push (record.c: an
+ * allocation takes it before its call and unwinds its stack after): the
+ * ticket is the event's cell. The consumer takes the cells in ticket
+ * order, so events come out in the order of their tickets whatever order
+ * their threads filled them in.
+ *
+ * A cell the consumer waits for is a thread still inside its call. When
+ * it has waited too long, or the queue passes half full behind it, it
+ * gives the cell up (mt_queue_abandon); the producer that comes to it
+ * later finds it given up and pushes its event into a new cell, where it
+ * arrives late (its ev->order before the cells around it). A producer
+ * claims its cell with a compare-and-swap, so that a cell is never both
+ * filled and given up. When the queue is full the producer waits for
+ * its cell (never drops), and the time it waited is added up for the
+ * trace. When the queue passes half full the producer pokes the
+ * consumer so it drains before anyone has to wait.
+ *
+ * The consumer may take a filled cell ahead of its turn (a free that an
+ * allocation's reuse of its address overtook, trace-writer.c): the cell
+ * is marked done and skipped when its turn comes.
  *
  * Cells are cache-line aligned (an 88-byte cell would straddle lines and
  * share them with its neighbours, so producers filling adjacent cells and
@@ -17,6 +29,7 @@
  * ticket, so that line stays in the consumer's cache. */
 #include "clock.h"
 #include "internal.h"
+#include "trace-schema.h"
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -32,10 +45,19 @@ struct cell {
  * counts on it: 65536 cells are 8 MiB). */
 _Static_assert(sizeof(struct cell) == 128, "a queue cell is two cache lines");
 
-/* Releases running now, one a slot (reorder.c's reason). A thread takes
- * the first free slot from a starting slot of its own; when all are
- * taken, a count says that some release is running unnamed. */
-#define MT_RELEASE_SLOTS 128
+/* A cell's seq, for the ticket pos that owns it this lap: pos (empty),
+ * pos | CELL_CLAIMED (being filled), pos + 1 (filled), (pos + 1) |
+ * CELL_DONE (taken ahead of its turn), pos + capacity (taken or given
+ * up: the next lap's). */
+#define CELL_CLAIMED (1ull << 63)
+#define CELL_DONE (1ull << 62)
+#define CELL_FLAGS (CELL_CLAIMED | CELL_DONE)
+
+/* Releases running now (trace-writer.c's early releases need to know).
+ * A thread keeps one slot for good, written with plain stores; past
+ * MT_RELEASE_SLOTS threads, a count says that some release is running
+ * unnamed. */
+#define MT_RELEASE_SLOTS 1024
 
 struct release_slot {
 	_Alignas(64) _Atomic uint64_t address; /* 0: free */
@@ -49,10 +71,11 @@ struct mt_queue {
 	uint64_t poke_mask; /* tickets where a producer looks at tail: pos & poke_mask == 0 */
 	void (*pressure_cb)(void *);
 	void *pressure_data;
-	_Alignas(64) _Atomic uint64_t order; /* next ticket of the trace's order */
-	_Alignas(64) _Atomic uint64_t head; /* next cell */
+	_Alignas(64) _Atomic uint64_t head; /* next ticket: the next cell */
 	_Alignas(64) _Atomic uint64_t tail; /* next to pop; written by the consumer */
 	_Alignas(64) _Atomic uint64_t wait_ns;
+	_Atomic uint64_t late; /* events pushed again after their cell was given up */
+	uint64_t abandoned; /* cells given up (the consumer's) */
 	_Atomic bool closed;
 };
 
@@ -93,15 +116,19 @@ void mt_queue_set_pressure_cb(struct mt_queue *q, void (*cb)(void *), void *data
 	q->pressure_cb = cb;
 }
 
-/* The cell is still held by an event the consumer has not taken. Spin a
- * little, then yield, then sleep in short steps, poking the consumer. */
-static bool wait_for_cell(struct mt_queue *q, struct cell *c, uint64_t pos)
+/* The cell is still held by the event of its last lap, which the
+ * consumer has not taken. Spin a little, then yield, then sleep in short
+ * steps, poking the consumer. Returns the cell's seq once it is this
+ * lap's (empty, or given up), or 0 when the queue was closed. */
+static uint64_t wait_for_cell(struct mt_queue *q, struct cell *c, uint64_t pos)
 {
-	uint64_t start = mt_now_ns();
-	for (unsigned spins = 0; atomic_load_explicit(&c->seq, memory_order_acquire) != pos;
+	uint64_t start = mt_now_ns(), s;
+	for (unsigned spins = 0;
+	     (int64_t)(((s = atomic_load_explicit(&c->seq, memory_order_acquire)) & ~CELL_FLAGS) -
+		       pos) < 0;
 	     spins++) {
 		if (atomic_load_explicit(&q->closed, memory_order_relaxed))
-			return false;
+			return 0;
 		if (spins < 64)
 			continue;
 		if (q->pressure_cb)
@@ -114,28 +141,50 @@ static bool wait_for_cell(struct mt_queue *q, struct cell *c, uint64_t pos)
 		}
 	}
 	atomic_fetch_add_explicit(&q->wait_ns, mt_now_ns() - start, memory_order_relaxed);
-	return true;
+	return s;
 }
 
 /* Sequentially consistent: a ticket is the moment that orders this
  * thread's event against every other thread's (record.c). */
 uint64_t mt_queue_ticket(struct mt_queue *q)
 {
-	return atomic_fetch_add(&q->order, 1);
+	return atomic_fetch_add(&q->head, 1);
 }
 
 uint64_t mt_queue_tickets(const struct mt_queue *q)
 {
-	return atomic_load(&((struct mt_queue *)q)->order);
+	return atomic_load(&((struct mt_queue *)q)->head);
 }
 
-void mt_queue_push(struct mt_queue *q, const struct mt_event *ev)
+/* Claims the cell of ticket pos: false when the consumer gave it up. The
+ * compare-and-swap first, with no load before it: the line comes over
+ * once, for writing. */
+static bool claim(struct mt_queue *q, uint64_t pos, bool *closed)
 {
-	uint64_t pos = atomic_fetch_add_explicit(&q->head, 1, memory_order_relaxed);
 	struct cell *c = &q->cells[pos & q->mask];
-	if (MT_UNLIKELY(atomic_load_explicit(&c->seq, memory_order_acquire) != pos) &&
-	    !wait_for_cell(q, c, pos))
-		return;
+	uint64_t s = pos;
+	if (MT_LIKELY(atomic_compare_exchange_strong_explicit(
+		    &c->seq, &s, pos | CELL_CLAIMED, memory_order_acquire, memory_order_acquire)))
+		return true;
+	if ((int64_t)((s & ~CELL_FLAGS) - pos) < 0 && !(s = wait_for_cell(q, c, pos))) {
+		*closed = true;
+		return false;
+	}
+	return s == pos && atomic_compare_exchange_strong(&c->seq, &s, pos | CELL_CLAIMED);
+}
+
+uint64_t mt_queue_push(struct mt_queue *q, const struct mt_event *ev)
+{
+	uint64_t pos = ev->order;
+	bool closed = false;
+	while (!claim(q, pos, &closed)) {
+		if (closed)
+			return pos;
+		/* its cell was given up: a new one, where it comes late */
+		atomic_fetch_add_explicit(&q->late, 1, memory_order_relaxed);
+		pos = atomic_fetch_add(&q->head, 1);
+	}
+	struct cell *c = &q->cells[pos & q->mask];
 	c->ev = *ev;
 	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
 
@@ -146,25 +195,27 @@ void mt_queue_push(struct mt_queue *q, const struct mt_event *ev)
 		if ((int64_t)(pos - tail) >= (int64_t)(q->mask + 1) / 2 && q->pressure_cb)
 			q->pressure_cb(q->pressure_data);
 	}
+	return pos;
 }
 
-static MT_TLS unsigned release_hint; /* this thread's first slot, + 1 */
+static MT_TLS unsigned release_slot; /* this thread's, + 1; 0: none yet */
 static _Atomic unsigned release_threads;
 
 unsigned mt_queue_release_begin(struct mt_queue *q, uint64_t address)
 {
-	if (MT_UNLIKELY(!release_hint))
-		release_hint = atomic_fetch_add(&release_threads, 1) % MT_RELEASE_SLOTS + 1;
-	unsigned first = release_hint - 1;
-	for (unsigned i = 0; i < MT_RELEASE_SLOTS; i++) {
-		unsigned k = (first + i) % MT_RELEASE_SLOTS;
-		uint64_t none = 0;
-		if (atomic_load_explicit(&q->releases[k].address, memory_order_relaxed) == 0 &&
-		    atomic_compare_exchange_strong(&q->releases[k].address, &none, address))
-			return k;
+	if (MT_UNLIKELY(!release_slot)) {
+		unsigned k = atomic_fetch_add(&release_threads, 1);
+		release_slot = k < MT_RELEASE_SLOTS ? k + 1 : MT_RELEASE_SLOTS + 1;
 	}
-	atomic_fetch_add(&q->releases_unnamed, 1);
-	return MT_RELEASE_SLOTS;
+	unsigned k = release_slot - 1;
+	if (MT_UNLIKELY(k == MT_RELEASE_SLOTS)) {
+		atomic_fetch_add(&q->releases_unnamed, 1);
+		return k;
+	}
+	/* seen by the writer through the driver's own ordering: a thread that
+	 * got this address again got it after our call began */
+	atomic_store_explicit(&q->releases[k].address, address, memory_order_release);
+	return k;
 }
 
 /* After the release's event is pushed: the writer that sees the slot
@@ -190,14 +241,69 @@ bool mt_queue_release_running(const struct mt_queue *q, uint64_t address)
 
 bool mt_queue_pop(struct mt_queue *q, struct mt_event *ev)
 {
+	for (;;) {
+		uint64_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+		struct cell *c = &q->cells[pos & q->mask];
+		uint64_t s = atomic_load_explicit(&c->seq, memory_order_acquire);
+		if (s != pos + 1 && s != ((pos + 1) | CELL_DONE))
+			return false;
+		bool done = s & CELL_DONE;
+		if (!done)
+			*ev = c->ev;
+		atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
+		atomic_store_explicit(&q->tail, pos + 1, memory_order_relaxed);
+		if (!done)
+			return true;
+	}
+}
+
+/* Consumer only: gives up on the cell due while its producer has not
+ * claimed it. True when given up (the next cell is due). */
+bool mt_queue_abandon(struct mt_queue *q)
+{
 	uint64_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+	if (pos == atomic_load(&q->head))
+		return false; /* no ticket taken: nothing to wait for */
 	struct cell *c = &q->cells[pos & q->mask];
-	if (atomic_load_explicit(&c->seq, memory_order_acquire) != pos + 1)
-		return false;
-	*ev = c->ev;
-	atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
+	uint64_t s = pos;
+	if (!atomic_compare_exchange_strong(&c->seq, &s, pos + q->mask + 1))
+		return false; /* being filled, or filled */
 	atomic_store_explicit(&q->tail, pos + 1, memory_order_relaxed);
+	q->abandoned++;
 	return true;
+}
+
+/* Consumer only: a filled cell after the one due, whose event has this
+ * kind and address, hooked; taken out (marked done). The release looked
+ * for is usually a few cells on, but a thread preempted between its call
+ * and its ticket may put it anywhere: the search goes to the head. */
+bool mt_queue_take_ahead(struct mt_queue *q, unsigned kind, uint64_t address,
+			 struct mt_event *ev)
+{
+	uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+	uint64_t head = atomic_load(&q->head);
+	for (uint64_t pos = tail; pos != head && pos - tail <= q->mask; pos++) {
+		struct cell *c = &q->cells[pos & q->mask];
+		if (atomic_load_explicit(&c->seq, memory_order_acquire) != pos + 1)
+			continue;
+		const struct mt_event *e = &c->ev;
+		if (e->kind != kind || e->address != address || e->source != MT_SOURCE_HOOK)
+			continue;
+		*ev = *e;
+		atomic_store_explicit(&c->seq, (pos + 1) | CELL_DONE, memory_order_relaxed);
+		return true;
+	}
+	return false;
+}
+
+uint64_t mt_queue_late(const struct mt_queue *q)
+{
+	return atomic_load_explicit(&((struct mt_queue *)q)->late, memory_order_relaxed);
+}
+
+uint64_t mt_queue_abandoned(const struct mt_queue *q)
+{
+	return q->abandoned;
 }
 
 void mt_queue_close(struct mt_queue *q)

@@ -250,14 +250,19 @@ static void note_device(const struct mt_rec *r, int16_t device)
 	if (atomic_load_explicit(&devices_seen, memory_order_relaxed) & bit ||
 	    atomic_fetch_or(&devices_seen, bit) & bit)
 		return;
+	uint64_t free_b, total;
+	if (!rec.mem_info(r->api, &free_b, &total))
+		return;
+	/* a ticket of its own, taken only now: every ticket must be pushed */
 	struct mt_event ev = { 0 };
-	fill_common(&ev, &(struct mt_rec){ .api = r->api }); /* a ticket of its own */
+	fill_common(&ev, &(struct mt_rec){ .api = r->api });
 	ev.kind = MT_EV_DEVICE;
 	ev.device = device;
 	ev.address = 0;
 	ev.mem = 0;
-	if (rec.mem_info(r->api, &ev.handle, &ev.bytes))
-		mt_queue_push(rec.queue, &ev);
+	ev.handle = free_b;
+	ev.bytes = total;
+	mt_queue_push(rec.queue, &ev);
 }
 
 /* The OOM is in the file before the program hears of it (rule 6). */
@@ -281,15 +286,18 @@ void mt_record_alloc(const struct mt_rec *r)
 	    capturing(r->stream))
 		ev.mem = MT_MEM_GRAPH;
 	ev.device = rec.device(r->api);
+	uint64_t upto = 0;
 	if (ev.kind == MT_EV_OOM) {
 		rec.mem_info(r->api, &ev.device_free, &ev.device_total);
-		/* CUPTI's records so far go before the OOM and in its commit */
+		/* CUPTI's records so far go into the OOM's commit (after it in
+		 * the order: their tickets are taken now) */
 		if (rec.flush)
 			rec.flush();
+		upto = mt_queue_tickets(rec.queue) - 1;
 	}
-	mt_queue_push(rec.queue, &ev);
+	uint64_t cell = mt_queue_push(rec.queue, &ev);
 	if (ev.kind == MT_EV_OOM)
-		wait_committed(ev.order);
+		wait_committed(cell > upto ? cell : upto);
 	if (ev.kind == MT_EV_ALLOC && !(ev.mem == MT_MEM_GRAPH && r->mem != MT_MEM_GRAPH))
 		note_device(r, ev.device);
 	errno = saved_errno;

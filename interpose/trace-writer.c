@@ -134,20 +134,24 @@ struct mt_writer {
 	int64_t next_frame_id;
 	uint64_t dropped;
 
-	/* The events back in their tickets' order (reorder.c), and the seq
-	 * the next one written gets: the order of the file. */
-	struct mt_reorder order;
+	/* The seq the next event written gets (the file's order: the
+	 * tickets', but for a release written early); the ticket a gap waits
+	 * for, since gap_ns; releases written early. */
 	uint64_t seq;
-	uint64_t gap_ticket; /* the ticket a gap waits for, since gap_ns */
+	uint64_t gap_ticket;
 	uint64_t gap_ns;
+	uint64_t early;
 };
 
 /* How long the writer waits for a ticket taken and not yet pushed (a
- * thread inside a long call) before it writes what came after; it holds
- * at most MT_REORDER_MAX_SLOTS tickets' worth meanwhile. */
+ * thread inside a long call, or preempted in its hook) before it gives its
+ * cell up and goes on. Meanwhile the queue may fill behind it and the
+ * other threads wait for room, which also gives a preempted thread the
+ * processor back; a thread that waits for room inside its own long call
+ * (CUPTI's callbacks) is freed by the same bound. */
 #define MT_GAP_WAIT_NS (1000ull * 1000 * 1000)
 /* How long it waits for a release still running at an address an
- * allocation already got again (reorder.c). */
+ * allocation already got again (early_release). */
 #define MT_REUSE_WAIT_NS (100ull * 1000 * 1000)
 
 /* ---- SQLite helpers ---- */
@@ -695,20 +699,17 @@ static void commit(struct mt_writer *w, uint64_t seq)
 	put_meta_u64(w, "producer_wait_ns", mt_queue_wait_ns(w->queue));
 	put_meta_u64(w, "end_monotonic_ns", mt_now_ns() - w->start_ns);
 	/* the order's exceptions, when there were any (docs/trace-format.md) */
-	if (w->order.skipped)
-		put_meta_u64(w, "order_tickets_skipped", w->order.skipped);
-	if (w->order.late)
-		put_meta_u64(w, "order_events_late", w->order.late);
-	if (w->order.early)
-		put_meta_u64(w, "order_releases_early", w->order.early);
+	if (mt_queue_abandoned(w->queue))
+		put_meta_u64(w, "order_tickets_skipped", mt_queue_abandoned(w->queue));
+	if (mt_queue_late(w->queue))
+		put_meta_u64(w, "order_events_late", mt_queue_late(w->queue));
+	if (w->early)
+		put_meta_u64(w, "order_releases_early", w->early);
 	if (!mt_live_commit(w->live))
 		w->failed = true;
 	exec_sql(w, "COMMIT");
 }
 
-/* The next event in the trace's order, or false when the one due is not
- * here yet. A gap left open too long, or with too much waiting behind
- * it, or at the end (final), is given up on. */
 /* Times stay as read: CUPTI's records come late with their own, and a
  * hook reads the clock just before its ticket. */
 static void write_ordered(struct mt_writer *w, struct mt_event *ev)
@@ -716,45 +717,26 @@ static void write_ordered(struct mt_writer *w, struct mt_event *ev)
 	write_event(w, w->seq++, ev);
 }
 
-/* Into the reorder buffer; when it cannot hold the event (a gap too far
- * behind, or no memory), the gap is given up on first. False: it cannot
- * be held at all, and is the caller's to write as it comes. */
-static bool hold(struct mt_writer *w, const struct mt_event *ev)
-{
-	if (mt_reorder_put(&w->order, ev))
-		return true;
-	mt_reorder_skip(&w->order);
-	return mt_reorder_put(&w->order, ev);
-}
-
+/* The next event in the trace's order (the queue's), or false when the
+ * one due is not there yet. A gap left open too long, or at the end
+ * (final), is given up on. */
 static bool next_event(struct mt_writer *w, struct mt_event *ev, bool final)
 {
-	struct mt_event in;
 	for (;;) {
-		if (mt_reorder_take(&w->order, ev))
+		if (mt_queue_pop(w->queue, ev))
 			return true;
-		bool got = false;
-		while (mt_queue_pop(w->queue, &in)) {
-			got = true;
-			if (!hold(w, &in)) {
-				*ev = in; /* written as it comes */
-				return true;
-			}
-			if (in.order == w->order.next)
-				break;
-		}
-		if (got)
-			continue;
-		if (!w->order.n)
-			return false;
+		uint64_t due = mt_queue_popped(w->queue);
+		if (due == mt_queue_tickets(w->queue))
+			return false; /* nothing to wait for */
 		uint64_t now = mt_now_ns();
-		if (w->gap_ticket != w->order.next) {
-			w->gap_ticket = w->order.next;
+		if (w->gap_ticket != due) {
+			w->gap_ticket = due;
 			w->gap_ns = now;
 		}
 		if (!final && now - w->gap_ns < MT_GAP_WAIT_NS)
 			return false;
-		mt_reorder_skip(&w->order);
+		if (!mt_queue_abandon(w->queue) && !final)
+			return false; /* being filled: there in a moment */
 	}
 }
 
@@ -765,33 +747,27 @@ static bool early_release(struct mt_writer *w, const struct mt_event *ev, struct
 {
 	unsigned kind = ev->kind == MT_EV_MAP ? MT_EV_UNMAP : MT_EV_FREE;
 	uint64_t since = 0;
-	struct mt_event in;
 	if (ev->source != MT_SOURCE_HOOK || !ev->address || !mt_live_holds(w->live, ev))
 		return false;
 	for (;;) {
-		if (mt_reorder_take_early(&w->order, kind, ev->address, rel))
+		if (mt_queue_take_ahead(w->queue, kind, ev->address, rel)) {
+			w->early++;
 			return true;
+		}
 		if (!mt_queue_release_running(w->queue, ev->address)) {
 			/* done since we looked: its event is in the queue now */
-			bool got = false;
-			while (mt_queue_pop(w->queue, &in)) {
-				if (!hold(w, &in))
-					write_ordered(w, &in);
-				got = true;
-			}
-			return got && mt_reorder_take_early(&w->order, kind, ev->address, rel);
+			if (!mt_queue_take_ahead(w->queue, kind, ev->address, rel))
+				return false;
+			w->early++;
+			return true;
 		}
 		if (!since)
 			since = mt_now_ns();
 		else if (mt_now_ns() - since > MT_REUSE_WAIT_NS)
 			return false;
-		while (mt_queue_pop(w->queue, &in))
-			if (!hold(w, &in))
-				write_ordered(w, &in);
 		sched_yield();
 	}
 }
-
 
 /* One flush: everything in the queue now, in one transaction; in flight
  * mode in transactions of MT_FLIGHT_CHUNK events, each followed by the
@@ -803,7 +779,7 @@ static void drain(struct mt_writer *w, bool final)
 	if (mt_fdguard_lost())
 		w->failed = true; /* the program took a trace descriptor (fd-guard.c) */
 	struct mt_event ev, rel;
-	uint64_t first = w->order.next;
+	uint64_t first = mt_queue_popped(w->queue);
 	unsigned in_tx = 0;
 	bool open = false, flight = w->live && mt_live_flight(w->live);
 	while (next_event(w, &ev, final)) {
@@ -830,7 +806,7 @@ static void drain(struct mt_writer *w, bool final)
 		w->batch[i].n = 0;
 	if (open && flight && !w->failed && !mt_live_trim(w->live))
 		w->failed = true;
-	uint64_t upto = w->order.next;
+	uint64_t upto = mt_queue_popped(w->queue);
 	pthread_mutex_unlock(&w->work);
 
 	if (upto != first || w->failed) {
@@ -973,7 +949,6 @@ static void destroy(struct mt_writer *w)
 		free(w->modules[i].path);
 	free(w->modules);
 	free(w->stack_written);
-	mt_reorder_fini(&w->order);
 	free(w);
 }
 
@@ -990,10 +965,8 @@ struct mt_writer *mt_writer_start(const struct mt_writer_options *opt)
 	w->flight_bound = opt->flight;
 	w->op_name = opt->op_name;
 	w->pyframe = opt->pyframe;
-	mt_reorder_init(&w->order);
-	w->order.next = mt_queue_tickets(opt->queue);
 	w->gap_ticket = UINT64_MAX; /* no gap yet */
-	atomic_init(&w->committed, w->order.next);
+	atomic_init(&w->committed, mt_queue_popped(opt->queue));
 	init_sync(w);
 	if (!u64map_init(&w->frames, 12) || !u64map_init(&w->threads, 6) ||
 	    !u64map_init(&w->ops, 6) ||

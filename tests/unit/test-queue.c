@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "trace-schema.h"
 
 START_TEST(fifo_single_thread)
 {
@@ -13,6 +14,7 @@ START_TEST(fifo_single_thread)
 	ck_assert(!mt_queue_pop(q, &out));
 	for (unsigned i = 0; i < 8; i++) {
 		ev.bytes = i;
+		ev.order = mt_queue_ticket(q);
 		mt_queue_push(q, &ev);
 		ck_assert_uint_eq(mt_queue_pushed(q), i + 1);
 	}
@@ -38,6 +40,7 @@ static void *produce(void *arg)
 	ev.tid = (uint32_t)(uintptr_t)arg;
 	for (uint64_t i = 0; i < PER_PRODUCER; i++) {
 		ev.bytes = i;
+		ev.order = mt_queue_ticket(mpq);
 		mt_queue_push(mpq, &ev);
 	}
 	return NULL;
@@ -85,7 +88,7 @@ END_TEST
 
 static void *push_one(void *arg)
 {
-	struct mt_event ev = { 0 };
+	struct mt_event ev = { .order = mt_queue_ticket(arg) };
 	mt_queue_push(arg, &ev);
 	return NULL;
 }
@@ -94,8 +97,9 @@ static void *push_one(void *arg)
 START_TEST(close_releases_waiters)
 {
 	struct mt_queue *q = mt_queue_new(1);
-	struct mt_event ev = { 0 };
+	struct mt_event ev = { .order = mt_queue_ticket(q) };
 	mt_queue_push(q, &ev);
+	ev.order = mt_queue_ticket(q);
 	mt_queue_push(q, &ev);
 	pthread_t th;
 	pthread_create(&th, NULL, push_one, q);
@@ -108,6 +112,83 @@ START_TEST(close_releases_waiters)
 }
 END_TEST
 
+static void push_ticket(struct mt_queue *q, uint64_t ticket, unsigned kind, uint64_t address)
+{
+	struct mt_event ev = { .order = ticket, .kind = (uint8_t)kind, .address = address };
+	mt_queue_push(q, &ev);
+}
+
+static uint64_t pop_order(struct mt_queue *q)
+{
+	struct mt_event ev;
+	ck_assert(mt_queue_pop(q, &ev));
+	return ev.order;
+}
+
+/* Cells filled out of their tickets' order come out in it. */
+START_TEST(pops_in_ticket_order)
+{
+	struct mt_queue *q = mt_queue_new(4);
+	struct mt_event ev;
+	uint64_t t[4];
+	for (unsigned i = 0; i < 4; i++)
+		t[i] = mt_queue_ticket(q);
+	push_ticket(q, t[2], MT_EV_ALLOC, 0);
+	push_ticket(q, t[1], MT_EV_ALLOC, 0);
+	ck_assert(!mt_queue_pop(q, &ev)); /* t[0] is inside its call */
+	push_ticket(q, t[0], MT_EV_ALLOC, 0);
+	for (unsigned i = 0; i < 3; i++)
+		ck_assert_uint_eq(pop_order(q), t[i]);
+	ck_assert(!mt_queue_pop(q, &ev));
+	push_ticket(q, t[3], MT_EV_ALLOC, 0);
+	ck_assert_uint_eq(pop_order(q), t[3]);
+	ck_assert(!mt_queue_abandon(q)); /* nothing due */
+	mt_queue_free(q);
+}
+END_TEST
+
+/* A cell given up on: its event comes later, in a new cell, late. A
+ * filled cell is never given up. */
+START_TEST(abandoned_cell_comes_late)
+{
+	struct mt_queue *q = mt_queue_new(4);
+	struct mt_event ev;
+	uint64_t t0 = mt_queue_ticket(q), t1 = mt_queue_ticket(q);
+	push_ticket(q, t1, MT_EV_ALLOC, 0);
+	ck_assert(mt_queue_abandon(q));
+	ck_assert(!mt_queue_abandon(q)); /* t1 is filled */
+	ck_assert_uint_eq(pop_order(q), t1);
+	push_ticket(q, t0, MT_EV_ALLOC, 0);
+	ck_assert_uint_eq(pop_order(q), t0);
+	ck_assert(!mt_queue_pop(q, &ev));
+	ck_assert_uint_eq(mt_queue_late(q), 1);
+	ck_assert_uint_eq(mt_queue_abandoned(q), 1);
+	ck_assert_uint_eq(mt_queue_tickets(q), 3);
+	mt_queue_free(q);
+}
+END_TEST
+
+/* A free taken ahead of its turn is skipped when its turn comes. */
+START_TEST(taken_ahead_is_skipped)
+{
+	struct mt_queue *q = mt_queue_new(4);
+	struct mt_event ev;
+	uint64_t t0 = mt_queue_ticket(q), t1 = mt_queue_ticket(q), t2 = mt_queue_ticket(q);
+	push_ticket(q, t1, MT_EV_FREE, 0x1000);
+	push_ticket(q, t2, MT_EV_FREE, 0x2000);
+	ck_assert(!mt_queue_take_ahead(q, MT_EV_FREE, 0x3000, &ev));
+	ck_assert(!mt_queue_take_ahead(q, MT_EV_ALLOC, 0x1000, &ev));
+	ck_assert(mt_queue_take_ahead(q, MT_EV_FREE, 0x1000, &ev));
+	ck_assert_uint_eq(ev.order, t1);
+	push_ticket(q, t0, MT_EV_ALLOC, 0x1000);
+	ck_assert_uint_eq(pop_order(q), t0);
+	ck_assert_uint_eq(pop_order(q), t2);
+	ck_assert(!mt_queue_pop(q, &ev));
+	ck_assert_uint_eq(mt_queue_popped(q), 3);
+	mt_queue_free(q);
+}
+END_TEST
+
 Suite *queue_suite(void);
 Suite *queue_suite(void)
 {
@@ -116,6 +197,9 @@ Suite *queue_suite(void)
 	tcase_add_test(tc, fifo_single_thread);
 	tcase_add_test(tc, lossless_under_pressure);
 	tcase_add_test(tc, close_releases_waiters);
+	tcase_add_test(tc, pops_in_ticket_order);
+	tcase_add_test(tc, abandoned_cell_comes_late);
+	tcase_add_test(tc, taken_ahead_is_skipped);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;
