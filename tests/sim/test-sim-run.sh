@@ -40,7 +40,7 @@ expect 0 "" --capacity 1G -- "$program"
 # What the command gets.
 expect 0 "" --capacity 3G -- env
 grep -qx 'CUDASIM_DEVICE_MEMORY=3G' "$tmp/out" || bad "--capacity 3G did not reach CMD"
-grep -q "^LD_PRELOAD=.*/tests/sim/libcudart.so.13 .*/tests/sim/libcuda.so.1" "$tmp/out" ||
+grep -q "^LD_PRELOAD=.*/tests/sim/libcudart.so.13 .*/tests/sim/libcuda.so.1 .*/tests/sim/libnvidia-ml.so.1" "$tmp/out" ||
 	bad "the simulated libraries are not preloaded: $(grep LD_PRELOAD "$tmp/out")"
 expect 0 "" -- env
 grep -qx 'CUDASIM_DEVICE_MEMORY=16G' "$tmp/out" || bad "the default capacity is not 16G"
