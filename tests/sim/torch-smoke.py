@@ -94,14 +94,16 @@ check("memory_stats num_ooms", torch.cuda.memory_stats()["num_ooms"], 1)
 check("device used after the OOM", device_used(), torch.cuda.memory_reserved())
 
 # cuBLAS, when sim-run found the simulated one built (tests/sim/blas): a
-# matmul and a Linear layer forward and backward. Last, as the cuBLAS
-# handles keep device memory of their own (their workspaces).
+# matmul and a Linear layer. Last, as the cuBLAS handles keep device
+# memory of their own (their workspaces). No backward pass: one that ends
+# the script races torch's autograd thread against the interpreter's
+# exit (docs/frameworks.md).
 if "libcublas.so.13" in os.environ.get("LD_PRELOAD", ""):
     a = torch.empty(256, 256, device="cuda")
     check("matmul shape", tuple((a @ a).shape), (256, 256))
-    linear = torch.nn.Linear(64, 32).cuda()
-    linear(torch.empty(8, 64, device="cuda")).sum().backward()
-    check("Linear weight grad shape", tuple(linear.weight.grad.shape), (32, 64))
+    with torch.no_grad():
+        out = torch.nn.Linear(64, 32).cuda()(torch.empty(8, 64, device="cuda"))
+    check("Linear output shape", tuple(out.shape), (8, 32))
     torch.cuda.synchronize()
 else:
     print("no simulated cuBLAS built: matmul not tried")
