@@ -298,7 +298,7 @@ cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *p
 			type == CU_MEMORYTYPE_DEVICE ? cudaMemoryTypeDevice :
 			type == CU_MEMORYTYPE_HOST ? cudaMemoryTypeHost :
 						     cudaMemoryTypeUnregistered,
-		.device = type ? device : -2,
+		.device = type ? device : cudaInvalidDeviceId,
 		.devicePointer = (void *)(uintptr_t)dptr,
 		.hostPointer = hptr,
 	};

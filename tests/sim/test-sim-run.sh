@@ -44,6 +44,8 @@ grep -q "^LD_PRELOAD=.*/tests/sim/libcudart.so.13 .*/tests/sim/libcuda.so.1 .*/t
 	bad "the simulated libraries are not preloaded: $(grep LD_PRELOAD "$tmp/out")"
 expect 0 "" -- env
 grep -qx 'CUDASIM_DEVICE_MEMORY=16G' "$tmp/out" || bad "the default capacity is not 16G"
+expect 0 "" --capacity=512m -- env
+grep -qx 'CUDASIM_DEVICE_MEMORY=512m' "$tmp/out" || bad "--capacity=512m did not reach CMD"
 # An LD_PRELOAD already there stays first.
 LD_PRELOAD=/lib/first.so "$simrun" -- env >"$tmp/out" 2>&1
 grep -q '^LD_PRELOAD=/lib/first.so .*libcudart.so.13' "$tmp/out" || bad "LD_PRELOAD not kept first"
