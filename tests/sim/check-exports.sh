@@ -119,7 +119,8 @@ cuOccupancyMaxActiveBlocksPerMultiprocessor
 cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags cuGraphNodeGetDependencies_v2
 cuGetExportTable cuCtxPushCurrent_v2 cuCtxPopCurrent_v2 cuMemRetainAllocationHandle
 cuMemExportToShareableHandle cuMemImportFromShareableHandle cuMemsetD32Async
-cuMemsetD32Async_ptsz cuStreamWriteValue32_v2 cuStreamWriteValue32_v2_ptsz"
+cuMemsetD32Async_ptsz cuStreamWriteValue32_v2 cuStreamWriteValue32_v2_ptsz cuDeviceGetUuid
+cuDeviceGetUuid_v2"
 
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT

@@ -54,6 +54,8 @@ static const struct sim_proc sim_procs[] = {
 	PROC(cuDeviceGetCount, 2000, cuDeviceGetCount),
 	PROC(cuDeviceGetName, 2000, cuDeviceGetName),
 	PROC(cuDeviceTotalMem, 3020, cuDeviceTotalMem_v2),
+	PROC(cuDeviceGetUuid, 9020, cuDeviceGetUuid),
+	PROC(cuDeviceGetUuid, 11040, cuDeviceGetUuid_v2),
 	PROC(cuDeviceGetAttribute, 2000, cuDeviceGetAttribute),
 	PROC(cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain),
 	PROC(cuDevicePrimaryCtxRelease, 11000, cuDevicePrimaryCtxRelease_v2),

@@ -270,6 +270,36 @@ cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	return CUDA_SUCCESS;
 }
 
+/* A version-4 UUID that names the ordinal: 00000000-0000-4000-8000-
+ * followed by the ordinal in 12 hex digits, the UUID the simulated NVML
+ * gives the same device (sim-nvml.c). */
+CUresult CUDAAPI
+cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+	CUresult rc = sim_ready();
+
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!uuid)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!sim_device_get(dev))
+		return CUDA_ERROR_INVALID_DEVICE;
+	memset(uuid->bytes, 0, sizeof(uuid->bytes));
+	uuid->bytes[6] = 0x40;
+	uuid->bytes[8] = (char)0x80;
+	for (int i = 0; i < 6; i++)
+		uuid->bytes[15 - i] = (char)(((unsigned)dev >> (8 * i)) & 0xff);
+	return CUDA_SUCCESS;
+}
+
+/* The CUDA 9.2 ABI, still exported; the same UUID. */
+
+CUresult CUDAAPI
+cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+	return cuDeviceGetUuid_v2(uuid, dev);
+}
+
 /* Attributes of an H100 SXM (compute capability 9.0), except where the
  * simulator differs: what it does not implement (GPUDirect RDMA, IPC
  * events, external semaphores, fabric handles, NUMA) is reported as

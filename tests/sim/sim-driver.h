@@ -375,6 +375,8 @@ CUresult CUDAAPI cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream,
 #undef cuIpcOpenMemHandle
 #undef cuEventDestroy
 #undef cuEventElapsedTime
+#undef cuDeviceGetUuid
+CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
 CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
 CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags);
 CUresult CUDAAPI cuEventDestroy(CUevent hEvent);

@@ -1,7 +1,7 @@
 /* Simulated runtime: device properties and attributes. As NVIDIA's
  * runtime does, cudaGetDeviceProperties fills cudaDeviceProp from the
  * driver's device attributes (cuDeviceGetAttribute, cuDeviceGetName,
- * cuDeviceTotalMem); the values are the driver's (sim-driver.c). The
+ * cuDeviceTotalMem, cuDeviceGetUuid); the values are the driver's (sim-driver.c). The
  * runtime's cudaDeviceAttr values are the driver's CUdevice_attribute
  * ones, so cudaDeviceGetAttribute passes straight through. */
 #include "sim-runtime.h"
@@ -123,6 +123,7 @@ fill_properties(struct cudaDeviceProp *prop, int device)
 	memset(prop, 0, sizeof(*prop));
 	sim_rt_drv.device_get_name(prop->name, sizeof(prop->name), device);
 	sim_rt_drv.device_total_mem(&prop->totalGlobalMem, device);
+	sim_rt_drv.device_get_uuid((CUuuid *)&prop->uuid, device);
 	for (size_t i = 0; i < nints; i++) {
 		int v = attribute(sim_rt_int_fields[i].attrib, device);
 		memcpy(base + sim_rt_int_fields[i].offset, &v, sizeof(v));

@@ -21,6 +21,7 @@
 	X(device_get_count,     "cuDeviceGetCount",          SIM_RT_LEGACY, PFN_cuDeviceGetCount_v2000) \
 	X(device_get_name,      "cuDeviceGetName",           SIM_RT_LEGACY, PFN_cuDeviceGetName_v2000) \
 	X(device_total_mem,     "cuDeviceTotalMem",          SIM_RT_LEGACY, PFN_cuDeviceTotalMem_v3020) \
+	X(device_get_uuid,      "cuDeviceGetUuid",           SIM_RT_LEGACY, PFN_cuDeviceGetUuid_v11040) \
 	X(device_get_attribute, "cuDeviceGetAttribute",      SIM_RT_LEGACY, PFN_cuDeviceGetAttribute_v2000) \
 	X(primary_retain,       "cuDevicePrimaryCtxRetain",  SIM_RT_LEGACY, PFN_cuDevicePrimaryCtxRetain_v7000) \
 	X(primary_release,      "cuDevicePrimaryCtxRelease", SIM_RT_LEGACY, PFN_cuDevicePrimaryCtxRelease_v11000) \

@@ -666,6 +666,8 @@ static const struct proc_route proc_routes[] = {
 	{ "cuDeviceGetGraphMemAttribute", 13000, false, "cuDeviceGetGraphMemAttribute" },
 	{ "cuDeviceSetGraphMemAttribute", 13000, false, "cuDeviceSetGraphMemAttribute" },
 	{ "cuGetExportTable", 13000, false, "cuGetExportTable" },
+	{ "cuDeviceGetUuid", 11030, false, "cuDeviceGetUuid" },
+	{ "cuDeviceGetUuid", 13000, false, "cuDeviceGetUuid_v2" },
 	{ "cuCtxPushCurrent", 13000, false, "cuCtxPushCurrent_v2" },
 	{ "cuCtxPopCurrent", 13000, false, "cuCtxPopCurrent_v2" },
 	{ "cuMemRetainAllocationHandle", 13000, false, "cuMemRetainAllocationHandle" },

@@ -416,6 +416,8 @@ test_device_attributes(void)
 	       prop.maxGridSize[0] == 2147483647 && prop.maxGridSize[1] == 65535);
 	EXPECT(prop.sharedMemPerBlock == 49152 && prop.sharedMemPerBlockOptin == 232448 &&
 	       prop.regsPerBlock == 65536 && prop.totalConstMem == 65536);
+	EXPECT((unsigned char)prop.uuid.bytes[6] == 0x40 && (unsigned char)prop.uuid.bytes[8] == 0x80 &&
+	       prop.uuid.bytes[15] == 0);
 	EXPECT(prop.multiProcessorCount == 132 && prop.maxThreadsPerMultiProcessor == 2048 &&
 	       prop.l2CacheSize == 50 << 20 && prop.pciBusID == 1);
 	EXPECT(prop.memoryPoolSupportedHandleTypes == cudaMemHandleTypePosixFileDescriptor &&
