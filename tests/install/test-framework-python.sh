@@ -134,6 +134,13 @@ check "unusable cache: names the directory and XDG_CACHE_HOME" \
 	grep -q '/proc/nonexistent/memtrace.*XDG_CACHE_HOME' <<<"$err"
 check "unusable cache: nothing on stdout" test -z "$out"
 
+# 3b. frameworks turned off (check-fresh's bare root)
+MEMTRACE_FRAMEWORKS=off run_case torch
+check "frameworks off: exits 77" test "$rc" = 77
+check "frameworks off: one line naming the switch" grep -q 'MEMTRACE_FRAMEWORKS=off' <<<"$err"
+check "frameworks off: one line" lines "$err" 1
+check "frameworks off: runs no python" test ! -s "$tmp/calls"
+
 # 4. no venv module
 STUB_NO_VENV=1 run_case torch
 check "no python3-venv: exits 77" test "$rc" = 77
