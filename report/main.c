@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "compare.h"
@@ -63,6 +64,7 @@ static void usage(FILE *f)
 		"                      folded (stacks for flamegraph.pl); perfetto (a Chrome\n"
 		"                      trace for ui.perfetto.dev)\n"
 		"  -o, --output FILE   write the report to FILE instead of standard output\n"
+		"                      (never over a trace read: refused)\n"
 		"  -n, --top N         entries per section (default %d; 0: all); JSON lists\n"
 		"                      all entries unless --top is given\n"
 		"  -w, --weight W      folded, pprof: bytes at the peak, at the OOM, or leaked\n"
@@ -77,7 +79,8 @@ static void usage(FILE *f)
 		"                      op, native or stack\n"
 		"      --at-mark L     graphs and execs left behind as of the first mark L\n"
 		"                      (default: the end of the trace); torch-snapshot: the\n"
-		"                      live set then (default: the last OOM, else the end)\n"
+		"                      live set then (default: the last OOM, else the end);\n"
+		"                      a label no mark has is an error listing the marks\n"
 		"      --no-progress   never draw a progress bar (drawn on a terminal when\n"
 		"                      reading takes more than a second)\n"
 		"  -j, --jobs N        several traces: read N at once (default: one per CPU)\n"
@@ -209,6 +212,40 @@ static int formats_error(const char *before, enum format_has what, const char *a
 	return usage_error(msg, arg);
 }
 
+/* Whether out is the file path names, or its -wal or -shm: the same
+ * device and inode, so that another path to it is caught too. */
+static bool same_file(const struct stat *out, const char *path, const char *suffix)
+{
+	_autofree_ char *name = xasprintf("%s%s", path, suffix);
+	struct stat st;
+
+	return stat(name, &st) == 0 && st.st_dev == out->st_dev && st.st_ino == out->st_ino;
+}
+
+/* -o naming an input trace (or its -wal or -shm) would write the report
+ * over the trace: refused before anything is opened. */
+static int check_output_not_input(const struct options *opt)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	struct stat out;
+
+	if (!opt->output || stat(opt->output, &out) < 0)
+		return -1;
+	for (size_t i = 0; i <= opt->n_traces; i++) {
+		const char *in = i < opt->n_traces ? opt->traces[i] : opt->diff;
+
+		for (size_t k = 0; in && k < ARRAY_LENGTH(suffixes); k++) {
+			if (!same_file(&out, in, suffixes[k]))
+				continue;
+			fprintf(stderr, "memtrace report: -o %s is the trace %s%s: the report "
+					"would overwrite it; write the report to another file\n",
+				opt->output, in, suffixes[k]);
+			return 2;
+		}
+	}
+	return -1;
+}
+
 /* What the options say together: -1 when they fit, else the exit status. */
 static int check_args(const struct options *opt)
 {
@@ -237,7 +274,7 @@ static int check_args(const struct options *opt)
 			f->name);
 		return 2;
 	}
-	return -1;
+	return check_output_not_input(opt);
 }
 
 /* Returns -1 to go on, else the exit status. */
@@ -517,6 +554,48 @@ static int close_output(struct output *out)
 	return 0;
 }
 
+/* The labels of the trace's own marks, each once, in order, for a
+ * message: "\"a\", \"b\"". Caller frees. */
+static char *mark_labels(const struct loaded *l)
+{
+	char *list = xstrdup("");
+
+	for (size_t i = 0; i < l->m.n_marks; i++) {
+		const struct model_point *p = &l->m.points[l->m.marks[i].point];
+		const struct trace_op *op = p->has_op ? trace_find_op(&l->t, p->op) : NULL;
+		_autofree_ char *quoted = NULL;
+		char *longer;
+
+		if (!op || p->mark_kind != MARK_USER)
+			continue;
+		quoted = xasprintf("\"%s\"", op->name);
+		if (strstr(list, quoted))
+			continue;
+		longer = xasprintf("%s%s%s", list, *list ? ", " : "", quoted);
+		free(list);
+		list = longer;
+	}
+	return list;
+}
+
+/* --at-mark naming no mark of the trace: exit 2, with the marks it has;
+ * else -1. */
+static int check_at_mark(const struct loaded *l, const struct options *opt)
+{
+	_autofree_ char *labels = NULL;
+
+	if (!opt->report.at_mark || l->m.graphs.at_mark)
+		return -1;
+	labels = mark_labels(l);
+	if (*labels)
+		fprintf(stderr, "memtrace report: --at-mark %s: %s has no such mark; its marks: %s\n",
+			opt->report.at_mark, l->t.path, labels);
+	else
+		fprintf(stderr, "memtrace report: --at-mark %s: %s has no marks\n",
+			opt->report.at_mark, l->t.path);
+	return 2;
+}
+
 static int report_one(const struct options *opt)
 {
 	struct loaded *l = load_one(opt->traces[0], opt);
@@ -526,6 +605,10 @@ static int report_one(const struct options *opt)
 
 	if (!l)
 		return 1;
+	rc = check_at_mark(l, opt);
+	if (rc >= 0)
+		goto out;
+	rc = 1;
 	refused = opt->format->refuse ? opt->format->refuse(&l->m, &opt->render) : NULL;
 	if (refused) {
 		fprintf(stderr, "memtrace report: %s %s\n", l->t.path, refused);

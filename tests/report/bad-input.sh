@@ -416,6 +416,48 @@ if set(seen) != set(names):
 PY
 fi
 
+# --- the report must not overwrite a trace ----------------------------
+# -o naming an input trace, by any path, or its -wal or -shm: refused
+# before anything is written, the trace as it was
+trace keep.db "$src/golden/oom.sql"
+cp keep.db keep.orig
+cp keep.db base.db
+ln keep.db keep-hard.db
+ln -s keep.db keep-link.db
+mkdir sub
+: >keep.db-shm
+refused() { # refused WHAT-IS-NAMED ARGS...
+	named=$1
+	shift
+	run 2 "is the trace $named: the report would overwrite it" "$@"
+	cmp -s keep.db keep.orig || fail "memtrace-report $*: keep.db was changed"
+	cmp -s base.db keep.orig || fail "memtrace-report $*: base.db was changed"
+}
+refused keep.db keep.db -o keep.db
+refused keep.db keep.db --output=./keep.db
+refused keep.db keep.db -o sub/../keep.db
+refused keep.db keep.db -o keep-hard.db
+refused keep.db keep.db -o keep-link.db
+refused keep.db keep.db --format json -o keep.db
+refused keep.db-shm keep.db -o keep.db-shm
+refused base.db keep.db --diff base.db -o base.db
+refused base.db keep.db base.db -o base.db
+rm -f keep.db-shm keep-hard.db keep-link.db
+run 0 '' keep.db -o keep.txt
+grep -q 'OUT OF MEMORY' keep.txt || fail "keep.db -o keep.txt: no report"
+
+# --- --at-mark names a mark of the trace ---------------------------------
+# an unknown label is an error that lists the trace's marks, in every
+# format that takes it (the torch snapshot would give the end state)
+trace marks.db "$src/golden/graphs.sql"
+for f in text json html torch-snapshot; do
+	run 2 '--at-mark nope: marks.db has no such mark; its marks: "checkpoint"' \
+		marks.db --format "$f" --at-mark nope -o at-mark.out
+	[ ! -e at-mark.out ] || fail "--at-mark nope --format $f wrote its output"
+done
+run 2 '--at-mark checkpoint: keep.db has no marks' keep.db --at-mark checkpoint
+run 0 '' marks.db --at-mark checkpoint --format json -o at-mark.out
+
 if [ "$failures" -ne 0 ]; then
 	echo "$failures bad-input checks failed" >&2
 	exit 1
