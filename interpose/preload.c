@@ -86,10 +86,15 @@ static void list_trace(void)
 	close(fd);
 }
 
+/* Whether this process made a CUDA call (start ran) or a child by fork:
+ * memtrace run's process that did neither says it wrote no trace. */
+static bool started, forked;
+
 /* Under record.c's start lock, at the first recorded call. Without
  * mt_record_begin, tracing is off. */
 static void start(void)
 {
+	started = true;
 	mt_unwind_init();
 	mt_python_init();
 	if (!make_path())
@@ -305,6 +310,18 @@ static void report_at_exit(void)
 		       reporter, trace_path, trace_path);
 }
 
+/* MEMTRACE_RUN_PID (memtrace run, which execs the program): the process
+ * the user started. When it ends without a CUDA call, and without a child
+ * that may have made one, say so: otherwise the run ends without a word
+ * and no trace. */
+static void say_no_trace(void)
+{
+	const char *pid = getenv("MEMTRACE_RUN_PID");
+
+	if (pid && strtol(pid, NULL, 10) == (long)getpid())
+		mt_log(MT_INFO, "no CUDA call; no trace written");
+}
+
 /* Runs after the program's atexit handlers and after the destructors of
  * the libraries loaded after us, so late frees are still recorded. */
 __attribute__((destructor)) static void mt_destructor(void)
@@ -320,6 +337,8 @@ __attribute__((destructor)) static void mt_destructor(void)
 			       (unsigned long long)mt_writer_committed(writer), trace_path);
 		/* writer stays allocated: a thread still in a hook may use it */
 		report_at_exit();
+	} else if (!started && !forked) {
+		say_no_trace();
 	}
 	mt_record_unlock();
 }
@@ -335,6 +354,7 @@ static void before_fork(void)
 
 static void after_fork_parent(void)
 {
+	forked = true;
 	if (writer)
 		mt_writer_unlock(writer);
 	mt_record_unlock();

@@ -105,6 +105,23 @@ class LibraryTest(mtest.TraceTest):
         self.assertEqual(run.stderr, "")
         self.assertEqual(os.listdir(self.tmp), [])
 
+    def test_run_says_no_cuda_call(self):
+        """memtrace run: a program that never calls CUDA ends with one line
+        saying there is no trace, whether it is exec'd or a child (--report)."""
+        script = os.path.join(mtest.SOURCE, "scripts", "memtrace")
+        env = mtest.sim_env({"MEMTRACE_LIB": mtest.LIB, "MEMTRACE_REPORT": mtest.REPORTER})
+        for opts in ([], ["--report", "text"]):
+            proc = subprocess.run([script, "run", *opts, "-o", os.path.join(self.tmp, "x-%p.db"),
+                                   "--", mtest.program("nocuda")], env=env, cwd=self.tmp,
+                                  capture_output=True, text=True, timeout=120)
+            self.assertEqual((proc.returncode, proc.stdout), (0, "nocuda: no CUDA here\n"))
+            self.assertEqual(proc.stderr, "memtrace: no CUDA call; no trace written\n", opts)
+            self.assertEqual(os.listdir(self.tmp), [])
+            quiet = subprocess.run([script, "run", "-q", *opts, "--", mtest.program("nocuda")],
+                                   env=env, cwd=self.tmp, capture_output=True, text=True,
+                                   timeout=120)
+            self.assertEqual(quiet.stderr, "", opts)
+
     def test_bad_settings_get_one_message_and_defaults(self):
         env = {"MEMTRACE_DEPTH": "lots", "MEMTRACE_QUIET": "0"}
         run = self.run_program("leaks", env=env)
