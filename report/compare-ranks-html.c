@@ -123,7 +123,25 @@ static void row(FILE *f, const struct compare_rank *r, size_t i, uint64_t max, b
 	fputs("</code></td></tr>\n", f);
 }
 
-void compare_ranks_html(FILE *f, const struct compare_rank *ranks, size_t n)
+/* The traces left out: they are not in the table. */
+static void html_skipped(FILE *f, const struct compare_skipped *skipped, size_t n)
+{
+	if (n == 0)
+		return;
+	fprintf(f, "<h2>Skipped: %zu unreadable trace%s, not in the table</h2>\n<ul>\n", n,
+		n == 1 ? "" : "s");
+	for (size_t i = 0; i < n; i++) {
+		fputs("<li><code>", f);
+		escape_html(f, skipped[i].path);
+		fputs("</code>: ", f);
+		escape_html(f, skipped[i].why);
+		fputs("</li>\n", f);
+	}
+	fputs("</ul>\n", f);
+}
+
+void compare_ranks_html(FILE *f, const struct compare_rank *ranks, size_t n,
+			const struct compare_skipped *skipped, size_t n_skipped)
 {
 	long first = compare_first_failure(ranks, n);
 	struct compare_skew s = { 0 };
@@ -152,5 +170,7 @@ void compare_ranks_html(FILE *f, const struct compare_rank *ranks, size_t n)
 	      f);
 	for (size_t i = 0; i < n; i++)
 		row(f, &ranks[i], i, s.max_peak, (long)i == first, has_skew && i == s.heaviest);
-	fputs("</table>\n</main></body></html>\n", f);
+	fputs("</table>\n", f);
+	html_skipped(f, skipped, n_skipped);
+	fputs("</main></body></html>\n", f);
 }

@@ -265,7 +265,24 @@ static void text_skew(FILE *f, const struct compare_rank *ranks, size_t n)
 		fmt_size(s.site_median).s);
 }
 
-void compare_ranks_text(FILE *f, const struct compare_rank *ranks, size_t n)
+/* The traces left out, under the header: they are not in the table. */
+static void text_skipped(FILE *f, const struct compare_skipped *skipped, size_t n)
+{
+	if (n == 0)
+		return;
+	fprintf(f, "Skipped %zu unreadable trace%s, not in the table:\n", n, n == 1 ? "" : "s");
+	for (size_t i = 0; i < n; i++) {
+		fputs("  ", f);
+		escape_text(f, skipped[i].path, 0);
+		fputs(": ", f);
+		escape_text(f, skipped[i].why, 0);
+		fputc('\n', f);
+	}
+	fputc('\n', f);
+}
+
+void compare_ranks_text(FILE *f, const struct compare_rank *ranks, size_t n,
+			const struct compare_skipped *skipped, size_t n_skipped)
 {
 	long first = compare_first_failure(ranks, n);
 	size_t failed = 0;
@@ -273,6 +290,7 @@ void compare_ranks_text(FILE *f, const struct compare_rank *ranks, size_t n)
 	for (size_t i = 0; i < n; i++)
 		failed += ranks[i].has_oom;
 	fprintf(f, "memtrace report: %zu traces; %zu with an out-of-memory failure\n\n", n, failed);
+	text_skipped(f, skipped, n_skipped);
 	fputs("  rank          peak  OOMs      leaked  first OOM request        top holder at the "
 	      "peak                    trace\n",
 	      f);
@@ -394,7 +412,8 @@ static void json_skew(FILE *f, const struct compare_rank *ranks, size_t n)
 	}
 }
 
-void compare_ranks_json(FILE *f, const struct compare_rank *ranks, size_t n)
+void compare_ranks_json(FILE *f, const struct compare_rank *ranks, size_t n,
+			const struct compare_skipped *skipped, size_t n_skipped)
 {
 	long first = compare_first_failure(ranks, n);
 
@@ -411,5 +430,12 @@ void compare_ranks_json(FILE *f, const struct compare_rank *ranks, size_t n)
 		fputs(i ? ",\n" : "\n", f);
 		json_rank(f, &ranks[i]);
 	}
-	fputs("\n]}\n", f);
+	fputs("\n],\"skipped\":[", f);
+	for (size_t i = 0; i < n_skipped; i++) {
+		fputs(i ? ",\n{\"path\":" : "\n{\"path\":", f);
+		json_str(f, skipped[i].path);
+		json_opt_str(f, "why", skipped[i].why);
+		fputc('}', f);
+	}
+	fputs("]}\n", f);
 }

@@ -80,10 +80,20 @@ struct compare_skew {
 /* false when there are no ranks */
 bool compare_skew(const struct compare_rank *ranks, size_t n, struct compare_skew *s);
 
-/* The table, the skew and which rank failed first: ranks sorted. */
-void compare_ranks_text(FILE *f, const struct compare_rank *ranks, size_t n);
-void compare_ranks_json(FILE *f, const struct compare_rank *ranks, size_t n);
+/* A trace given that could not be read: left out of the table, and said. */
+struct compare_skipped {
+	const char *path;
+	const char *why; /* the reader's message */
+};
+
+/* The table, the skew and which rank failed first: ranks sorted; then
+ * the traces skipped. */
+void compare_ranks_text(FILE *f, const struct compare_rank *ranks, size_t n,
+			const struct compare_skipped *skipped, size_t n_skipped);
+void compare_ranks_json(FILE *f, const struct compare_rank *ranks, size_t n,
+			const struct compare_skipped *skipped, size_t n_skipped);
 
 /* ---- compare-ranks-html.c ---- */
 
-void compare_ranks_html(FILE *f, const struct compare_rank *ranks, size_t n);
+void compare_ranks_html(FILE *f, const struct compare_rank *ranks, size_t n,
+			const struct compare_skipped *skipped, size_t n_skipped);

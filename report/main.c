@@ -667,17 +667,16 @@ static int report_merged(const struct options *opt)
 
 /* Several traces, one per rank: read by opt->jobs threads at once (each
  * trace has its reading thread besides), each keeping only the summary
- * of its rank. After a failure no trace is started; the failure said is
- * that of the first trace in the arguments that failed, so that it is one
- * line and the same whatever the threads did. */
+ * of its rank. A trace that cannot be read is skipped, with a warning,
+ * and the report says so; when none can be, the failure said is that of
+ * the first trace in the arguments, one line whatever the threads did. */
 struct rank_jobs {
 	const struct options *opt;
 	struct compare_rank *ranks;
 	bool *read;
 	char **errors;
-	pthread_mutex_t lock; /* next, failed */
+	pthread_mutex_t lock; /* next */
 	size_t next;
-	bool failed;
 	pthread_mutex_t sym_lock;
 };
 
@@ -690,17 +689,13 @@ static void *rank_worker(void *arg)
 		size_t i;
 
 		pthread_mutex_lock(&j->lock);
-		i = j->failed ? j->opt->n_traces : j->next++;
+		i = j->next++;
 		pthread_mutex_unlock(&j->lock);
 		if (i >= j->opt->n_traces)
 			return NULL;
 		l = try_load(j->opt->traces[i], j->opt, &j->sym_lock, &j->errors[i]);
-		if (!l) {
-			pthread_mutex_lock(&j->lock);
-			j->failed = true;
-			pthread_mutex_unlock(&j->lock);
+		if (!l)
 			continue;
-		}
 		compare_rank_from(&j->ranks[i], &l->t, &l->m);
 		j->read[i] = true;
 		free_loaded(l);
@@ -715,14 +710,13 @@ static size_t rank_threads(const struct options *opt)
 	return n < opt->n_traces ? n : opt->n_traces;
 }
 
-/* Reads every trace; false when one could not be read (said already). */
-static bool read_ranks(const struct options *opt, struct compare_rank *ranks, bool *read)
+/* Reads every trace; errors[i] says why trace i could not be read. */
+static void read_ranks(const struct options *opt, struct compare_rank *ranks, bool *read,
+		       char **errors)
 {
-	_autofree_ char **errors = xcalloc(opt->n_traces, sizeof(*errors));
 	struct rank_jobs j = { .opt = opt, .ranks = ranks, .read = read, .errors = errors };
 	size_t n = rank_threads(opt), started = 0;
 	_autofree_ pthread_t *threads = xcalloc(n, sizeof(*threads));
-	bool said = false;
 
 	pthread_mutex_init(&j.lock, NULL);
 	pthread_mutex_init(&j.sym_lock, NULL);
@@ -734,31 +728,53 @@ static bool read_ranks(const struct options *opt, struct compare_rank *ranks, bo
 		pthread_join(threads[i], NULL);
 	pthread_mutex_destroy(&j.lock);
 	pthread_mutex_destroy(&j.sym_lock);
+}
+
+/* The traces read, moved to the front of ranks, and those skipped, each
+ * said on stderr; false (the first failure said) when none was read. */
+static bool sort_out_ranks(const struct options *opt, struct compare_rank *ranks, bool *read,
+			   char **errors, struct compare_skipped *skipped, size_t *n_read,
+			   size_t *n_skipped)
+{
+	*n_read = *n_skipped = 0;
 	for (size_t i = 0; i < opt->n_traces; i++) {
-		if (errors[i] && !said)
-			fprintf(stderr, "memtrace report: %s\n", errors[i]);
-		said |= errors[i] != NULL;
-		free(errors[i]);
+		if (read[i]) {
+			ranks[(*n_read)++] = ranks[i];
+			continue;
+		}
+		skipped[(*n_skipped)++] = (struct compare_skipped){ opt->traces[i], errors[i] };
 	}
-	return !j.failed;
+	if (*n_read == 0) {
+		fprintf(stderr, "memtrace report: %s\n", errors[0]);
+		return false;
+	}
+	for (size_t i = 0; i < *n_skipped; i++)
+		fprintf(stderr, "memtrace report: warning: skipping %s: %s\n", skipped[i].path,
+			skipped[i].why);
+	return true;
 }
 
 static int report_ranks(const struct options *opt)
 {
 	struct compare_rank *ranks = xcalloc(opt->n_traces, sizeof(*ranks));
 	_autofree_ bool *read = xcalloc(opt->n_traces, sizeof(*read));
+	_autofree_ char **errors = xcalloc(opt->n_traces, sizeof(*errors));
+	_autofree_ struct compare_skipped *skipped = xcalloc(opt->n_traces, sizeof(*skipped));
+	size_t n_read = 0, n_skipped;
 	struct output out;
 	int rc = 1;
 
-	if (read_ranks(opt, ranks, read) && open_output(&out, opt) == 0) {
-		compare_ranks_sort(ranks, opt->n_traces);
-		opt->format->ranks(out.f, ranks, opt->n_traces);
+	read_ranks(opt, ranks, read, errors);
+	if (sort_out_ranks(opt, ranks, read, errors, skipped, &n_read, &n_skipped) &&
+	    open_output(&out, opt) == 0) {
+		compare_ranks_sort(ranks, n_read);
+		opt->format->ranks(out.f, ranks, n_read, skipped, n_skipped);
 		rc = close_output(&out);
 	}
-	for (size_t i = 0; i < opt->n_traces; i++) {
-		if (read[i])
-			compare_rank_fini(&ranks[i]);
-	}
+	for (size_t i = 0; i < n_read; i++)
+		compare_rank_fini(&ranks[i]);
+	for (size_t i = 0; i < opt->n_traces; i++)
+		free(errors[i]);
 	free(ranks);
 	return rc;
 }

@@ -38,6 +38,7 @@ struct render_opts {
 };
 
 struct compare_rank;
+struct compare_skipped;
 
 /* A report of one trace. */
 typedef void (*render_fn)(FILE *f, const struct trace *t, const struct model *m,
@@ -58,7 +59,8 @@ struct renderer {
 	 * when the format has no such report */
 	void (*diff)(FILE *f, const struct trace *tn, const struct model *mn,
 		     const struct trace *tb, const struct model *mb, const struct render_opts *o);
-	void (*ranks)(FILE *f, const struct compare_rank *ranks, size_t n);
+	void (*ranks)(FILE *f, const struct compare_rank *ranks, size_t n,
+		      const struct compare_skipped *skipped, size_t n_skipped);
 	/* several traces merged into one file, one trace at a time */
 	bool merges;
 	/* a binary file: not written to a terminal */

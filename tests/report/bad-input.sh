@@ -72,7 +72,8 @@ run 2 'width needs a number of columns' x.db --width abc
 run 2 'width needs a number of columns' x.db --width 80x
 run 2 'width needs a number of columns' x.db --width 39
 run 2 'width applies to --format text' x.db --format json --width 80
-# several traces are the ranks of one job (compare-ranks.c): each must be readable
+# several traces are the ranks of one job (compare-ranks.c): when none is readable,
+# the first one's error (one that is: below)
 run 1 'cannot open a.db' a.db b.db
 run 0 '' --help
 grep -q '^Usage: memtrace report TRACE' out || fail "--help prints no usage"
@@ -457,6 +458,32 @@ for f in text json html torch-snapshot; do
 done
 run 2 '--at-mark checkpoint: keep.db has no marks' keep.db --at-mark checkpoint
 run 0 '' marks.db --at-mark checkpoint --format json -o at-mark.out
+
+# --- several traces: an unreadable one is skipped, and said -------------
+# (all unreadable: the first one's error, exit 1, as above)
+trace rank0.db "$src/golden/oom.sql"
+echo "not a trace" >rank1.db
+run 0 'warning: skipping rank1.db: rank1.db is not a memtrace trace' rank0.db rank1.db missing.db
+grep -q 'skipping missing.db: cannot open missing.db' err || fail "several traces: missing.db not said"
+grep -q '^memtrace report: 1 traces;' out || fail "several traces: the table is not of the one read"
+grep -q '^Skipped 2 unreadable traces, not in the table:' out ||
+	fail "several traces: the text report does not say what it skipped"
+grep -q '^  rank1.db: rank1.db is not a memtrace trace' out ||
+	fail "several traces: the text report does not say why rank1.db was skipped"
+run 0 '' rank0.db missing.db --format json
+json_ok out
+if command -v python3 >/dev/null; then
+	python3 - out <<'PY' || fail "several traces: the JSON does not list the trace skipped"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert len(r["traces"]) == 1, r["traces"]
+assert [s["path"] for s in r["skipped"]] == ["missing.db"], r["skipped"]
+assert "cannot open missing.db" in r["skipped"][0]["why"], r["skipped"]
+PY
+fi
+run 0 '' rank0.db missing.db --format html
+grep -q 'Skipped: 1 unreadable trace' out || fail "several traces: the HTML does not say what it skipped"
+run 1 'cannot open missing.db' missing.db rank1.db
 
 if [ "$failures" -ne 0 ]; then
 	echo "$failures bad-input checks failed" >&2
