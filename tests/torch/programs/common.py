@@ -1,0 +1,59 @@
+"""Torch's own figures, printed as one JSON object on stdout by the
+programs of tests/torch: what the tests compare with memtrace's report."""
+import json
+import re
+import sys
+
+import torch
+
+
+def figures(**extra):
+    """torch's figures after a synchronize: memory_reserved(),
+    max_memory_reserved(), memory_allocated(), the segments of
+    memory_snapshot() (how many, their total_size, and each one's address
+    and size), memory_stats()'s num_alloc_retries and num_ooms; and extra."""
+    torch.cuda.synchronize()
+    snapshot = torch.cuda.memory_snapshot()
+    stats = torch.cuda.memory_stats()
+    out = {
+        "memory_reserved": torch.cuda.memory_reserved(),
+        "max_memory_reserved": torch.cuda.max_memory_reserved(),
+        "memory_allocated": torch.cuda.memory_allocated(),
+        "segments": len(snapshot),
+        "segments_bytes": sum(s["total_size"] for s in snapshot),
+        "segment_list": sorted([s["address"], s["total_size"]] for s in snapshot),
+        "num_alloc_retries": stats["num_alloc_retries"],
+        "num_ooms": stats["num_ooms"],
+    }
+    out.update(extra)
+    return out
+
+
+def emit(fig):
+    json.dump(fig, sys.stdout, sort_keys=True)
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+
+
+class OomObserver:
+    """torch's out-of-memory observer (torch._C._cuda_attach_out_of_memory_observer):
+    the caching allocator calls it when it gives up on an allocation,
+    after freeing its cache and retrying, just before it raises
+    OutOfMemoryError, with the size it asked cudaMalloc for and the free
+    device memory cudaMemGetInfo then gave. Records those, and
+    memory_reserved() at that moment."""
+
+    def __init__(self):
+        self.calls = []
+        torch._C._cuda_attach_out_of_memory_observer(self)
+
+    def __call__(self, device, alloc, device_total, device_free):
+        self.calls.append({"alloc": alloc, "device_total": device_total,
+                           "device_free": device_free,
+                           "reserved": torch.cuda.memory_reserved()})
+
+
+def tried_to_allocate(message):
+    """The size torch's OOM message names, as it wrote it."""
+    m = re.search(r"Tried to allocate ([0-9.]+ (?:bytes|KiB|MiB|GiB))", message)
+    return m.group(1) if m else None
