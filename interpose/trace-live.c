@@ -915,6 +915,50 @@ static int cmp_holder(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
+/* "1,234,567 bytes" */
+static void fmt_bytes(char *out, size_t n, uint64_t v)
+{
+	char digits[24];
+	int len = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
+	size_t k = 0;
+	for (int i = 0; i < len && k + 2 < n; i++) {
+		if (i && (len - i) % 3 == 0)
+			out[k++] = ',';
+		out[k++] = digits[i];
+	}
+	snprintf(out + k, n - k, " bytes");
+}
+
+/* The request (req) and "; device D had F free of T" (dev): when request
+ * and free round alike, each exact, and by how much it missed, to two
+ * decimals (3.75 KiB), as the report's headline has them. */
+static void oom_sizes(const struct mt_event *ev, char *req, size_t rn, char *dev, size_t n)
+{
+	char f[32], t[32], rb[40], fb[40], s[32];
+	fmt_size(req, rn, ev->bytes);
+	dev[0] = '\0';
+	if (!ev->device_total)
+		return;
+	fmt_size(f, sizeof(f), ev->device_free);
+	fmt_size(t, sizeof(t), ev->device_total);
+	if (strcmp(req, f) || ev->bytes <= ev->device_free) {
+		snprintf(dev, n, "; device %d had %s free of %s", ev->device, f, t);
+		return;
+	}
+	uint64_t short_by = ev->bytes - ev->device_free;
+	if (short_by < 1024)
+		fmt_bytes(s, sizeof(s), short_by);
+	else
+		snprintf(s, sizeof(s), "%.2f KiB", (double)short_by / 1024);
+	if (short_by >= (1u << 20))
+		snprintf(s, sizeof(s), "%.2f MiB", (double)short_by / (1u << 20));
+	fmt_bytes(rb, sizeof(rb), ev->bytes);
+	fmt_bytes(fb, sizeof(fb), ev->device_free);
+	snprintf(req + strlen(req), rn - strlen(req), " (%s)", rb);
+	snprintf(dev, n, "; device %d had %s (%s) free of %s, short by %s", ev->device, f, fb, t,
+		 s);
+}
+
 /* A few lines on stderr at the first OOM of an episode: what failed, what
  * the device had, the largest holders, the command for the whole story. */
 static void summary(struct mt_live *l, const struct mt_event *ev, uint64_t seq)
@@ -938,21 +982,17 @@ static void summary(struct mt_live *l, const struct mt_event *ev, uint64_t seq)
 	}
 	qsort(h, n, sizeof(*h), cmp_holder);
 
-	char text[4096], a[32], b[32], where[512];
+	char text[4096], a[80], b[256], where[512];
 	size_t len = 0;
 #define ADD(...)                                                                           \
 	do {                                                                               \
 		if (len < sizeof(text))                                                    \
 			len += (size_t)snprintf(text + len, sizeof(text) - len, __VA_ARGS__); \
 	} while (0)
-	fmt_size(a, sizeof(a), ev->bytes);
 	stack_name(l, ev->stack, ev->op, where, sizeof(where));
-	ADD("memtrace: out of memory: %s of %s failed in %s", mt_api_name(ev->api), a, where);
-	if (ev->device_total) {
-		fmt_size(a, sizeof(a), ev->device_free);
-		fmt_size(b, sizeof(b), ev->device_total);
-		ADD("; device %d had %s free of %s", ev->device, a, b);
-	}
+	oom_sizes(ev, a, sizeof(a), b, sizeof(b));
+	ADD("memtrace: out of memory: %s of %s failed in %s%s", mt_api_name(ev->api), a, where,
+	    b);
 	fmt_size(a, sizeof(a), l->device_live);
 	ADD("\nmemtrace:   this process holds %s in %llu allocations", a,
 	    (unsigned long long)l->device_count);

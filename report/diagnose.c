@@ -4,6 +4,7 @@
 #include "diagnose.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 #include "model-timeline.h"
 #include "render.h"
@@ -65,10 +66,15 @@ static void rule_fragmentation(const struct model_oom *o, struct diagnoses *d)
 {
 	if (!o->has_device_free || o->device_free <= 0 || (uint64_t)o->device_free <= o->requested)
 		return;
+	/* the two may round alike: then exact, or it reads as no difference */
+	bool alike = strcmp(fmt_size((uint64_t)o->device_free).s, fmt_size(o->requested).s) == 0;
+
 	add(d, DIAG_FRAGMENTATION, "Fragmentation",
 	    xasprintf("the device had %s free at the failure, more than the %s asked for: "
 		      "the free memory is in pieces, none large enough",
-		      fmt_size((uint64_t)o->device_free).s, fmt_size(o->requested).s),
+		      alike ? fmt_bytes((uint64_t)o->device_free).s
+			    : fmt_size((uint64_t)o->device_free).s,
+		      alike ? fmt_bytes(o->requested).s : fmt_size(o->requested).s),
 	    xasprintf("PyTorch: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or the "
 		      "asynchronous allocator (backend:cudaMallocAsync); elsewhere, allocate the "
 		      "large buffers first and keep them"));

@@ -811,6 +811,11 @@ static void write_oom(struct jw *w, const struct trace *t, const struct model_oo
 		jw_i64(w, "device_free", o->device_free);
 	else
 		jw_null(w, "device_free");
+	/* by how much it missed; negative when there was more free than asked */
+	if (o->has_device_free)
+		jw_i64(w, "shortfall_bytes", (int64_t)o->requested - o->device_free);
+	else
+		jw_null(w, "shortfall_bytes");
 	if (o->has_device_total)
 		jw_i64(w, "device_total", o->device_total);
 	else

@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <string.h>
 
 #include "diagnose.h"
 #include "render.h"
@@ -231,19 +232,44 @@ static void print_header(const struct text *tx)
 	fputc('\n', tx->f);
 }
 
+/* The request and the free memory as the headline prints them: when the
+ * two round alike, exact, and the shortfall, which is then the answer. */
+static void oom_request_and_free(const struct model_oom *o, char **req, char **dev)
+{
+	uint64_t free_bytes = (uint64_t)(o->device_free < 0 ? 0 : o->device_free);
+	uint64_t total = (uint64_t)(o->device_total < 0 ? 0 : o->device_total);
+	bool alike = o->has_device_free && o->has_device_total &&
+		     strcmp(fmt_size(o->requested).s, fmt_size(free_bytes).s) == 0;
+
+	if (!alike) {
+		*req = xstrdup(fmt_size(o->requested).s);
+		*dev = o->has_device_free && o->has_device_total
+			       ? xasprintf("; device had %s free of %s", fmt_size(free_bytes).s,
+					   fmt_size(total).s)
+			       : xstrdup("");
+		return;
+	}
+	*req = xasprintf("%s (%s)", fmt_size(o->requested).s, fmt_bytes(o->requested).s);
+	if (o->requested > free_bytes)
+		*dev = xasprintf("; device had %s (%s) free of %s, short by %s",
+				 fmt_size(free_bytes).s, fmt_bytes(free_bytes).s, fmt_size(total).s,
+				 fmt_size_fine(o->requested - free_bytes).s);
+	else
+		*dev = xasprintf("; device had %s (%s) free of %s", fmt_size(free_bytes).s,
+				 fmt_bytes(free_bytes).s, fmt_size(total).s);
+}
+
 static void print_oom_headline(const struct text *tx, const struct model_oom *o)
 {
 	const char *api = trace_api_name(tx->t, o->api);
 	_autofree_ char *where = render_stack_label(tx->t, o->stack, true);
+	_autofree_ char *req = NULL;
 	_autofree_ char *dev = NULL;
 
-	if (o->has_device_free && o->has_device_total)
-		dev = xasprintf("; device had %s free of %s",
-				fmt_size((uint64_t)(o->device_free < 0 ? 0 : o->device_free)).s,
-				fmt_size((uint64_t)(o->device_total < 0 ? 0 : o->device_total)).s);
+	oom_request_and_free(o, &req, &dev);
 	say(tx, 2, "OUT OF MEMORY: %s of %s failed at %s in %s%s; %s live in %" PRIu64 " %s",
-	     api ? api : "allocation", fmt_size(o->requested).s, fmt_seconds(o->time_ns).s, where,
-	     dev ? dev : "", fmt_size(o->live_bytes).s, o->live_count,
+	     api ? api : "allocation", req, fmt_seconds(o->time_ns).s, where,
+	     dev, fmt_size(o->live_bytes).s, o->live_count,
 	     plural(o->live_count, "allocation", "allocations"));
 	/* Below 1 MiB (or 1% of the device) it is only the driver's rounding
 	 * of the process's own allocations: not worth a line. */

@@ -74,6 +74,13 @@ struct fmt_str {
 /* "123 B", "1.5 KiB", "96.0 MiB", "1.0 GiB", "2.0 TiB". */
 struct fmt_str fmt_size(uint64_t bytes);
 
+/* Exact, with thousands separated: "100,663,552 B". */
+struct fmt_str fmt_bytes(uint64_t bytes);
+
+/* fmt_size to two decimals, for a difference that one would round away:
+ * "3.75 KiB", "1.5 MiB", "12 B". */
+struct fmt_str fmt_size_fine(uint64_t bytes);
+
 /* Nanoseconds as seconds with milliseconds: "1.234 s". */
 struct fmt_str fmt_seconds(int64_t ns);
 

@@ -286,6 +286,25 @@ class OomRetry(mtest.TraceTest):
                          (cache, 6))
         self.assertEqual(rep["leaks"], [])
 
+    def test_short_by_a_few_kib(self):
+        """A device 3.75 KiB short of the batch: request and free both
+        print as 384.0 MiB, so the stderr summary and the report's
+        headline give them exactly, and the shortfall."""
+        cache, batch, short = 6 * 128 * MiB, 384 * MiB, 3840
+        device = cache + batch - short
+        run = self.run_program("oom-retry", device_memory=str(device),
+                               env={"MEMTRACE_QUIET": "0"})
+        self.assertEqual(run.rc, 0, run.stderr)
+        self.assertIn("memtrace: out of memory: cudaMalloc of 384.0 MiB (402,653,184 bytes) "
+                      "failed in allocate_batch (oom-retry); device 0 had 384.0 MiB "
+                      "(402,649,344 bytes) free of 1.1 GiB, short by 3.75 KiB\n", run.stderr)
+        oom = self.report(run.trace)["ooms"][0]
+        self.assertEqual((oom["device_free"], oom["shortfall_bytes"]), (batch - short, short))
+        text = self.report_text(run.trace, "--width", "10000")
+        self.assertIn("OUT OF MEMORY: cudaMalloc of 384.0 MiB (402,653,184 B) failed at ", text)
+        self.assertIn("; device had 384.0 MiB (402,649,344 B) free of 1.1 GiB, short by "
+                      "3.75 KiB;", text)
+
 
 class TypedTemplates(mtest.TraceTest):
     """tests/programs/typed-templates.cc at -O0 and -O2: the typed templates
