@@ -13,6 +13,8 @@
 #   - pip failing: exit 77, the environment removed, the cause in the line.
 #   test-framework-python.sh SOURCE_ROOT
 set -uo pipefail
+# the cases set it themselves (check-fresh's bare root exports it)
+unset MEMTRACE_FRAMEWORKS
 
 src=${1:?usage: test-framework-python.sh SOURCE_ROOT}
 script=$src/scripts/framework-python
