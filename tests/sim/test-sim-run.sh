@@ -67,6 +67,41 @@ MEMTRACE_BUILD=$tmp/fake "$simrun" -- env >"$tmp/out" 2>&1
 grep -q '^LD_PRELOAD=.*libcuda.so.1 .*/blas/libcublas.so.13 .*/blas/libcublasLt.so.13$' "$tmp/out" ||
 	bad "a built cuBLAS is not preloaded: $(grep LD_PRELOAD "$tmp/out")"
 
+# A torch the simulated device cannot carry is named before CMD runs, in
+# one line, and CMD runs as it would: a CPU-only build (no
+# libtorch_cuda.so), and one that imports a runtime function the simulated
+# libcudart lacks (a newer torch: a stand-in library of an nvidia-* wheel
+# and a libtorch_cuda.so that imports cudaMalloc and cudaSimRunMissing
+# from it, versioned as NVIDIA's are). Found without importing torch.
+mkdir -p "$tmp/cpu/torch/lib"
+: >"$tmp/cpu/torch/__init__.py"
+PYTHONPATH=$tmp/cpu "$simrun" -- python3 -c 'print("ran")' >"$tmp/out" 2>"$tmp/err"
+grep -q 'torch at .*/cpu/torch is a CPU-only build' "$tmp/err" || bad "a CPU-only torch is not named: $(cat "$tmp/err")"
+grep -qx ran "$tmp/out" || bad "CMD did not run beside a CPU-only torch"
+new=$tmp/new
+mkdir -p "$new/torch/lib" "$new/nvidia/cu13/lib"
+: >"$new/torch/__init__.py"
+printf 'libcudart.so.13 { global: cudaMalloc; cudaSimRunMissing; local: *; };\n' >"$tmp/cudart.ver"
+printf 'int cudaMalloc(void **p, unsigned long n) { (void)p; (void)n; return 0; }\nint cudaSimRunMissing(void) { return 0; }\n' >"$tmp/cudart.c"
+printf 'int cudaMalloc(void **, unsigned long); int cudaSimRunMissing(void);\nint use(void) { return cudaMalloc(0, 0) + cudaSimRunMissing(); }\n' >"$tmp/torch.c"
+# shellcheck disable=SC2016 # $ORIGIN is the linker's
+if cc -shared -fPIC -o "$new/nvidia/cu13/lib/libcudart.so.13" -Wl,-soname,libcudart.so.13 \
+	-Wl,--version-script,"$tmp/cudart.ver" "$tmp/cudart.c" &&
+	cc -shared -fPIC -o "$new/torch/lib/libtorch_cuda.so" "$tmp/torch.c" \
+		-L"$new/nvidia/cu13/lib" -l:libcudart.so.13 -Wl,-rpath,'$ORIGIN/../../nvidia/cu13/lib' &&
+	cc -shared -fPIC -o "$new/torch/lib/libc10_cuda.so" -x c /dev/null; then
+	PYTHONPATH=$new "$simrun" -- python3 -c 'print("ran")' >"$tmp/out" 2>"$tmp/err"
+	grep -q 'torch at .*/new/torch needs 1 CUDA function(s) the simulated libraries lack (cudaSimRunMissing@libcudart.so.13)' "$tmp/err" ||
+		bad "a torch newer than the simulated libraries is not named: $(cat "$tmp/err")"
+	[ "$(grep -c . "$tmp/err")" -eq 1 ] || bad "more than one line for a newer torch: $(cat "$tmp/err")"
+	grep -qx ran "$tmp/out" || bad "CMD did not run beside a newer torch"
+	# cached: the same answer again
+	PYTHONPATH=$new "$simrun" -- python3 -c 'print("ran")' >"$tmp/out" 2>"$tmp/err"
+	grep -q 'cudaSimRunMissing@libcudart.so.13' "$tmp/err" || bad "the cached answer lost the missing function: $(cat "$tmp/err")"
+else
+	bad "cannot build the stand-in torch libraries with cc"
+fi
+
 # Wrong use.
 expect 2 "is not a size" --capacity 12Q -- true
 expect 2 "is not a size" --capacity 0 -- true
