@@ -9,7 +9,8 @@
 #   - a complete environment (marker written) is reused: only its path on
 #     stdout, nothing on stderr, no python3 -m venv;
 #   - a half-made one (no marker) is removed and made again, the marker
-#     written last;
+#     written last; so is a broken one (its python, or its framework's
+#     module, gone);
 #   - pip failing: exit 77, the environment removed, the cause in the line.
 #   test-framework-python.sh SOURCE_ROOT
 set -uo pipefail
@@ -34,6 +35,7 @@ printf '%s\n' "$*" >>"$STUB_LOG"
 case $1 in
 -c)
 	[[ -n ${STUB_NO_VENV:-} && $2 == *ensurepip* ]] && exit 1
+	[[ -n ${STUB_NO_MODULE:-} && $2 == *find_spec* ]] && exit 1
 	exit 0
 	;;
 -m)
@@ -143,6 +145,12 @@ check "frameworks off: one line naming the switch" grep -q 'MEMTRACE_FRAMEWORKS=
 check "frameworks off: one line" lines "$err" 1
 check "frameworks off: runs no python" test ! -s "$tmp/calls"
 
+# 3b. required (CI): the same failure is exit 1, not a skip
+MEMTRACE_FRAMEWORKS=required STUB_NO_VENV=1 run_case torch
+check "required: exits 1" test "$rc" = 1
+check "required: one line" lines "$err" 1
+check "required: says it fails rather than skips" grep -q 'MEMTRACE_FRAMEWORKS=required: a failure, not a skip' <<<"$err"
+
 # 4. no venv module
 STUB_NO_VENV=1 run_case torch
 check "no python3-venv: exits 77" test "$rc" = 77
@@ -168,6 +176,15 @@ check "complete: exits 0" test "$rc" = 0
 check "complete: prints the interpreter alone" test "$out" = "$venv/bin/python"
 check "complete: nothing on stderr" test -z "$err"
 check "complete: no venv, no pip" made_nothing
+
+# 6b. a complete one whose framework no longer loads is made again
+touch "$venv/stale"
+STUB_NO_MODULE=1 run_case torch
+check "broken: exits 0" test "$rc" = 0
+check "broken: says so" grep -q 'is broken (its python does not start, or has no torch module): making it again' <<<"$err"
+check "broken: removed first" test ! -e "$venv/stale"
+check "broken: runs pip" grep -q -- '-m pip install .*torch==2.15.0' "$tmp/calls"
+check "broken: writes the marker" grep -qx 'torch==2.15.0' "$venv/.memtrace-complete"
 
 # 7. pip fails
 rm -f "$venv/.memtrace-complete"
