@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -314,11 +315,38 @@ static void report_at_exit(void)
  * the user started. When it ends without a CUDA call, and without a child
  * that may have made one, say so: otherwise the run ends without a word
  * and no trace. */
+/* What of PyTorch the process loaded: a CPU-only build has libtorch_cpu.so
+ * and never libtorch_cuda.so, which is why its program made no CUDA call. */
+struct torch_libs {
+	bool cpu, cuda;
+};
+
+static int find_torch(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct torch_libs *found = data;
+	const char *slash = strrchr(info->dlpi_name, '/');
+	const char *base = slash ? slash + 1 : info->dlpi_name;
+
+	(void)size;
+	if (strcmp(base, "libtorch_cpu.so") == 0)
+		found->cpu = true;
+	else if (strcmp(base, "libtorch_cuda.so") == 0)
+		found->cuda = true;
+	return 0;
+}
+
 static void say_no_trace(void)
 {
 	const char *pid = getenv("MEMTRACE_RUN_PID");
+	struct torch_libs torch = { false, false };
 
-	if (pid && strtol(pid, NULL, 10) == (long)getpid())
+	if (!pid || strtol(pid, NULL, 10) != (long)getpid())
+		return;
+	dl_iterate_phdr(find_torch, &torch);
+	if (torch.cpu && !torch.cuda)
+		mt_log(MT_INFO, "no CUDA call; no trace written: the PyTorch here is a CPU-only "
+				"build (libtorch_cpu.so, no libtorch_cuda.so): install a CUDA build");
+	else
 		mt_log(MT_INFO, "no CUDA call; no trace written");
 }
 

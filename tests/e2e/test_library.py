@@ -1,8 +1,11 @@
 """The library itself: what it exports, what it links, what it does to a
 process that never uses CUDA, and how it treats bad settings."""
+import _ctypes
 import os
 import re
+import shutil
 import subprocess
+import sys
 
 import mtest
 
@@ -121,6 +124,24 @@ class LibraryTest(mtest.TraceTest):
                                    env=env, cwd=self.tmp, capture_output=True, text=True,
                                    timeout=120)
             self.assertEqual(quiet.stderr, "", opts)
+
+    def test_run_names_a_cpu_only_torch(self):
+        """A Python program whose PyTorch is a CPU-only build (it loaded
+        libtorch_cpu.so and never libtorch_cuda.so: here a stand-in library
+        of that name) gets the reason with the no-trace line."""
+        script = os.path.join(mtest.SOURCE, "scripts", "memtrace")
+        env = mtest.sim_env({"MEMTRACE_LIB": mtest.LIB, "MEMTRACE_REPORT": mtest.REPORTER})
+        libdir = os.path.join(self.tmp, "lib")
+        os.mkdir(libdir)
+        stand_in = os.path.join(libdir, "libtorch_cpu.so")
+        shutil.copy(_ctypes.__file__, stand_in)
+        code = f"import ctypes; ctypes.CDLL({stand_in!r}); print('cpu only')"
+        proc = subprocess.run([script, "run", "--", sys.executable, "-c", code], env=env,
+                              cwd=libdir, capture_output=True, text=True, timeout=120)
+        self.assertEqual((proc.returncode, proc.stdout), (0, "cpu only\n"))
+        self.assertEqual(proc.stderr, "memtrace: no CUDA call; no trace written: the PyTorch here "
+                         "is a CPU-only build (libtorch_cpu.so, no libtorch_cuda.so): install a "
+                         "CUDA build\n")
 
     def test_bad_settings_get_one_message_and_defaults(self):
         env = {"MEMTRACE_DEPTH": "lots", "MEMTRACE_QUIET": "0"}
