@@ -540,6 +540,8 @@ static void on_alloc(struct model *m, const struct trace_event *ev)
 		model_graph_alloc(m, ev); /* not memory until a launch */
 		return;
 	}
+	if (m->oom_open && ev->thread == m->oom_thread)
+		m->oom_open = false; /* the thread went on: the episode ended */
 	model_count_alloc(m, ev, &ev->site, &rec);
 	live = live_insert(m, ev->address, &rec, ev->time_ns);
 	if (m->timeline_on)
@@ -595,6 +597,10 @@ static void on_free(struct model *m, const struct trace_event *ev)
 	if (rec.mem == MT_MEM_VMM_PHYSICAL)
 		model_vmm_forget(m, ev->address);
 	model_count_free(m, rec.mem, 1);
+	if (m->oom_open && model_mem_is_device(rec.mem)) {
+		m->oom_released_bytes += rec.bytes;
+		m->oom_released_count++;
+	}
 	live_sub(m, &rec);
 	model_moment_live(m, ev->address, &rec, false, ev->time_ns);
 	if (rec.mem == MT_MEM_GRAPH)
@@ -738,6 +744,21 @@ static void on_oom(struct model *m, const struct trace_event *ev)
 		.has_device_free = ev->has_device_free, .device_free = ev->device_free,
 		.has_device_total = ev->has_device_total, .device_total = ev->device_total,
 	};
+	if (m->n_ooms > 0 && m->oom_open && ev->thread == m->oom_thread) {
+		const struct model_oom *prev = &m->ooms[m->n_ooms - 1];
+
+		if (prev->api == o->api && prev->requested == o->requested &&
+		    prev->device == o->device && prev->mem == o->mem) {
+			o->retry_of = prev->retry_of ? prev->retry_of : prev->seq;
+			o->released_bytes = m->oom_released_bytes;
+			o->released_count = m->oom_released_count;
+		}
+	}
+	if (!o->retry_of)
+		m->n_oom_episodes++;
+	m->oom_open = true;
+	m->oom_thread = ev->thread;
+	m->oom_released_bytes = m->oom_released_count = 0;
 	oom_unexplained(m, o);
 	model_device_oom(m, ev);
 	maybe_snapshot(m, m->n_ooms);

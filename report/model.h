@@ -226,6 +226,13 @@ struct model_oom {
 	bool has_holders; /* false when past the snapshot cap */
 	struct model_group *holders; /* by bytes, largest first */
 	size_t n_holders;
+	/* A retry: the same request failed before on this thread with no
+	 * allocation of the thread's between, as a framework retries after
+	 * emptying its cache (one episode). retry_of is the seq of the
+	 * episode's first failure, 0 when this one starts an episode;
+	 * released_*: device memory freed since the failure before it. */
+	int64_t retry_of;
+	uint64_t released_bytes, released_count;
 };
 
 struct model_mem {
@@ -416,6 +423,12 @@ struct model {
 
 	struct model_oom *ooms;
 	size_t n_ooms, cap_ooms;
+	size_t n_oom_episodes; /* ooms that are no retry */
+	/* the last OOM while its episode may go on: its thread, and what was
+	 * freed since (model.c, on_oom) */
+	bool oom_open;
+	int64_t oom_thread;
+	uint64_t oom_released_bytes, oom_released_count;
 	size_t oom_snapshots_dropped;
 	size_t last_snapshot; /* index of the OOM in the rolling last slot */
 

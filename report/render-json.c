@@ -271,6 +271,7 @@ static void write_trace(struct jw *w, const struct trace *t, const struct model 
 static void write_counters(struct jw *w, const struct model *m)
 {
 	jw_u64(w, "ooms", m->n_ooms);
+	jw_u64(w, "oom_episodes", m->n_oom_episodes);
 	jw_u64(w, "unmatched_frees", m->unmatched_frees);
 	jw_u64(w, "alloc_errors", m->alloc_errors);
 	jw_u64(w, "free_errors", m->free_errors);
@@ -824,6 +825,12 @@ static void write_oom(struct jw *w, const struct trace *t, const struct model_oo
 		jw_u64(w, "unexplained_bytes", o->unexplained_bytes);
 	else
 		jw_null(w, "unexplained_bytes");
+	if (o->retry_of)
+		jw_i64(w, "retry_of", o->retry_of);
+	else
+		jw_null(w, "retry_of");
+	jw_u64(w, "released_before_retry_bytes", o->released_bytes);
+	jw_u64(w, "released_before_retry_count", o->released_count);
 	if (o->has_holders) {
 		size_t n = render_limit(opts, o->n_holders);
 

@@ -282,7 +282,26 @@ static void print_oom_headline(const struct text *tx, const struct model_oom *o)
 		say(tx, 4, "  The device had %s in use, of which %s is not this process's "
 			    "allocations: contexts, other processes or libraries' workspaces",
 		     fmt_size(render_oom_device_used(o)).s, fmt_size(o->unexplained_bytes).s);
-	if (tx->m->n_ooms > 1)
+	if (o->retry_of) {
+		int64_t first = o->time_ns;
+
+		for (size_t i = 0; i < tx->m->n_ooms; i++)
+			if (tx->m->ooms[i].seq == o->retry_of)
+				first = tx->m->ooms[i].time_ns;
+		if (o->released_count)
+			say(tx, 4, "  One episode: this request failed first at %s; %s in %" PRIu64
+				   " %s was freed, and the retry failed too",
+			     fmt_seconds(first).s, fmt_size(o->released_bytes).s, o->released_count,
+			     plural(o->released_count, "allocation", "allocations"));
+		else
+			say(tx, 4, "  One episode: this request failed first at %s, and was tried "
+				   "again with nothing freed between",
+			     fmt_seconds(first).s);
+	}
+	if (tx->m->n_oom_episodes > 1)
+		say(tx, 4, "  (the last of %zu out-of-memory episodes, %zu failures; the first was at %s)",
+		     tx->m->n_oom_episodes, tx->m->n_ooms, fmt_seconds(tx->m->ooms[0].time_ns).s);
+	else if (tx->m->n_ooms > 1 && !o->retry_of)
 		say(tx, 4, "  (the last of %zu out-of-memory failures; the first was at %s)",
 		     tx->m->n_ooms, fmt_seconds(tx->m->ooms[0].time_ns).s);
 	fputc('\n', tx->f);

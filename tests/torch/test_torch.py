@@ -206,9 +206,16 @@ class TorchTest(unittest.TestCase):
         self.assertEqual(len(ws), 2, f"cuBLAS workspaces: {ws}")
         ooms = rep["ooms"]
         # torch's cudaMalloc failed, it freed its cache, retried, failed
-        # again: one failure per try, num_alloc_retries + num_ooms.
+        # again: one failure per try, num_alloc_retries + num_ooms, and one
+        # episode per OutOfMemoryError, the retry naming the first try and
+        # what was freed between them: torch's reserved memory it gave back.
         self.assertEqual(len(ooms), fig["num_alloc_retries"] + fig["num_ooms"])
+        self.assertEqual(rep["totals"]["oom_episodes"], fig["num_ooms"])
         first, last = ooms
+        self.assertIsNone(first["retry_of"])
+        self.assertEqual(last["retry_of"], first["seq"])
+        self.assertEqual(last["released_before_retry_bytes"],
+                         fig["reserved_before_oom"] - fig["reserved_after_oom"])
         for o in ooms:
             self.assertEqual((o["api"], o["requested_bytes"]), ("cudaMalloc", obs["alloc"]))
         # Before the retry torch still had its cache; after, what it reserved
@@ -225,6 +232,9 @@ class TorchTest(unittest.TestCase):
         first_paragraph = text.split("\n\n")[1]
         self.assertTrue(first_paragraph.startswith("OUT OF MEMORY: "), text)
         self.assertIn(f"cudaMalloc of {obs['alloc'] / MiB:.1f} MiB failed", first_paragraph)
+        freed = (fig["reserved_before_oom"] - fig["reserved_after_oom"]) / MiB
+        self.assertIn("One episode: this request failed first at", first_paragraph)
+        self.assertIn(f"{freed:.1f} MiB in", " ".join(first_paragraph.split()))
         # The answer on stderr at the failure.
         self.assertIn(f"memtrace: out of memory: cudaMalloc of {obs['alloc'] / MiB:.1f} MiB "
                       "failed", run.stderr)
@@ -255,6 +265,9 @@ class TorchTest(unittest.TestCase):
             self.assertEqual(retried["live_bytes"],
                              o["reserved"] + self.live_at(ws, retried["seq"]))
             self.assertEqual(retried["device_free"], o["device_free"])
+            # each OutOfMemoryError one episode: the retry names its try
+            self.assertEqual((tried["retry_of"], retried["retry_of"]), (None, tried["seq"]))
+        self.assertEqual(rep["totals"]["oom_episodes"], fig["num_ooms"])
         t = rep["totals"]
         self.assertEqual(t["live_bytes_at_end"],
                          fig["memory_reserved"] + self.live_at(ws, 1 << 62))
