@@ -933,7 +933,16 @@ static void oom_stats(const struct html *h, const struct model_oom *o)
 		     "contexts, other processes, caches");
 	snprintf(sub, sizeof(sub), "at %s", fmt_seconds(h->m->device.peak_time_ns).s);
 	stat_box(h, "peak", "peak", fmt_size(h->m->device.peak_bytes).s, sub);
-	if (h->m->n_ooms > 1) {
+	if (h->m->n_oom_episodes > 1) {
+		char n[64];
+
+		snprintf(n, sizeof(n), "%zu", h->m->n_oom_episodes);
+		snprintf(sub, sizeof(sub), "%zu failures; this is the last", h->m->n_ooms);
+		stat_box(h, "n", "OOM episodes", n, sub);
+	} else if (o->retry_of) {
+		snprintf(sub, sizeof(sub), "%s freed before it", fmt_size(o->released_bytes).s);
+		stat_box(h, "n", "a retry", "1 episode", sub);
+	} else if (h->m->n_ooms > 1) {
 		snprintf(sub, sizeof(sub), "%zu", h->m->n_ooms);
 		stat_box(h, "n", "OOMs", sub, "this is the last");
 	}
