@@ -33,14 +33,14 @@
 		struct mt_order at_ = mt_record_order();                                       \
 		ret rc = real args;                                                            \
 		mt_record_alloc(&(struct mt_rec){ .api = MT_API_##name,                        \
-						  .at = at_,                                    \
 						  .status = (int)rc,                            \
 						  .oom = rc == (oomcode),                       \
 						  .address = rc == (ok) ? (PTR) : 0,            \
 						  .bytes = (BYTES),                             \
 						  .mem = (MEM),                                 \
 						  .stream = MT_U64(STREAM),                     \
-						  .handle = MT_U64(HANDLE) });                  \
+						  .handle = MT_U64(HANDLE) },                   \
+				at_);                                                          \
 		mt_leave();                                                                    \
 		return rc;                                                                     \
 	}
@@ -57,17 +57,13 @@
 		uint64_t addr_ = MT_U64(ADDR);                                                 \
 		if (!addr_ || !mt_enter())                                                     \
 			return real args;                                                      \
-		struct mt_rec r_ = { .api = MT_API_##name,                                     \
-				     .address = addr_,                                         \
-				     .stream = MT_U64(STREAM) };                               \
-		unsigned flight_ = mt_record_release_begin(addr_);                             \
+		unsigned release_ = mt_record_release_begin(addr_);                            \
 		ret rc = real args;                                                            \
-		mt_record_free(&r_);                                                           \
-		if (rc != (ok)) {                                                              \
-			r_.status = (int)rc;                                                   \
-			mt_record_free_error(&r_);                                             \
-		}                                                                              \
-		mt_record_release_done(flight_);                                               \
+		mt_record_free(&(struct mt_rec){ .api = MT_API_##name,                         \
+						 .status = rc == (ok) ? 0 : (int)rc,            \
+						 .address = addr_,                              \
+						 .stream = MT_U64(STREAM) },                    \
+			       release_);                                                      \
 		mt_leave();                                                                    \
 		return rc;                                                                     \
 	}

@@ -137,7 +137,7 @@ MT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 		return real(ptr, size);
 	struct mt_rec r = { .api = MT_API_cuMemUnmap, .kind = MT_EV_UNMAP, .address = ptr,
 			    .bytes = size };
-	unsigned flight = mt_record_release_begin(ptr);
+	unsigned release = mt_record_release_begin(ptr);
 	CUresult rc = real(ptr, size);
 	mt_record_event(&r);
 	if (rc != CUDA_SUCCESS) {
@@ -145,7 +145,7 @@ MT_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 		r.status = rc;
 		mt_record_event(&r);
 	}
-	mt_record_release_done(flight);
+	mt_record_release_done(release);
 	mt_leave();
 	return rc;
 }

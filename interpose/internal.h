@@ -86,13 +86,11 @@ struct mt_event {
 	uint8_t source; /* enum mt_source: who saw it */
 	uint8_t pad;
 	uint32_t op; /* innermost NVTX range of the thread; marks: the label */
-	/* The event's place in the trace's order, taken at its ordering
-	 * point (mt_queue_ticket; record.c says where): the writer writes
-	 * events in this order, whatever order the queue brought them in. */
-	uint64_t order;
 };
-/* The queue's cells (queue.c) and the documents count on this size. */
-_Static_assert(sizeof(struct mt_event) == 88, "an event is 88 bytes");
+/* The queue's cells (queue.c) and the documents count on this size. Its
+ * place in the trace's order is not in it: that is the cell it is pushed
+ * into (mt_queue_push). */
+_Static_assert(sizeof(struct mt_event) == 80, "an event is 80 bytes");
 
 /* ---- log.c: the one error funnel ---- */
 enum mt_who {
@@ -141,17 +139,14 @@ uint32_t mt_stack_count(const struct mt_stack_table *t);
 struct mt_queue;
 struct mt_queue *mt_queue_new(unsigned log2_capacity);
 void mt_queue_free(struct mt_queue *q);
-/* A place in the order of events (ev->order) and its cell, taken at the
- * event's ordering point, before the event is pushed. Every ticket taken
- * must be pushed: the consumer waits for the ones it has not seen
- * (bounded: mt_queue_abandon). */
-uint64_t mt_queue_ticket(struct mt_queue *q);
+/* mt_queue_ticket, a place in the order of events and its cell, is
+ * inline in queue.h. */
 /* Tickets taken so far: the next one. */
 uint64_t mt_queue_tickets(const struct mt_queue *q);
-/* Blocks while the queue is full. ev->order must be a ticket; when its
- * cell was given up, the event goes into a new one (late). Returns the
- * cell it went into (the writer's commit counts cells). */
-uint64_t mt_queue_push(struct mt_queue *q, const struct mt_event *ev);
+/* Blocks while the queue is full. ticket is the event's (mt_queue_ticket);
+ * when its cell was given up, the event goes into a new one (late).
+ * Returns the cell it went into (the writer's commit counts cells). */
+uint64_t mt_queue_push(struct mt_queue *q, uint64_t ticket, const struct mt_event *ev);
 /* Consumer only: the event of the ticket due, false when it is not there
  * yet (skipping the cells taken ahead). */
 bool mt_queue_pop(struct mt_queue *q, struct mt_event *ev);
@@ -174,12 +169,14 @@ uint64_t mt_queue_wait_ns(const struct mt_queue *q);
 void mt_queue_close(struct mt_queue *q);
 /* Called by a producer when the queue is more than half full. */
 void mt_queue_set_pressure_cb(struct mt_queue *q, void (*cb)(void *), void *data);
-/* A release (free, unmap) of address is running on this thread: until
- * mt_queue_release_done, the writer knows that an allocation or mapping
- * at that address may be a reuse whose release is still to come. Returns
- * a token for mt_queue_release_done. */
-unsigned mt_queue_release_begin(struct mt_queue *q, uint64_t address);
-void mt_queue_release_done(struct mt_queue *q, unsigned token);
+/* A release (free, unmap) running on a thread: while the address is in
+ * the thread's slot, the writer knows that an allocation or mapping at
+ * that address may be a reuse whose release is still to come. The slot
+ * is the calling thread's, for good (the record path keeps it:
+ * mt_record_release_begin); NULL when every slot is taken: then
+ * mt_queue_release_unnamed says a release is running (true) or done. */
+_Atomic uint64_t *mt_queue_release_slot(struct mt_queue *q);
+void mt_queue_release_unnamed(struct mt_queue *q, bool running);
 /* The writer: is a release of address running now? */
 bool mt_queue_release_running(const struct mt_queue *q, uint64_t address);
 
@@ -292,11 +289,12 @@ uint64_t mt_writer_committed(const struct mt_writer *w);
 
 /* ---- unwind.c: native stacks ---- */
 void mt_unwind_init(void);
-/* Up to max return addresses, the caller of the hooked function first.
- * ips must have room for max + MT_UNWIND_SLACK entries (the unwind
- * starts inside memtrace; its own frames are dropped in place). */
+/* Up to max return addresses, the caller of the hooked function first,
+ * from ips[*skip] on (before them: the unwind's own frames, inside
+ * memtrace; *skip <= MT_UNWIND_SLACK). ips must have room for max +
+ * MT_UNWIND_SLACK entries. */
 #define MT_UNWIND_SLACK 8
-unsigned mt_unwind(uintptr_t *ips, unsigned max);
+unsigned mt_unwind(uintptr_t *ips, unsigned max, unsigned *skip);
 
 /* ---- nvtx-names.c: operation names and each thread's range stack ---- */
 #define MT_NVTX_DOMAINS 64
@@ -356,21 +354,32 @@ void mt_record_unlock(void);
  * its first CUDA call. */
 void mt_record_after_fork_child(bool follow);
 
+/* The guard (record.c, rule 1), inline in every wrapper: a thread-local
+ * flag and the trace's state. */
+enum mt_record_state { MT_RECORD_IDLE, MT_RECORD_RUNNING, MT_RECORD_OFF };
+extern _Atomic int mt_record_state;
+extern MT_TLS int mt_in_hook;
+bool mt_enter_slow(void);
 /* false: pass the call straight through (nested call, or tracing off). */
-bool mt_enter(void);
-void mt_leave(void);
+static inline bool mt_enter(void)
+{
+	if (mt_in_hook)
+		return false;
+	mt_in_hook = 1;
+	if (MT_LIKELY(atomic_load_explicit(&mt_record_state, memory_order_acquire) ==
+		      MT_RECORD_RUNNING))
+		return true;
+	return mt_enter_slow();
+}
+static inline void mt_leave(void)
+{
+	mt_in_hook = 0;
+}
 
 /* What a wrapper knows about one call. */
-/* An event's ordering point (mt_record_order): its ticket and time. */
-struct mt_order {
-	uint64_t ticket;
-	uint64_t time_ns;
-	bool taken; /* false: the record takes one when it is made */
-};
 struct mt_rec {
 	unsigned api;
-	struct mt_order at; /* allocations: taken before the call */
-	int status; /* the CUDA result */
+	int status; /* the CUDA result (0: success, in both APIs) */
 	bool oom; /* status says: out of memory */
 	uint8_t kind; /* mt_record_event only */
 	bool no_stack; /* mt_record_event: a frequent call (launches) */
@@ -380,19 +389,45 @@ struct mt_rec {
 	uint64_t stream;
 	uint64_t handle;
 };
+/* An event's ordering point: its ticket (its place in the trace's order)
+ * and its time. Two words: returned and passed in registers. */
+struct mt_order {
+	uint64_t ticket;
+	uint64_t time_ns;
+};
 /* The ordering point of an allocation, just before its call: the device
  * may hand out the memory at any moment of the call, so it counts from
  * the start (docs/trace-format.md, "seq across threads"). */
 struct mt_order mt_record_order(void);
 /* After an allocation returned: alloc, oom or alloc_error by status. */
-void mt_record_alloc(const struct mt_rec *r);
-/* A free counts until its call returned: mt_record_release_begin before
- * the call (the address is in flight), mt_record_free after it (and
- * mt_record_free_error too if it failed), then mt_record_release_done. */
-unsigned mt_record_release_begin(uint64_t address);
-void mt_record_release_done(unsigned token);
-void mt_record_free(const struct mt_rec *r);
-void mt_record_free_error(const struct mt_rec *r);
+void mt_record_alloc(const struct mt_rec *r, struct mt_order at);
+/* A release (free, unmap) counts until its call returned, and its address
+ * is in flight while it runs: mt_record_release_begin before the call
+ * names it in this thread's slot (inline: one store), the release's
+ * events after the call, then mt_record_release_done. mt_record_free
+ * records a free (and a free_error when r->status says it failed) and
+ * ends the release. */
+extern MT_TLS _Atomic uint64_t *mt_release_mine; /* this thread's slot; NULL: none yet */
+unsigned mt_record_release_begin_slow(uint64_t address);
+void mt_record_release_done_slow(void);
+static inline unsigned mt_record_release_begin(uint64_t address)
+{
+	_Atomic uint64_t *slot = mt_release_mine;
+	if (MT_UNLIKELY(!slot))
+		return mt_record_release_begin_slow(address);
+	atomic_store_explicit(slot, address, memory_order_release);
+	return 0;
+}
+/* After the release's events are pushed: the writer that sees the slot
+ * empty finds them in the queue. */
+static inline void mt_record_release_done(unsigned release)
+{
+	if (MT_LIKELY(!release))
+		atomic_store_explicit(mt_release_mine, 0, memory_order_release);
+	else
+		mt_record_release_done_slow();
+}
+void mt_record_free(const struct mt_rec *r, unsigned release);
 /* Any other kind (map, unmap, pools), with a stack. */
 void mt_record_event(const struct mt_rec *r);
 /* A mark (memtrace_mark, nvtxMark): label is an interned name id. */

@@ -11,7 +11,7 @@
  * it has waited too long, or the queue passes half full behind it, it
  * gives the cell up (mt_queue_abandon); the producer that comes to it
  * later finds it given up and pushes its event into a new cell, where it
- * arrives late (its ev->order before the cells around it). A producer
+ * arrives late (after cells whose tickets came after its own). A producer
  * claims its cell with a compare-and-swap, so that a cell is never both
  * filled and given up. When the queue is full the producer waits for
  * its cell (never drops), and the time it waited is added up for the
@@ -29,6 +29,7 @@
  * ticket, so that line stays in the consumer's cache. */
 #include "clock.h"
 #include "internal.h"
+#include "queue.h"
 #include "trace-schema.h"
 
 #include <sched.h>
@@ -36,14 +37,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
-
-struct cell {
-	_Alignas(64) _Atomic uint64_t seq;
-	struct mt_event ev;
-};
-/* 8 + 88 bytes, in two whole cache lines (MT_QUEUE_LOG2 in preload.c
- * counts on it: 65536 cells are 8 MiB). */
-_Static_assert(sizeof(struct cell) == 128, "a queue cell is two cache lines");
 
 /* A cell's seq, for the ticket pos that owns it this lap: pos (empty),
  * pos | CELL_CLAIMED (being filled), pos + 1 (filled), (pos + 1) |
@@ -53,32 +46,6 @@ _Static_assert(sizeof(struct cell) == 128, "a queue cell is two cache lines");
 #define CELL_DONE (1ull << 62)
 #define CELL_FLAGS (CELL_CLAIMED | CELL_DONE)
 
-/* Releases running now (trace-writer.c's early releases need to know).
- * A thread keeps one slot for good, written with plain stores; past
- * MT_RELEASE_SLOTS threads, a count says that some release is running
- * unnamed. */
-#define MT_RELEASE_SLOTS 1024
-
-struct release_slot {
-	_Alignas(64) _Atomic uint64_t address; /* 0: free */
-};
-
-struct mt_queue {
-	struct release_slot releases[MT_RELEASE_SLOTS];
-	_Alignas(64) _Atomic uint64_t releases_unnamed;
-	struct cell *cells;
-	uint64_t mask;
-	uint64_t poke_mask; /* tickets where a producer looks at tail: pos & poke_mask == 0 */
-	void (*pressure_cb)(void *);
-	void *pressure_data;
-	_Alignas(64) _Atomic uint64_t head; /* next ticket: the next cell */
-	_Alignas(64) _Atomic uint64_t tail; /* next to pop; written by the consumer */
-	_Alignas(64) _Atomic uint64_t wait_ns;
-	_Atomic uint64_t late; /* events pushed again after their cell was given up */
-	uint64_t abandoned; /* cells given up (the consumer's) */
-	_Atomic bool closed;
-};
-
 struct mt_queue *mt_queue_new(unsigned log2_capacity)
 {
 	size_t cap = (size_t)1 << log2_capacity;
@@ -87,7 +54,7 @@ struct mt_queue *mt_queue_new(unsigned log2_capacity)
 	if (q == MAP_FAILED)
 		return NULL;
 	memset(q, 0, sizeof(*q));
-	q->cells = mmap(NULL, cap * sizeof(struct cell), PROT_READ | PROT_WRITE,
+	q->cells = mmap(NULL, cap * sizeof(struct mt_queue_cell), PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (q->cells == MAP_FAILED) {
 		munmap(q, sizeof(*q));
@@ -106,7 +73,7 @@ void mt_queue_free(struct mt_queue *q)
 {
 	if (!q)
 		return;
-	munmap(q->cells, (q->mask + 1) * sizeof(struct cell));
+	munmap(q->cells, (q->mask + 1) * sizeof(struct mt_queue_cell));
 	munmap(q, sizeof(*q));
 }
 
@@ -120,7 +87,7 @@ void mt_queue_set_pressure_cb(struct mt_queue *q, void (*cb)(void *), void *data
  * consumer has not taken. Spin a little, then yield, then sleep in short
  * steps, poking the consumer. Returns the cell's seq once it is this
  * lap's (empty, or given up), or 0 when the queue was closed. */
-static uint64_t wait_for_cell(struct mt_queue *q, struct cell *c, uint64_t pos)
+static uint64_t wait_for_cell(struct mt_queue *q, struct mt_queue_cell *c, uint64_t pos)
 {
 	uint64_t start = mt_now_ns(), s;
 	for (unsigned spins = 0;
@@ -144,31 +111,19 @@ static uint64_t wait_for_cell(struct mt_queue *q, struct cell *c, uint64_t pos)
 	return s;
 }
 
-/* Sequentially consistent: a ticket is the moment that orders this
- * thread's event against every other thread's (record.c). */
-uint64_t mt_queue_ticket(struct mt_queue *q)
-{
-	uint64_t pos = atomic_fetch_add(&q->head, 1);
-	/* the cell's line, for writing: an allocation pushes after its call,
-	 * by when it is here, and the claim does not wait for it */
-	__builtin_prefetch(&q->cells[pos & q->mask], 1);
-	return pos;
-}
-
 uint64_t mt_queue_tickets(const struct mt_queue *q)
 {
 	return atomic_load(&((struct mt_queue *)q)->head);
 }
 
-/* Claims the cell of ticket pos: false when the consumer gave it up. The
- * compare-and-swap first, with no load before it: the line comes over
- * once, for writing. */
+/* Claims the cell of ticket pos: false when the consumer gave it up
+ * (or, *closed, the queue was closed while it waited). */
 static bool claim(struct mt_queue *q, uint64_t pos, bool *closed)
 {
-	struct cell *c = &q->cells[pos & q->mask];
+	struct mt_queue_cell *c = &q->cells[pos & q->mask];
 	uint64_t s = pos;
-	if (MT_LIKELY(atomic_compare_exchange_strong_explicit(
-		    &c->seq, &s, pos | CELL_CLAIMED, memory_order_acquire, memory_order_acquire)))
+	if (atomic_compare_exchange_strong_explicit(&c->seq, &s, pos | CELL_CLAIMED,
+						    memory_order_acquire, memory_order_acquire))
 		return true;
 	if ((int64_t)((s & ~CELL_FLAGS) - pos) < 0 && !(s = wait_for_cell(q, c, pos))) {
 		*closed = true;
@@ -177,9 +132,28 @@ static bool claim(struct mt_queue *q, uint64_t pos, bool *closed)
 	return s == pos && atomic_compare_exchange_strong(&c->seq, &s, pos | CELL_CLAIMED);
 }
 
-uint64_t mt_queue_push(struct mt_queue *q, const struct mt_event *ev)
+/* Poke the consumer when the queue is past half full (looked at only
+ * now and then: mt_queue_push). */
+static __attribute__((noinline)) void poke(struct mt_queue *q, uint64_t pos)
 {
-	uint64_t pos = ev->order;
+	uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+	if ((int64_t)(pos - tail) >= (int64_t)(q->mask + 1) / 2 && q->pressure_cb)
+		q->pressure_cb(q->pressure_data);
+}
+
+static inline void fill(struct mt_queue *q, struct mt_queue_cell *c, uint64_t pos,
+			const struct mt_event *ev)
+{
+	c->ev = *ev;
+	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+	if (MT_UNLIKELY((pos & q->poke_mask) == 0))
+		poke(q, pos);
+}
+
+/* The cell was not free at once: full (wait), or given up (another). */
+static __attribute__((noinline)) uint64_t push_slow(struct mt_queue *q, uint64_t pos,
+						    const struct mt_event *ev)
+{
 	bool closed = false;
 	while (!claim(q, pos, &closed)) {
 		if (closed)
@@ -188,46 +162,43 @@ uint64_t mt_queue_push(struct mt_queue *q, const struct mt_event *ev)
 		atomic_fetch_add_explicit(&q->late, 1, memory_order_relaxed);
 		pos = atomic_fetch_add(&q->head, 1);
 	}
-	struct cell *c = &q->cells[pos & q->mask];
-	c->ev = *ev;
-	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
-
-	/* Poke the consumer when the queue is past half full, looking only
-	 * now and then. */
-	if (MT_UNLIKELY((pos & q->poke_mask) == 0)) {
-		uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-		if ((int64_t)(pos - tail) >= (int64_t)(q->mask + 1) / 2 && q->pressure_cb)
-			q->pressure_cb(q->pressure_data);
-	}
+	fill(q, &q->cells[pos & q->mask], pos, ev);
 	return pos;
+}
+
+/* The cell is claimed with a compare-and-swap first, with no load before
+ * it: the line comes over once, for writing. */
+uint64_t mt_queue_push(struct mt_queue *q, uint64_t ticket, const struct mt_event *ev)
+{
+	struct mt_queue_cell *c = &q->cells[ticket & q->mask];
+	uint64_t s = ticket;
+	if (MT_UNLIKELY(!atomic_compare_exchange_strong_explicit(&c->seq, &s, ticket | CELL_CLAIMED,
+								 memory_order_acquire,
+								 memory_order_acquire)))
+		return push_slow(q, ticket, ev);
+	fill(q, c, ticket, ev);
+	return ticket;
 }
 
 static MT_TLS unsigned release_slot; /* this thread's, + 1; 0: none yet */
 static _Atomic unsigned release_threads;
 
-unsigned mt_queue_release_begin(struct mt_queue *q, uint64_t address)
+/* The writer sees a slot through the driver's own ordering: a thread
+ * that got the address again got it after the release's call began, so
+ * after the store. */
+_Atomic uint64_t *mt_queue_release_slot(struct mt_queue *q)
 {
 	if (MT_UNLIKELY(!release_slot)) {
 		unsigned k = atomic_fetch_add(&release_threads, 1);
 		release_slot = k < MT_RELEASE_SLOTS ? k + 1 : MT_RELEASE_SLOTS + 1;
 	}
-	unsigned k = release_slot - 1;
-	if (MT_UNLIKELY(k == MT_RELEASE_SLOTS)) {
-		atomic_fetch_add(&q->releases_unnamed, 1);
-		return k;
-	}
-	/* seen by the writer through the driver's own ordering: a thread that
-	 * got this address again got it after our call began */
-	atomic_store_explicit(&q->releases[k].address, address, memory_order_release);
-	return k;
+	return release_slot <= MT_RELEASE_SLOTS ? &q->releases[release_slot - 1].address : NULL;
 }
 
-/* After the release's event is pushed: the writer that sees the slot
- * empty finds the event in the queue. */
-void mt_queue_release_done(struct mt_queue *q, unsigned token)
+void mt_queue_release_unnamed(struct mt_queue *q, bool running)
 {
-	if (token < MT_RELEASE_SLOTS)
-		atomic_store_explicit(&q->releases[token].address, 0, memory_order_release);
+	if (running)
+		atomic_fetch_add(&q->releases_unnamed, 1);
 	else
 		atomic_fetch_sub(&q->releases_unnamed, 1);
 }
@@ -247,7 +218,7 @@ bool mt_queue_pop(struct mt_queue *q, struct mt_event *ev)
 {
 	for (;;) {
 		uint64_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
-		struct cell *c = &q->cells[pos & q->mask];
+		struct mt_queue_cell *c = &q->cells[pos & q->mask];
 		uint64_t s = atomic_load_explicit(&c->seq, memory_order_acquire);
 		if (s != pos + 1 && s != ((pos + 1) | CELL_DONE))
 			return false;
@@ -268,7 +239,7 @@ bool mt_queue_abandon(struct mt_queue *q)
 	uint64_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
 	if (pos == atomic_load(&q->head))
 		return false; /* no ticket taken: nothing to wait for */
-	struct cell *c = &q->cells[pos & q->mask];
+	struct mt_queue_cell *c = &q->cells[pos & q->mask];
 	uint64_t s = pos;
 	if (!atomic_compare_exchange_strong(&c->seq, &s, pos + q->mask + 1))
 		return false; /* being filled, or filled */
@@ -287,7 +258,7 @@ bool mt_queue_take_ahead(struct mt_queue *q, unsigned kind, uint64_t address,
 	uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
 	uint64_t head = atomic_load(&q->head);
 	for (uint64_t pos = tail; pos != head && pos - tail <= q->mask; pos++) {
-		struct cell *c = &q->cells[pos & q->mask];
+		struct mt_queue_cell *c = &q->cells[pos & q->mask];
 		if (atomic_load_explicit(&c->seq, memory_order_acquire) != pos + 1)
 			continue;
 		const struct mt_event *e = &c->ev;

@@ -50,6 +50,7 @@
 #include "clock.h"
 #include "internal.h"
 #include "python.h"
+#include "queue.h"
 #include "trace-schema.h"
 
 #include <errno.h>
@@ -61,14 +62,13 @@
 #define MT_OOM_SYNC_MS 5000
 #define MT_MAX_FRAMES 512 /* native (MEMTRACE_DEPTH) plus Python frames */
 
-enum state { ST_IDLE, ST_RUNNING, ST_OFF };
-
-static _Atomic int state = ST_IDLE;
+_Atomic int mt_record_state = MT_RECORD_IDLE;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static void (*start_trace)(void);
-static struct mt_record_options rec; /* written before state turns ST_RUNNING */
+static struct mt_record_options rec; /* written before state turns MT_RECORD_RUNNING */
 
-static MT_TLS int in_hook;
+MT_TLS int mt_in_hook;
+MT_TLS _Atomic uint64_t *mt_release_mine;
 static MT_TLS uint32_t tls_tid;
 
 /* Marks made before the trace exists (before the first CUDA call) wait
@@ -90,22 +90,20 @@ void mt_record_set_start(void (*start)(void))
 void mt_record_begin(const struct mt_record_options *opt)
 {
 	rec = *opt;
-	for (unsigned i = 0; i < npending; i++) {
-		pending_marks[i].order = mt_queue_ticket(rec.queue);
-		mt_queue_push(rec.queue, &pending_marks[i]);
-	}
+	for (unsigned i = 0; i < npending; i++)
+		mt_queue_push(rec.queue, mt_queue_ticket(rec.queue), &pending_marks[i]);
 	npending = 0;
-	atomic_store_explicit(&state, ST_RUNNING, memory_order_release);
+	atomic_store_explicit(&mt_record_state, MT_RECORD_RUNNING, memory_order_release);
 }
 
 bool mt_record_running(void)
 {
-	return atomic_load(&state) == ST_RUNNING;
+	return atomic_load(&mt_record_state) == MT_RECORD_RUNNING;
 }
 
 void mt_record_stop(void)
 {
-	atomic_store(&state, ST_OFF);
+	atomic_store(&mt_record_state, MT_RECORD_OFF);
 }
 
 void mt_record_lock(void)
@@ -124,46 +122,43 @@ void mt_record_after_fork_child(bool follow)
 {
 	pthread_mutex_init(&start_lock, NULL);
 	tls_tid = 0;
-	in_hook = 0;
+	mt_in_hook = 0;
+	mt_release_mine = NULL; /* a slot of the parent's queue */
 	npending = 0;
 	mt_thread_names_after_fork_child();
 	rec = (struct mt_record_options){ 0 };
 	capture_after_fork_child();
 	if (!follow)
-		atomic_store(&state, ST_OFF);
-	else if (atomic_load(&state) == ST_RUNNING)
-		atomic_store(&state, ST_IDLE);
+		atomic_store(&mt_record_state, MT_RECORD_OFF);
+	else if (atomic_load(&mt_record_state) == MT_RECORD_RUNNING)
+		atomic_store(&mt_record_state, MT_RECORD_IDLE);
 }
 
 /* Before the constructor has given the start, nothing is configured yet:
  * the call passes through and the trace stays idle. */
 static bool ensure_started(void)
 {
-	int s = atomic_load_explicit(&state, memory_order_acquire);
-	if (MT_LIKELY(s == ST_RUNNING))
+	int s = atomic_load_explicit(&mt_record_state, memory_order_acquire);
+	if (MT_LIKELY(s == MT_RECORD_RUNNING))
 		return true;
-	if (s == ST_OFF || !start_trace)
+	if (s == MT_RECORD_OFF || !start_trace)
 		return false;
 	pthread_mutex_lock(&start_lock);
-	if (atomic_load(&state) == ST_IDLE) {
+	if (atomic_load(&mt_record_state) == MT_RECORD_IDLE) {
 		start_trace();
-		if (atomic_load(&state) == ST_IDLE)
-			atomic_store_explicit(&state, ST_OFF, memory_order_release);
+		if (atomic_load(&mt_record_state) == MT_RECORD_IDLE)
+			atomic_store_explicit(&mt_record_state, MT_RECORD_OFF,
+					      memory_order_release);
 	}
 	pthread_mutex_unlock(&start_lock);
-	return atomic_load(&state) == ST_RUNNING;
+	return atomic_load(&mt_record_state) == MT_RECORD_RUNNING;
 }
 
 /* ---- the guard ---- */
 
-bool mt_enter(void)
+/* mt_enter (internal.h) found the trace not running. */
+bool mt_enter_slow(void)
 {
-	if (in_hook)
-		return false;
-	in_hook = 1;
-	int s = atomic_load_explicit(&state, memory_order_acquire);
-	if (MT_LIKELY(s == ST_RUNNING))
-		return true;
 	/* Starting creates files and a thread: whatever errno that leaves
 	 * must not become the program's. */
 	int saved_errno = errno;
@@ -171,13 +166,8 @@ bool mt_enter(void)
 	errno = saved_errno;
 	if (running)
 		return true;
-	in_hook = 0;
+	mt_in_hook = 0;
 	return false;
-}
-
-void mt_leave(void)
-{
-	in_hook = 0;
 }
 
 /* ---- recording ----
@@ -198,18 +188,21 @@ static uint32_t current_tid(void)
 
 /* The ticket last, so that a time read before it is never later than the
  * time of an event ordered after it on another thread. */
-struct mt_order mt_record_order(void)
+static inline struct mt_order order_now(void)
 {
-	struct mt_order o = { .time_ns = mt_now_ns(), .taken = true };
-	o.ticket = mt_queue_ticket(rec.queue);
-	return o;
+	uint64_t time_ns = mt_now_ns();
+	return (struct mt_order){ .ticket = mt_queue_ticket(rec.queue), .time_ns = time_ns };
 }
 
-static void fill_common(struct mt_event *ev, const struct mt_rec *r)
+struct mt_order mt_record_order(void)
 {
-	struct mt_order at = r->at.taken ? r->at : mt_record_order();
-	ev->order = at.ticket;
-	ev->time_ns = at.time_ns;
+	return order_now();
+}
+
+/* Everything but the kind, the stack and the device. */
+static void fill_common(struct mt_event *ev, const struct mt_rec *r, uint64_t time_ns)
+{
+	ev->time_ns = time_ns;
 	ev->api = (uint16_t)r->api;
 	ev->status = r->status;
 	ev->address = r->address;
@@ -223,8 +216,10 @@ static void fill_common(struct mt_event *ev, const struct mt_rec *r)
 
 static uint32_t capture_stack(void)
 {
-	uintptr_t ips[MT_MAX_FRAMES];
-	unsigned n = mt_unwind(ips, (unsigned)rec.depth);
+	uintptr_t buf[MT_MAX_FRAMES + MT_UNWIND_SLACK];
+	unsigned skip;
+	unsigned n = mt_unwind(buf, (unsigned)rec.depth, &skip);
+	uintptr_t *ips = buf + skip;
 	n = mt_python_splice(ips, n, MT_MAX_FRAMES);
 	return n ? mt_stack_intern(rec.stacks, ips, n) : 0;
 }
@@ -254,15 +249,14 @@ static void note_device(const struct mt_rec *r, int16_t device)
 	if (!rec.mem_info(r->api, &free_b, &total))
 		return;
 	/* a ticket of its own, taken only now: every ticket must be pushed */
+	struct mt_order at = order_now();
 	struct mt_event ev = { 0 };
-	fill_common(&ev, &(struct mt_rec){ .api = r->api });
+	fill_common(&ev, &(struct mt_rec){ .api = r->api }, at.time_ns);
 	ev.kind = MT_EV_DEVICE;
 	ev.device = device;
-	ev.address = 0;
-	ev.mem = 0;
 	ev.handle = free_b;
 	ev.bytes = total;
-	mt_queue_push(rec.queue, &ev);
+	mt_queue_push(rec.queue, at.ticket, &ev);
 }
 
 /* The OOM is in the file before the program hears of it (rule 6). */
@@ -274,11 +268,11 @@ static void wait_committed(uint64_t seq)
 		       rec.path, MT_OOM_SYNC_MS / 1000);
 }
 
-void mt_record_alloc(const struct mt_rec *r)
+void mt_record_alloc(const struct mt_rec *r, struct mt_order at)
 {
 	int saved_errno = errno;
 	struct mt_event ev = { 0 };
-	fill_common(&ev, r);
+	fill_common(&ev, r, at.time_ns);
 	ev.stack = capture_stack();
 	ev.kind = r->status == 0 ? MT_EV_ALLOC : r->oom ? MT_EV_OOM : MT_EV_ALLOC_ERROR;
 	/* Allocated on a stream being captured: memory of the graph. */
@@ -295,7 +289,7 @@ void mt_record_alloc(const struct mt_rec *r)
 			rec.flush();
 		upto = mt_queue_tickets(rec.queue) - 1;
 	}
-	uint64_t cell = mt_queue_push(rec.queue, &ev);
+	uint64_t cell = mt_queue_push(rec.queue, at.ticket, &ev);
 	if (ev.kind == MT_EV_OOM)
 		wait_committed(cell > upto ? cell : upto);
 	if (ev.kind == MT_EV_ALLOC && !(ev.mem == MT_MEM_GRAPH && r->mem != MT_MEM_GRAPH))
@@ -303,52 +297,63 @@ void mt_record_alloc(const struct mt_rec *r)
 	errno = saved_errno;
 }
 
-static void record_plain(const struct mt_rec *r, unsigned kind, bool with_stack)
+/* Its ticket now, then the stack. errno is the caller's to keep. */
+static void record_plain(const struct mt_rec *r, unsigned kind, int status, bool with_stack)
 {
-	int saved_errno = errno;
+	struct mt_order at = order_now();
 	struct mt_event ev = { 0 };
-	fill_common(&ev, r);
+	fill_common(&ev, r, at.time_ns);
+	ev.status = status;
 	ev.kind = (uint8_t)kind;
 	ev.stack = with_stack ? capture_stack() : 0;
 	ev.device = with_stack ? rec.device(r->api) : -1;
-	mt_queue_push(rec.queue, &ev);
-	errno = saved_errno;
+	mt_queue_push(rec.queue, at.ticket, &ev);
 }
 
 /* A free on a stream being captured frees nothing now: it is a free node
- * of the graph. */
-void mt_record_free(const struct mt_rec *r)
+ * of the graph. A free that failed is a free_error too, which puts the
+ * allocation back. */
+void mt_record_free(const struct mt_rec *r, unsigned release)
 {
-	if (r->stream && capturing(r->stream))
-		record_plain(r, MT_EV_GRAPH_FREE_NODE, true);
+	int saved_errno = errno;
+	if (MT_UNLIKELY(r->stream && capturing(r->stream)))
+		record_plain(r, MT_EV_GRAPH_FREE_NODE, 0, true);
 	else
-		record_plain(r, MT_EV_FREE, false);
+		record_plain(r, MT_EV_FREE, 0, false);
+	if (MT_UNLIKELY(r->status))
+		record_plain(r, MT_EV_FREE_ERROR, r->status, false);
+	mt_record_release_done(release);
+	errno = saved_errno;
 }
 
-unsigned mt_record_release_begin(uint64_t address)
+/* No slot yet on this thread (its first release), or none to be had. */
+unsigned mt_record_release_begin_slow(uint64_t address)
 {
-	return mt_queue_release_begin(rec.queue, address);
+	_Atomic uint64_t *slot = mt_queue_release_slot(rec.queue);
+	if (!slot) {
+		mt_queue_release_unnamed(rec.queue, true);
+		return 1;
+	}
+	mt_release_mine = slot;
+	return mt_record_release_begin(address);
 }
 
-void mt_record_release_done(unsigned token)
+void mt_record_release_done_slow(void)
 {
-	mt_queue_release_done(rec.queue, token);
-}
-
-void mt_record_free_error(const struct mt_rec *r)
-{
-	record_plain(r, MT_EV_FREE_ERROR, false);
+	mt_queue_release_unnamed(rec.queue, false);
 }
 
 /* A program whose device memory is all captured graph memory notes its
  * device at its first graph launch or upload (never inside a capture). */
 void mt_record_event(const struct mt_rec *r)
 {
-	record_plain(r, r->kind, !r->no_stack);
+	int saved_errno = errno;
+	record_plain(r, r->kind, r->status, !r->no_stack);
 	if ((r->kind == MT_EV_GRAPH_LAUNCH || r->kind == MT_EV_GRAPH_UPLOAD) && r->status == 0 &&
 	    !atomic_load_explicit(&devices_seen, memory_order_relaxed))
 		note_device(&(struct mt_rec){ .api = r->api, .mem = MT_MEM_GRAPH },
 			    rec.device(r->api));
+	errno = saved_errno;
 }
 
 void mt_record_mark(unsigned api, uint32_t label)
@@ -357,23 +362,21 @@ void mt_record_mark(unsigned api, uint32_t label)
 	struct mt_event ev = { 0 };
 	/* the ticket once the queue is known to be there: a mark made
 	 * before the trace starts takes its ticket at the start */
-	fill_common(&ev, &(struct mt_rec){ .api = api,
-					   .at = { .time_ns = mt_now_ns(), .taken = true } });
+	fill_common(&ev, &(struct mt_rec){ .api = api }, mt_now_ns());
 	ev.kind = MT_EV_MARK;
 	ev.op = label;
 	ev.device = -1;
-	if (atomic_load_explicit(&state, memory_order_acquire) == ST_RUNNING && !in_hook) {
-		in_hook = 1;
-		ev.order = mt_queue_ticket(rec.queue);
+	if (atomic_load_explicit(&mt_record_state, memory_order_acquire) == MT_RECORD_RUNNING &&
+	    !mt_in_hook) {
+		mt_in_hook = 1;
+		uint64_t ticket = mt_queue_ticket(rec.queue);
 		ev.stack = capture_stack();
-		mt_queue_push(rec.queue, &ev);
-		in_hook = 0;
-	} else if (atomic_load(&state) == ST_IDLE) {
+		mt_queue_push(rec.queue, ticket, &ev);
+		mt_in_hook = 0;
+	} else if (atomic_load(&mt_record_state) == MT_RECORD_IDLE) {
 		pthread_mutex_lock(&start_lock);
-		if (atomic_load(&state) == ST_RUNNING) {
-			ev.order = mt_queue_ticket(rec.queue);
-			mt_queue_push(rec.queue, &ev);
-		}
+		if (atomic_load(&mt_record_state) == MT_RECORD_RUNNING)
+			mt_queue_push(rec.queue, mt_queue_ticket(rec.queue), &ev);
 		else if (npending < MT_PENDING_MARKS)
 			pending_marks[npending++] = ev;
 		pthread_mutex_unlock(&start_lock);
@@ -383,11 +386,9 @@ void mt_record_mark(unsigned api, uint32_t label)
 
 bool mt_record_external(const struct mt_event *ev)
 {
-	if (atomic_load_explicit(&state, memory_order_acquire) != ST_RUNNING)
+	if (atomic_load_explicit(&mt_record_state, memory_order_acquire) != MT_RECORD_RUNNING)
 		return false;
-	struct mt_event e = *ev;
-	e.order = mt_queue_ticket(rec.queue);
-	mt_queue_push(rec.queue, &e);
+	mt_queue_push(rec.queue, mt_queue_ticket(rec.queue), ev);
 	return true;
 }
 

@@ -43,11 +43,14 @@ static bool is_self(uintptr_t ip)
 	return ip >= self_lo && ip < self_hi;
 }
 
-/* libunwind fills the caller's array (room for max + MT_UNWIND_SLACK)
- * and memtrace's own frames, at the start, are dropped in place: no
- * second buffer, no copy loop. */
-unsigned mt_unwind(uintptr_t *ips, unsigned max)
+/* libunwind fills the caller's array (room for max + MT_UNWIND_SLACK);
+ * memtrace's own frames, at the start, stay there and are skipped (*skip):
+ * no second buffer, no copy. Past MT_UNWIND_SLACK of them, the frames
+ * are moved down to the start, so that *skip never leaves less room
+ * after it than max. */
+unsigned mt_unwind(uintptr_t *ips, unsigned max, unsigned *skip)
 {
+	*skip = 0;
 	/* The program took the pipe's number (or the trace's): libunwind
 	 * would read from and write into its file. */
 	if (MT_UNLIKELY(mt_fdguard_lost()))
@@ -65,7 +68,10 @@ unsigned mt_unwind(uintptr_t *ips, unsigned max)
 	unsigned out = (unsigned)n - i;
 	if (out > max)
 		out = max;
-	if (i && out)
+	if (MT_UNLIKELY(i > MT_UNWIND_SLACK)) {
 		memmove(ips, ips + i, out * sizeof(ips[0]));
+		i = 0;
+	}
+	*skip = i;
 	return out;
 }

@@ -14,10 +14,12 @@
 #include "clock.h"
 #include "internal.h"
 #include "python.h"
+#include "queue.h"
 #include "trace-schema.h"
 
 #include <pthread.h>
 #include <sched.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -115,8 +117,9 @@ bp_stack_count(void)
 unsigned
 bp_unwind(unsigned depth)
 {
-	uintptr_t ips[BP_MAX_FRAMES];
-	return mt_unwind(ips, depth);
+	uintptr_t ips[BP_MAX_FRAMES + MT_UNWIND_SLACK];
+	unsigned skip;
+	return mt_unwind(ips, depth, &skip);
 }
 
 uint32_t
@@ -128,7 +131,10 @@ bp_intern(const uintptr_t *ips, unsigned n)
 unsigned
 bp_capture(uintptr_t *ips, unsigned depth)
 {
-	return mt_unwind(ips, depth);
+	uintptr_t buf[BP_MAX_FRAMES + MT_UNWIND_SLACK];
+	unsigned skip, n = mt_unwind(buf, depth, &skip);
+	memcpy(ips, buf + skip, n * sizeof(ips[0]));
+	return n;
 }
 
 /* A push with the fields every event has (clock, thread id), without
@@ -140,8 +146,7 @@ bp_push(uint64_t address)
 		tls_tid = (uint32_t)syscall(SYS_gettid);
 	struct mt_event ev = { .time_ns = mt_now_ns(), .kind = MT_EV_FREE, .address = address,
 			       .tid = tls_tid, .api = BP_API };
-	ev.order = mt_queue_ticket(queue);
-	mt_queue_push(queue, &ev);
+	mt_queue_push(queue, mt_queue_ticket(queue), &ev);
 }
 
 void
@@ -150,16 +155,15 @@ bp_alloc_event(uint64_t address, uint64_t bytes)
 	/* as the wrappers do: the ticket before the call (here, none) */
 	struct mt_order at = mt_record_order();
 	mt_record_alloc(&(struct mt_rec){ .api = BP_API,
-					  .at = at,
 					  .address = address,
 					  .bytes = bytes,
-					  .mem = MT_MEM_DEVICE });
+					  .mem = MT_MEM_DEVICE },
+			at);
 }
 
 void
 bp_free_event(uint64_t address)
 {
-	unsigned flight = mt_record_release_begin(address);
-	mt_record_free(&(struct mt_rec){ .api = BP_API, .address = address });
-	mt_record_release_done(flight);
+	unsigned release = mt_record_release_begin(address);
+	mt_record_free(&(struct mt_rec){ .api = BP_API, .address = address }, release);
 }

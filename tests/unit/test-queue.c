@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "queue.h"
 #include "trace-schema.h"
 
 START_TEST(fifo_single_thread)
@@ -14,8 +15,7 @@ START_TEST(fifo_single_thread)
 	ck_assert(!mt_queue_pop(q, &out));
 	for (unsigned i = 0; i < 8; i++) {
 		ev.bytes = i;
-		ev.order = mt_queue_ticket(q);
-		mt_queue_push(q, &ev);
+		mt_queue_push(q, mt_queue_ticket(q), &ev);
 		ck_assert_uint_eq(mt_queue_pushed(q), i + 1);
 	}
 	for (unsigned i = 0; i < 8; i++) {
@@ -40,8 +40,7 @@ static void *produce(void *arg)
 	ev.tid = (uint32_t)(uintptr_t)arg;
 	for (uint64_t i = 0; i < PER_PRODUCER; i++) {
 		ev.bytes = i;
-		ev.order = mt_queue_ticket(mpq);
-		mt_queue_push(mpq, &ev);
+		mt_queue_push(mpq, mt_queue_ticket(mpq), &ev);
 	}
 	return NULL;
 }
@@ -88,8 +87,8 @@ END_TEST
 
 static void *push_one(void *arg)
 {
-	struct mt_event ev = { .order = mt_queue_ticket(arg) };
-	mt_queue_push(arg, &ev);
+	struct mt_event ev = { 0 };
+	mt_queue_push(arg, mt_queue_ticket(arg), &ev);
 	return NULL;
 }
 
@@ -97,10 +96,9 @@ static void *push_one(void *arg)
 START_TEST(close_releases_waiters)
 {
 	struct mt_queue *q = mt_queue_new(1);
-	struct mt_event ev = { .order = mt_queue_ticket(q) };
-	mt_queue_push(q, &ev);
-	ev.order = mt_queue_ticket(q);
-	mt_queue_push(q, &ev);
+	struct mt_event ev = { 0 };
+	mt_queue_push(q, mt_queue_ticket(q), &ev);
+	mt_queue_push(q, mt_queue_ticket(q), &ev);
 	pthread_t th;
 	pthread_create(&th, NULL, push_one, q);
 	struct timespec ts = { 0, 20000000 };
@@ -112,17 +110,18 @@ START_TEST(close_releases_waiters)
 }
 END_TEST
 
+/* The event carries its ticket in handle, to be known when it comes out. */
 static void push_ticket(struct mt_queue *q, uint64_t ticket, unsigned kind, uint64_t address)
 {
-	struct mt_event ev = { .order = ticket, .kind = (uint8_t)kind, .address = address };
-	mt_queue_push(q, &ev);
+	struct mt_event ev = { .handle = ticket, .kind = (uint8_t)kind, .address = address };
+	mt_queue_push(q, ticket, &ev);
 }
 
 static uint64_t pop_order(struct mt_queue *q)
 {
 	struct mt_event ev;
 	ck_assert(mt_queue_pop(q, &ev));
-	return ev.order;
+	return ev.handle;
 }
 
 /* Cells filled out of their tickets' order come out in it. */
@@ -179,7 +178,7 @@ START_TEST(taken_ahead_is_skipped)
 	ck_assert(!mt_queue_take_ahead(q, MT_EV_FREE, 0x3000, &ev));
 	ck_assert(!mt_queue_take_ahead(q, MT_EV_ALLOC, 0x1000, &ev));
 	ck_assert(mt_queue_take_ahead(q, MT_EV_FREE, 0x1000, &ev));
-	ck_assert_uint_eq(ev.order, t1);
+	ck_assert_uint_eq(ev.handle, t1);
 	push_ticket(q, t0, MT_EV_ALLOC, 0x1000);
 	ck_assert_uint_eq(pop_order(q), t0);
 	ck_assert_uint_eq(pop_order(q), t2);

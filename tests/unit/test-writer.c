@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "internal.h"
+#include "queue.h"
 #include "trace-schema.h"
 
 enum { THREADS = 8, PAIRS = 5000 };
@@ -41,14 +42,12 @@ static void *produce(void *arg)
 		ev.address = (uint64_t)(me + 1) << 32 | (i + 1) * 512;
 		ev.bytes = 512 * (1 + i % 4);
 		ev.stack = stack;
-		ev.order = mt_queue_ticket(queue);
-		mt_queue_push(queue, &ev);
+		mt_queue_push(queue, mt_queue_ticket(queue), &ev);
 		ev.kind = MT_EV_FREE;
 		ev.bytes = 0;
 		ev.mem = 0;
 		ev.stack = 0;
-		ev.order = mt_queue_ticket(queue);
-		mt_queue_push(queue, &ev);
+		mt_queue_push(queue, mt_queue_ticket(queue), &ev);
 	}
 	return NULL;
 }
@@ -151,8 +150,7 @@ static void push(struct mt_queue *q, unsigned kind, uint64_t addr, uint64_t byte
 	ev.mem = kind == MT_EV_ALLOC ? MT_MEM_HOST_PINNED : 0;
 	ev.device_total = kind == MT_EV_OOM ? 4096 : 0;
 	ev.device_free = kind == MT_EV_OOM ? 1024 : 0;
-	ev.order = mt_queue_ticket(q);
-	mt_queue_push(q, &ev);
+	mt_queue_push(q, mt_queue_ticket(q), &ev);
 }
 
 /* A free that failed gives its allocation back; an OOM gets its row. */
@@ -210,8 +208,7 @@ static void push_at(struct mt_queue *q, uint64_t ticket, unsigned kind, uint64_t
 	ev.address = addr;
 	ev.bytes = bytes;
 	ev.mem = kind == MT_EV_ALLOC ? MT_MEM_DEVICE : 0;
-	ev.order = ticket;
-	mt_queue_push(q, &ev);
+	mt_queue_push(q, ticket, &ev);
 }
 
 /* Events pushed out of their tickets' order are written in it; an

@@ -1,0 +1,58 @@
+/* The queue's layout (queue.c), for what a producer does on every event
+ * without a call: take a ticket (mt_queue_ticket, below) and name the
+ * release it is running in its slot (mt_queue_release_slot). Everything
+ * else goes through the functions declared in internal.h. */
+#pragma once
+
+#include "internal.h"
+
+#include <stdatomic.h>
+
+struct mt_queue_cell {
+	_Alignas(64) _Atomic uint64_t seq;
+	struct mt_event ev;
+};
+/* 8 + 80 bytes, in two whole cache lines (MT_QUEUE_LOG2 in preload.c
+ * counts on it: 65536 cells are 8 MiB). */
+_Static_assert(sizeof(struct mt_queue_cell) == 128, "a queue cell is two cache lines");
+
+/* Releases running now (trace-writer.c's early releases need to know).
+ * A thread keeps one slot for good, written with plain stores; past
+ * MT_RELEASE_SLOTS threads, a count says that some release is running
+ * unnamed. */
+#define MT_RELEASE_SLOTS 1024
+
+struct mt_release_slot {
+	_Alignas(64) _Atomic uint64_t address; /* 0: free */
+};
+
+struct mt_queue {
+	struct mt_release_slot releases[MT_RELEASE_SLOTS];
+	_Alignas(64) _Atomic uint64_t releases_unnamed;
+	struct mt_queue_cell *cells;
+	uint64_t mask;
+	uint64_t poke_mask; /* tickets where a producer looks at tail: pos & poke_mask == 0 */
+	void (*pressure_cb)(void *);
+	void *pressure_data;
+	_Alignas(64) _Atomic uint64_t head; /* next ticket: the next cell */
+	_Alignas(64) _Atomic uint64_t tail; /* next to pop; written by the consumer */
+	_Alignas(64) _Atomic uint64_t wait_ns;
+	_Atomic uint64_t late; /* events pushed again after their cell was given up */
+	uint64_t abandoned; /* cells given up (the consumer's) */
+	_Atomic bool closed;
+};
+
+/* A place in the order of events and its cell, taken at the event's
+ * ordering point, before the event is pushed (mt_queue_push). Every
+ * ticket taken must be pushed: the consumer waits for the ones it has not
+ * seen (bounded: mt_queue_abandon). Sequentially consistent: a ticket is
+ * the moment that orders this thread's event against every other
+ * thread's (record.c). */
+static inline uint64_t mt_queue_ticket(struct mt_queue *q)
+{
+	uint64_t pos = atomic_fetch_add(&q->head, 1);
+	/* the cell's line, for writing: an allocation pushes after its call,
+	 * by when it is here, and the claim does not wait for it */
+	__builtin_prefetch(&q->cells[pos & q->mask], 1);
+	return pos;
+}
