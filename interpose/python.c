@@ -522,16 +522,10 @@ static unsigned merge(uintptr_t *ips, unsigned n, unsigned max, const struct pyw
 	return len < max ? len : max;
 }
 
-unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max)
+/* The walk, out of line: its frame (the walk's 4 KiB of tokens) is not
+ * set up for a process without Python. */
+static __attribute__((noinline)) unsigned splice_ready(uintptr_t *ips, unsigned n, unsigned max)
 {
-	if (MT_UNLIKELY(atomic_load_explicit(&py_state, memory_order_acquire) != PY_READY)) {
-		/* Python may come later (an embedding program loads it): look
-		 * again now and then, never more than an increment per call. */
-		if (++calls_without_python % RESCAN_EVERY == 0 &&
-		    atomic_load_explicit(&py_state, memory_order_relaxed) == PY_ABSENT)
-			try_discover();
-		return n;
-	}
 	uintptr_t tstate = (uintptr_t)py.this_thread_state();
 	if (!tstate || !plausible(tstate))
 		return n; /* a thread Python does not know */
@@ -546,6 +540,18 @@ unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max)
 	else
 		walk_interpreter_frames(f, &w);
 	return w.ntok ? merge(ips, n, max, &w) : n;
+}
+
+unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max)
+{
+	if (MT_LIKELY(atomic_load_explicit(&py_state, memory_order_acquire) == PY_READY))
+		return splice_ready(ips, n, max);
+	/* Python may come later (an embedding program loads it): look again
+	 * now and then, never more than an increment per call. */
+	if (++calls_without_python % RESCAN_EVERY == 0 &&
+	    atomic_load_explicit(&py_state, memory_order_relaxed) == PY_ABSENT)
+		try_discover();
+	return n;
 }
 
 /* ---- writer side ---- */

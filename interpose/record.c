@@ -237,13 +237,12 @@ static atomic_uint_fast64_t devices_seen;
  * during a capture (ev->mem is graph memory from a capturing stream):
  * cudaMemGetInfo must not run inside someone's capture; the first launch
  * notes the device instead. */
-static void note_device(const struct mt_rec *r, int16_t device)
+static __attribute__((noinline)) void note_new_device(const struct mt_rec *r, int16_t device)
 {
-	if (device < 0 || device >= 64 || !is_device_side(r->mem))
+	if (!is_device_side(r->mem))
 		return;
 	uint64_t bit = 1ull << device;
-	if (atomic_load_explicit(&devices_seen, memory_order_relaxed) & bit ||
-	    atomic_fetch_or(&devices_seen, bit) & bit)
+	if (atomic_fetch_or(&devices_seen, bit) & bit)
 		return;
 	uint64_t free_b, total;
 	if (!rec.mem_info(r->api, &free_b, &total))
@@ -257,6 +256,15 @@ static void note_device(const struct mt_rec *r, int16_t device)
 	ev.handle = free_b;
 	ev.bytes = total;
 	mt_queue_push(rec.queue, at.ticket, &ev);
+}
+
+/* Once a device is noted, one load. */
+static inline void note_device(const struct mt_rec *r, int16_t device)
+{
+	if (MT_LIKELY((uint16_t)device >= 64 ||
+		      atomic_load_explicit(&devices_seen, memory_order_relaxed) >> device & 1))
+		return;
+	note_new_device(r, device);
 }
 
 /* The OOM is in the file before the program hears of it (rule 6). */
