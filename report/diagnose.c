@@ -205,8 +205,13 @@ bool diagnose_graphs_story(const struct model *m)
 	return (diagnose_orphaned_execs(&m->graphs, &pinned) && pinned) || m->graphs.n_never_freed;
 }
 
+/* Growth by spans of the trace alone (no marks, ranges or instantiations)
+ * is the story only of a run without an OOM: a working set allocated bit
+ * by bit grows by spans too, and at an OOM the other rules know better. */
 bool diagnose_growth_story(const struct model *m)
 {
+	if (m->growth.basis == MODEL_POINT_SPAN && m->n_ooms)
+		return false;
 	return m->growth.n_sites && m->growth.sites[0].growing && m->growth.sites[0].per_point > 0;
 }
 

@@ -417,6 +417,8 @@ static int run_model(struct loaded *l, bool progress, struct moment_request mome
 		l->m.timeline_from_seq = l->t.flight.ring_first_seq;
 		if (l->t.flight.n_timeline)
 			model_timeline_start_at(&l->tl, l->t.flight.ring_first_time_ns);
+	} else {
+		l->m.span_events = (int64_t)trace_count_events(&l->t);
 	}
 	l->m.moment.wanted = moment.wanted;
 	l->m.moment.seq = moment.seq;

@@ -1,6 +1,7 @@
 /* Points: moments at which the live set is looked at again — every mark,
  * the end of each range of a per-build series ("build 1", "build 2"...),
- * every graph instantiation — and what they show: the sites live at each
+ * every graph instantiation, the ends of MODEL_SPAN_POINTS spans of the
+ * trace, of as many events each, — and what they show: the sites live at each
  * mark, and the sites that grow from one build to the next
  * (docs/report-json.md, "marks" and "growth").
  *
@@ -88,6 +89,25 @@ void model_points_add(struct model *m, int kind, const struct trace_event *ev)
 	add_point(m, p);
 }
 
+/* The first seq past span k (1-based) of the trace's events. */
+static int64_t span_end(const struct model *m, size_t k)
+{
+	return (int64_t)((long double)m->span_events * (long double)k / MODEL_SPAN_POINTS);
+}
+
+/* A span ends before the first event past it: the point is the state
+ * just before that event (spans without events share it). */
+static void span_points_feed(struct model *m, const struct trace_event *ev)
+{
+	while (m->span_events > 0 && m->n_span_points + 1 < MODEL_SPAN_POINTS &&
+	       ev->seq >= span_end(m, m->n_span_points + 1)) {
+		m->n_span_points++;
+		add_point(m, (struct model_point){
+			.kind = MODEL_POINT_SPAN, .seq = ev->seq, .time_ns = ev->time_ns,
+		});
+	}
+}
+
 /* A range of the per-build series ends when the next one begins: the
  * point is the state just before that event. A number seen again means
  * the ranges are not one per build (layers of a model, say). */
@@ -95,6 +115,7 @@ void model_points_feed(struct model *m, const struct trace_event *ev)
 {
 	bool inserted;
 
+	span_points_feed(m, ev);
 	if (!ev->has_build || ev->kind == MT_EV_MARK || (m->in_build && ev->build == m->build))
 		return;
 	if (m->in_build)
@@ -118,6 +139,13 @@ void model_points_close(struct model *m)
 			.has_op = true, .op = m->build_op,
 		});
 	m->in_build = false;
+	/* the last span ends with the trace */
+	while (m->span_events > 0 && m->n_span_points < MODEL_SPAN_POINTS) {
+		m->n_span_points++;
+		add_point(m, (struct model_point){
+			.kind = MODEL_POINT_SPAN, .seq = m->last_seq + 1, .time_ns = m->last_time_ns,
+		});
+	}
 }
 
 /* ---- marks ------------------------------------------------------------ */
@@ -175,13 +203,15 @@ static bool counts_for(const struct model_point *p, int basis)
 }
 
 /* Marks made by the program, else ranges named per build (each number
- * once), else graph instantiations: the first with two points or more. */
+ * once), else graph instantiations: the first with two points or more;
+ * else the span points (build_growth keeps them only when a site grows
+ * by them). */
 static int growth_basis(const struct model *m)
 {
-	size_t n[MODEL_POINT_INSTANTIATION + 1] = { 0 };
+	size_t n[MODEL_POINT_SPAN + 1] = { 0 };
 
 	for (size_t k = 0; k < m->n_points; k++) {
-		for (int b = MODEL_POINT_MARK; b <= MODEL_POINT_INSTANTIATION; b++)
+		for (int b = MODEL_POINT_MARK; b <= MODEL_POINT_SPAN; b++)
 			n[b] += counts_for(&m->points[k], b);
 	}
 	if (n[MODEL_POINT_MARK] >= 2)
@@ -190,6 +220,8 @@ static int growth_basis(const struct model *m)
 		return MODEL_POINT_RANGE;
 	if (n[MODEL_POINT_INSTANTIATION] >= 2)
 		return MODEL_POINT_INSTANTIATION;
+	if (n[MODEL_POINT_SPAN] >= 2)
+		return MODEL_POINT_SPAN;
 	return 0;
 }
 
@@ -216,10 +248,15 @@ static int64_t slope(const uint64_t *v, size_t n)
 /* The rules of docs/report-json.md ("growth"): per_point is the least
  * squares slope; growing means three points or more, no step down, and
  * steps up in at least half the steps (rounded down), and at least two:
- * a leak every other build grows, a one-off jump does not. */
-static void judge(struct model_growth_site *g, size_t n)
+ * a leak every other build grows, a one-off jump does not. By spans, up
+ * in every step but one: a working set allocated in a few of the spans
+ * (a training loop's first step) is no growth. */
+static void judge(struct model_growth_site *g, size_t n, int basis)
 {
 	size_t up = 0, down = 0, need = (n - 1) / 2 > 2 ? (n - 1) / 2 : 2;
+
+	if (basis == MODEL_POINT_SPAN)
+		need = n - 2 > 2 ? n - 2 : 2;
 
 	for (size_t i = 0; i + 1 < n; i++) {
 		up += g->live[i + 1] > g->live[i];
@@ -284,11 +321,19 @@ static void build_growth(struct model *m)
 			free(gs->live);
 			continue;
 		}
-		judge(gs, g->n_points);
+		judge(gs, g->n_points, g->basis);
 		g->n_sites++;
 		g->n_moving += moving;
 	}
 	qsort(g->sites, g->n_sites, sizeof(*g->sites), cmp_growth);
+	/* spans are no builds: without a site that grows by them, no growth */
+	if (g->basis == MODEL_POINT_SPAN && !(g->n_sites && g->sites[0].growing)) {
+		for (size_t i = 0; i < g->n_sites; i++)
+			free(g->sites[i].live);
+		free(g->sites);
+		free(g->points);
+		*g = (struct model_growth){ 0 };
+	}
 }
 
 void model_points_finish(struct model *m)

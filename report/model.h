@@ -89,12 +89,18 @@ struct model_op {
 };
 
 /* Moments the live set is looked at: marks, the end of each range of a
- * per-build series, graph instantiations (model-points.c). */
+ * per-build series, graph instantiations, and the ends of
+ * MODEL_SPAN_POINTS spans of the trace, of as many events each
+ * (model-points.c). */
 enum model_point_kind {
 	MODEL_POINT_MARK = 1,
 	MODEL_POINT_RANGE,
 	MODEL_POINT_INSTANTIATION,
+	MODEL_POINT_SPAN,
 };
+
+/* The span points: the ends of this many spans of the trace's events. */
+#define MODEL_SPAN_POINTS 8
 
 struct model_point {
 	int kind;
@@ -380,6 +386,10 @@ struct model {
 	int64_t build, build_op;
 	struct map builds_seen;
 	int64_t last_seq;
+	/* the trace's events (its last seq + 1), for the span points: set
+	 * before the pass; 0 (a flight trace) makes none */
+	int64_t span_events;
+	size_t n_span_points; /* made so far */
 
 	struct model_graphs graphs;
 	struct model_cupti cupti;

@@ -308,6 +308,7 @@ const char *render_growth_basis(int basis)
 	case MODEL_POINT_MARK: return "marks";
 	case MODEL_POINT_RANGE: return "ranges";
 	case MODEL_POINT_INSTANTIATION: return "instantiations";
+	case MODEL_POINT_SPAN: return "spans";
 	}
 	return NULL;
 }
@@ -316,6 +317,8 @@ char *render_point_label(const struct trace *t, const struct model_point *p)
 {
 	if (p->kind == MODEL_POINT_INSTANTIATION)
 		return xasprintf("exec 0x%" PRIx64 " of graph 0x%" PRIx64, p->exec, p->graph);
+	if (p->kind == MODEL_POINT_SPAN)
+		return xstrdup(fmt_seconds(p->time_ns).s);
 	return p->has_op ? render_op_label(t, p->op) : xstrdup("?");
 }
 

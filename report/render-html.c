@@ -1305,7 +1305,7 @@ static void print_graphs(const struct html *h, bool story)
 static char *point_name(const struct html *h, size_t k)
 {
 	const struct model_point *p = &h->m->points[h->m->growth.points[k]];
-	char *label = p->kind == MODEL_POINT_INSTANTIATION ? xstrdup(fmt_seconds(p->time_ns).s)
+	char *label = p->kind == MODEL_POINT_INSTANTIATION || p->kind == MODEL_POINT_SPAN ? xstrdup(fmt_seconds(p->time_ns).s)
 							 : render_point_label(h->t, p);
 
 	cut_label(label, LABEL_CHARS);

@@ -740,7 +740,7 @@ static void growth_row(const struct text *tx, const struct model_growth_site *gs
 /* Marks and ranges by their names; instantiations by their times. */
 static char *growth_point(const struct text *tx, const struct model_point *p)
 {
-	if (p->kind == MODEL_POINT_INSTANTIATION)
+	if (p->kind == MODEL_POINT_INSTANTIATION || p->kind == MODEL_POINT_SPAN)
 		return xstrdup(fmt_seconds(p->time_ns).s);
 	return render_point_label(tx->t, p);
 }
