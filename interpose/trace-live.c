@@ -859,47 +859,88 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* One frame of a stack, read for trace-user-frame.h's rule and named. */
+struct frame_read {
+	struct mt_live *l;
+	const uintptr_t *ips;
+	char name[384];
+};
+
+static bool live_frame_at(void *ctx, uint32_t i, struct trace_frame_view *out)
+{
+	struct frame_read *r = ctx;
+	struct mt_symbol sym;
+	unsigned line = 0;
+
+	*out = (struct trace_frame_view){ 0 };
+	if (MT_IS_PYFRAME(r->ips[i])) {
+		out->python = true;
+		return r->l->pyframe &&
+		       r->l->pyframe(r->ips[i], &out->function, &out->file, &line);
+	}
+	if (!mt_symbol_lookup(r->ips[i], &sym) || !sym.module_path[0])
+		return false;
+	/* ip is a return address: ip - 1 lies in the call */
+	out->function = sym.function ? sym.function
+			: mt_symbol_static(sym.module_path, r->ips[i] - 1 - sym.module_base,
+					   r->name, sizeof(r->name))
+				? r->name
+				: NULL;
+	out->module_path = sym.module_path;
+	return true;
+}
+
+/* "function (file:line)" of a Python frame, "function (module)" of a
+ * native one; file and line of native frames are the report's. */
+static void frame_label(struct frame_read *r, uint32_t i, char *out, size_t n)
+{
+	struct trace_frame_view v;
+	char dm[384];
+	unsigned line = 0;
+
+	if (MT_IS_PYFRAME(r->ips[i])) {
+		const char *fn = NULL, *file = NULL;
+		r->l->pyframe(r->ips[i], &fn, &file, &line);
+		snprintf(out, n, "%s (%s:%u)", fn ? fn : "?", file ? base_name(file) : "?", line);
+		return;
+	}
+	live_frame_at(r, i, &v);
+	snprintf(out, n, "%s (%s)", v.function ? demangled(v.function, dm, sizeof(dm)) : "?",
+		 base_name(v.module_path));
+}
+
 /* The holder's name as the report's default grouping has it: the user's
- * innermost Python frame, else the operation, else the user's innermost
- * native frame (trace-user-frame.h). Static functions are looked up in
- * the module's .symtab; file and line of native frames are the report's. */
-static void stack_name(struct mt_live *l, uint32_t stack, uint32_t op, char *out, size_t n)
+ * frame (trace-user-frame.h's rule: the innermost Python frame of the
+ * user's, else the user's innermost native frame), with the operation
+ * before a native frame; with_caller adds " <- " and its caller's.
+ * Static functions are looked up in the module's .symtab. */
+static void stack_name(struct mt_live *l, uint32_t stack, uint32_t op, bool with_caller,
+		       char *out, size_t n)
 {
 	unsigned depth = 0;
-	const uintptr_t *ips = stack ? mt_stack_get(l->stacks, stack, &depth) : NULL;
-	char native[512] = "", dm[384];
-
-	for (unsigned i = 0; i < depth; i++) {
-		if (MT_IS_PYFRAME(ips[i])) {
-			const char *fn = NULL, *file = NULL;
-			unsigned line = 0;
-			if (l->pyframe && l->pyframe(ips[i], &fn, &file, &line) &&
-			    trace_python_frame_is_user(file)) {
-				snprintf(out, n, "%s (%s:%u)", fn ? fn : "?",
-					 file ? base_name(file) : "?", line);
-				return;
-			}
-			continue;
-		}
-		struct mt_symbol sym;
-		char name[384];
-		const char *fn;
-		if (native[0] || !mt_symbol_lookup(ips[i], &sym) || !sym.module_path[0])
-			continue;
-		/* ip is a return address: ip - 1 lies in the call */
-		fn = sym.function ? sym.function
-		     : mt_symbol_static(sym.module_path, ips[i] - 1 - sym.module_base, name,
-					sizeof(name))
-			     ? name
-			     : NULL;
-		if (fn && trace_native_frame_is_user(sym.module_path, fn))
-			snprintf(native, sizeof(native), "%s (%s)", demangled(fn, dm, sizeof(dm)),
-				 base_name(sym.module_path));
-	}
+	struct frame_read r = { .l = l };
+	struct trace_user_frames u;
+	uint32_t at, caller;
 	char domain[64];
-	if (op && l->op_name && l->op_name(op, out, n, domain, sizeof(domain)) && out[0])
+
+	r.ips = stack ? mt_stack_get(l->stacks, stack, &depth) : NULL;
+	trace_user_frames(r.ips ? depth : 0, live_frame_at, &r, &u);
+	at = trace_user_frame(&u, &caller);
+	if (u.python == TRACE_USER_NONE && op && l->op_name &&
+	    l->op_name(op, out, n, domain, sizeof(domain)) && out[0])
 		return;
-	snprintf(out, n, "%s", native[0] ? native : "(no frame of the program's own)");
+	if (at == TRACE_USER_NONE) {
+		snprintf(out, n, "(no frame of the program's own)");
+		return;
+	}
+	frame_label(&r, at, out, n);
+	if (with_caller && caller != TRACE_USER_NONE) {
+		size_t len = strlen(out);
+		if (len + 4 < n) {
+			snprintf(out + len, n - len, " <- ");
+			frame_label(&r, caller, out + len + 4, n - len - 4);
+		}
+	}
 }
 
 struct holder {
@@ -959,6 +1000,38 @@ static void oom_sizes(const struct mt_event *ev, char *req, size_t rn, char *dev
 		 s);
 }
 
+/* The names of the first holders shown and (last) of the failed request's
+ * stack: where two stacks read alike (one helper, two callers), each
+ * with its caller. */
+static void holder_names(struct mt_live *l, const struct mt_event *ev, const struct holder *h,
+			 size_t n, char names[][512])
+{
+	size_t shown = n < SUMMARY_HOLDERS ? n : SUMMARY_HOLDERS;
+	uint32_t stacks[SUMMARY_HOLDERS + 1], ops[SUMMARY_HOLDERS + 1];
+
+	for (size_t i = 0; i < shown; i++) {
+		stacks[i] = h[i].stack;
+		ops[i] = h[i].op;
+	}
+	stacks[SUMMARY_HOLDERS] = ev->stack;
+	ops[SUMMARY_HOLDERS] = ev->op;
+	for (size_t i = 0; i <= SUMMARY_HOLDERS; i++) {
+		if (i < shown || i == SUMMARY_HOLDERS)
+			stack_name(l, stacks[i], ops[i], false, names[i], 512);
+	}
+	bool alike[SUMMARY_HOLDERS + 1] = { false };
+	for (size_t i = 0; i <= SUMMARY_HOLDERS; i++) {
+		if (i >= shown && i != SUMMARY_HOLDERS)
+			continue;
+		for (size_t j = 0; j < shown && !alike[i]; j++)
+			alike[i] = stacks[j] != stacks[i] && strcmp(names[j], names[i]) == 0;
+	}
+	for (size_t i = 0; i <= SUMMARY_HOLDERS; i++) {
+		if (alike[i])
+			stack_name(l, stacks[i], ops[i], true, names[i], 512);
+	}
+}
+
 /* A few lines on stderr at the first OOM of an episode: what failed, what
  * the device had, the largest holders, the command for the whole story. */
 static void summary(struct mt_live *l, const struct mt_event *ev, uint64_t seq)
@@ -982,14 +1055,15 @@ static void summary(struct mt_live *l, const struct mt_event *ev, uint64_t seq)
 	}
 	qsort(h, n, sizeof(*h), cmp_holder);
 
-	char text[4096], a[80], b[256], where[512];
+	char text[4096], a[80], b[256], where[512], names[SUMMARY_HOLDERS + 1][512];
 	size_t len = 0;
 #define ADD(...)                                                                           \
 	do {                                                                               \
 		if (len < sizeof(text))                                                    \
 			len += (size_t)snprintf(text + len, sizeof(text) - len, __VA_ARGS__); \
 	} while (0)
-	stack_name(l, ev->stack, ev->op, where, sizeof(where));
+	holder_names(l, ev, h, n, names);
+	snprintf(where, sizeof(where), "%s", names[SUMMARY_HOLDERS]);
 	oom_sizes(ev, a, sizeof(a), b, sizeof(b));
 	ADD("memtrace: out of memory: %s of %s failed in %s%s", mt_api_name(ev->api), a, where,
 	    b);
@@ -998,9 +1072,8 @@ static void summary(struct mt_live *l, const struct mt_event *ev, uint64_t seq)
 	    (unsigned long long)l->device_count);
 	ADD(n ? "; the largest holders:\n" : "\n");
 	for (size_t i = 0; i < n && i < SUMMARY_HOLDERS; i++) {
-		stack_name(l, h[i].stack, h[i].op, where, sizeof(where));
 		fmt_size(a, sizeof(a), h[i].bytes);
-		ADD("memtrace:   %10s in %llu: %s\n", a, (unsigned long long)h[i].count, where);
+		ADD("memtrace:   %10s in %llu: %s\n", a, (unsigned long long)h[i].count, names[i]);
 	}
 	if (n > SUMMARY_HOLDERS)
 		ADD("memtrace:   (and %zu more)\n", n - SUMMARY_HOLDERS);

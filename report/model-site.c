@@ -162,55 +162,176 @@ static uint32_t canonical_frame(struct trace *t, const struct trace_frame *f)
 	return idx; /* new, or a hash collision: the frame stands alone */
 }
 
-static bool python_user(const struct trace_frame *f)
+struct stack_frames {
+	const struct trace *t;
+	const struct trace_stack *s;
+};
+
+static bool frame_view(void *ctx, uint32_t i, struct trace_frame_view *out)
 {
-	return f->kind == MT_FRAME_PYTHON && (f->function || f->file) &&
-	       trace_python_frame_is_user(f->file);
+	const struct stack_frames *sf = ctx;
+	const struct trace_frame *f = trace_stack_frame(sf->t, sf->s, i);
+	const struct trace_module *mod = f ? trace_frame_module(sf->t, f) : NULL;
+
+	if (!f || (f->kind != MT_FRAME_PYTHON && f->kind != MT_FRAME_NATIVE))
+		return false;
+	/* a frame of the CUDA toolkit's headers (cudaMalloc<T> at -O0: a frame
+	 * of its own in the user's module) is CUDA's; inlined ones are put at
+	 * their call site by the symbolizer */
+	*out = (struct trace_frame_view){
+		.python = f->kind == MT_FRAME_PYTHON,
+		.function = f->function,
+		.file = f->file,
+		.module_path = mod ? mod->path : NULL,
+		.cuda_header = f->kind == MT_FRAME_NATIVE && path_is_cuda_header(f->file),
+	};
+	return true;
 }
 
-/* A frame of the CUDA toolkit's headers (cudaMalloc<T> at -O0: a frame
- * of its own in the user's module) is CUDA's. Inlined ones are put at
- * their call site by the symbolizer. */
-static bool native_user(const struct trace *t, const struct trace_frame *f)
+static uint32_t frame_at_depth(struct trace *t, const struct trace_stack *s, uint32_t depth)
 {
-	const struct trace_module *mod = trace_frame_module(t, f);
+	const struct trace_frame *f;
 
-	return f->kind == MT_FRAME_NATIVE && mod && !path_is_cuda_header(f->file) &&
-	       trace_native_frame_is_user(mod->path, f->function);
+	if (depth == TRACE_USER_NONE || !(f = trace_stack_frame(t, s, depth)))
+		return TRACE_NONE;
+	return canonical_frame(t, f);
 }
 
-/* The innermost user frames; a native frame with a name before one
- * without (an address in the user's module says less than its caller's
- * name, as render_site_frame does for stacks). */
+/* The user's frames by trace-user-frame.h's rule, and their callers. */
 static void stack_site(struct trace *t, const struct trace_stack *s, struct trace_stack_site *out)
 {
-	const struct trace_frame *unnamed = NULL;
-	uint32_t unnamed_depth = 0;
+	struct stack_frames sf = { t, s };
+	struct trace_user_frames u;
 
-	*out = (struct trace_stack_site){ .python = TRACE_NONE, .native = TRACE_NONE };
-	for (uint32_t i = 0; i < s->depth; i++) {
-		const struct trace_frame *f = trace_stack_frame(t, s, i);
+	trace_user_frames(s->depth, frame_view, &sf, &u);
+	*out = (struct trace_stack_site){
+		.python = frame_at_depth(t, s, u.python),
+		.python_depth = u.python,
+		.python_caller = frame_at_depth(t, s, u.python_caller),
+		.native = frame_at_depth(t, s, u.native),
+		.native_depth = u.native,
+		.native_caller = frame_at_depth(t, s, u.native_caller),
+	};
+}
 
-		if (!f)
-			continue;
-		if (out->python == TRACE_NONE && python_user(f)) {
-			out->python = canonical_frame(t, f);
-			out->python_depth = i;
+/* ---- a helper called from several places ------------------------------- */
+
+/* What the stacks say of one user's frame: its callers, and the sizes of
+ * its allocations from each. */
+struct frame_callers {
+	uint32_t caller; /* the first caller seen */
+	bool several;	 /* and another */
+	bool sized;	 /* min, max are the first sized caller's */
+	bool split;	 /* the sizes of two callers differ */
+	uint64_t min, max;
+};
+
+struct caller_sizes {
+	uint64_t min, max;
+};
+
+struct split_ctx {
+	struct trace *t;
+	struct map frames; /* frame index -> struct frame_callers */
+	struct map pairs;  /* frame | caller << 32 -> struct caller_sizes */
+};
+
+static uint64_t pair_key(uint32_t frame, uint32_t caller)
+{
+	return (uint64_t)frame | ((uint64_t)caller << 32);
+}
+
+static bool note_caller(struct map *frames, uint32_t frame, uint32_t caller)
+{
+	bool inserted;
+	struct frame_callers *fc;
+
+	if (frame == TRACE_NONE)
+		return false;
+	fc = map_put(frames, frame, &inserted);
+	if (inserted)
+		*fc = (struct frame_callers){ .caller = caller };
+	else if (fc->caller != caller)
+		fc->several = true;
+	return fc->several;
+}
+
+static void note_sizes(struct split_ctx *c, uint32_t frame, uint32_t caller, uint64_t min,
+		       uint64_t max)
+{
+	const struct frame_callers *fc = frame == TRACE_NONE ? NULL : map_get(&c->frames, frame);
+	struct caller_sizes *cs;
+	bool inserted;
+
+	if (!fc || !fc->several)
+		return;
+	cs = map_put(&c->pairs, pair_key(frame, caller), &inserted);
+	if (inserted) {
+		*cs = (struct caller_sizes){ min, max };
+		return;
+	}
+	cs->min = min < cs->min ? min : cs->min;
+	cs->max = max > cs->max ? max : cs->max;
+}
+
+static void stack_sizes(void *ctx, int64_t stack, uint64_t min, uint64_t max)
+{
+	struct split_ctx *c = ctx;
+	const struct trace_stack *s = trace_find_stack(c->t, stack);
+	const struct trace_stack_site *ss;
+
+	if (!s)
+		return;
+	ss = &c->t->stack_sites[s - c->t->stacks];
+	note_sizes(c, ss->python, ss->python_caller, min, max);
+	note_sizes(c, ss->native, ss->native_caller, min, max);
+}
+
+/* A frame reached from several callers is a site per caller where the
+ * sizes its callers allocate differ (the smallest and largest of each):
+ * two callers of one alloc() helper, one allocating weights and one
+ * activations, are two sites, not one shown with the first caller. */
+static void split_helpers(struct trace *t)
+{
+	struct split_ctx c = { .t = t };
+	bool any = false;
+	size_t pos = 0;
+	uint64_t key;
+	void *val;
+
+	map_init(&c.frames, sizeof(struct frame_callers));
+	map_init(&c.pairs, sizeof(struct caller_sizes));
+	for (size_t i = 0; i < t->n_stacks; i++) {
+		const struct trace_stack_site *ss = &t->stack_sites[i];
+
+		any |= note_caller(&c.frames, ss->python, ss->python_caller);
+		any |= note_caller(&c.frames, ss->native, ss->native_caller);
+	}
+	if (any && trace_stack_sizes(t, stack_sizes, &c) == 0) {
+		while (map_next(&c.pairs, &pos, &key, &val)) {
+			const struct caller_sizes *cs = val;
+			struct frame_callers *fc = map_get(&c.frames, (uint32_t)key);
+
+			if (!fc->sized)
+				*fc = (struct frame_callers){ .caller = fc->caller, .several = true,
+							      .sized = true, .min = cs->min,
+							      .max = cs->max };
+			else if (fc->min != cs->min || fc->max != cs->max)
+				fc->split = true;
 		}
-		if (out->native != TRACE_NONE || !native_user(t, f))
-			continue;
-		if (f->function) {
-			out->native = canonical_frame(t, f);
-			out->native_depth = i;
-		} else if (!unnamed) {
-			unnamed = f;
-			unnamed_depth = i;
+		for (size_t i = 0; i < t->n_stacks; i++) {
+			struct trace_stack_site *ss = &t->stack_sites[i];
+			const struct frame_callers *py = ss->python == TRACE_NONE
+							 ? NULL : map_get(&c.frames, ss->python);
+			const struct frame_callers *nat = ss->native == TRACE_NONE
+							  ? NULL : map_get(&c.frames, ss->native);
+
+			ss->python_split = py && py->split;
+			ss->native_split = nat && nat->split;
 		}
 	}
-	if (out->native == TRACE_NONE && unnamed) {
-		out->native = canonical_frame(t, unnamed);
-		out->native_depth = unnamed_depth;
-	}
+	map_fini(&c.frames);
+	map_fini(&c.pairs);
 }
 
 void model_site_prepare(struct trace *t)
@@ -219,6 +340,13 @@ void model_site_prepare(struct trace *t)
 	t->stack_sites = xcalloc(t->n_stacks + 1, sizeof(*t->stack_sites));
 	for (size_t i = 0; i < t->n_stacks; i++)
 		stack_site(t, &t->stacks[i], &t->stack_sites[i]);
+	split_helpers(t);
+}
+
+/* The caller a split site is told apart by: its frame index + 1, or 0. */
+static int64_t split_caller(bool split, uint32_t caller)
+{
+	return split && caller != TRACE_NONE ? (int64_t)caller + 1 : 0;
 }
 
 struct site_ref model_site_resolve(const struct trace *t, const struct trace_event *ev)
@@ -230,11 +358,13 @@ struct site_ref model_site_resolve(const struct trace *t, const struct trace_eve
 	bool has_op = ev->has_op && ev->kind != MT_EV_MARK;
 
 	if ((g == REPORT_GROUP_SITE || g == REPORT_GROUP_PYTHON) && ss && ss->python != TRACE_NONE)
-		return (struct site_ref){ .kind = SITE_PYTHON, .id = ss->python, .depth = ss->python_depth };
+		return (struct site_ref){ .kind = SITE_PYTHON, .id = ss->python, .depth = ss->python_depth,
+					  .caller = split_caller(ss->python_split, ss->python_caller) };
 	if ((g == REPORT_GROUP_SITE || g == REPORT_GROUP_OP) && has_op)
 		return (struct site_ref){ .kind = SITE_OP, .id = ev->op };
 	if ((g == REPORT_GROUP_SITE || g == REPORT_GROUP_NATIVE) && ss && ss->native != TRACE_NONE)
-		return (struct site_ref){ .kind = SITE_NATIVE, .id = ss->native, .depth = ss->native_depth };
+		return (struct site_ref){ .kind = SITE_NATIVE, .id = ss->native, .depth = ss->native_depth,
+					  .caller = split_caller(ss->native_split, ss->native_caller) };
 	return (struct site_ref){ .kind = SITE_STACK, .id = ev->stack };
 }
 

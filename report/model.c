@@ -114,13 +114,16 @@ uint32_t model_site_for(struct model *m, const struct site_ref *site, int64_t st
 	struct site_ref by_stack = { .kind = SITE_STACK, .id = stack };
 	const struct site_ref *k = site_key(site, &by_stack);
 	bool inserted;
-	uint32_t *idx = map_put(&m->site_index[k->kind], (uint64_t)k->id, &inserted);
+	/* a frame index fits 32 bits (TRACE_NONE): the caller's goes above */
+	uint64_t key = (uint64_t)k->id ^ ((uint64_t)k->caller << 32);
+	uint32_t *idx = map_put(&m->site_index[k->kind], key, &inserted);
 
 	if (inserted) {
 		grow_array(&m->sites, &m->cap_sites, m->n_sites + 1, sizeof(*m->sites));
 		/* born at the current epoch: it held nothing at earlier peaks or points */
 		m->sites[m->n_sites] = (struct model_site){
-			.key = m->n_sites + 1, .kind = k->kind, .id = k->id, .depth = k->depth, .stack = stack,
+			.key = m->n_sites + 1, .kind = k->kind, .id = k->id, .depth = k->depth, .caller = k->caller,
+			.stack = stack,
 			.epoch = m->peak_epoch, .points_saved = m->n_points,
 		};
 		*idx = (uint32_t)m->n_sites++;

@@ -72,6 +72,8 @@ struct model_site {
 	int kind;	/* enum site_kind: what groups its allocations */
 	int64_t id;	/* a frame index, an op id, a stack id or a module index */
 	uint32_t depth; /* of its frame in `stack` (python, native) */
+	int64_t caller; /* python, native: the caller's frame index + 1 it is
+			 * told apart by (struct site_ref), or 0 */
 	int64_t stack;	/* stack of its first allocation */
 	uint64_t stacks; /* distinct stacks among its allocations */
 	uint64_t maps, mapped_bytes; /* cuMemMap calls made here, of handles seen created */

@@ -166,8 +166,10 @@ const struct model_oom *render_headline_oom(const struct model *m)
 	return m->n_ooms ? &m->ooms[m->n_ooms - 1] : NULL;
 }
 
-const struct trace_frame *render_site_frame(const struct trace *t,
-					    const struct trace_stack *s, uint32_t *depth)
+/* The innermost frame with a function name, else the innermost: what a
+ * stack with no frame of the user's is known by. */
+static const struct trace_frame *named_frame(const struct trace *t, const struct trace_stack *s,
+					     uint32_t *depth)
 {
 	*depth = 0;
 	for (uint32_t i = 0; s && i < s->depth; i++) {
@@ -206,16 +208,38 @@ char *render_frame_label(const struct trace *t, const struct trace_frame *f, boo
 	return render_frame_name(t, f);
 }
 
+/* The caller a helper's frame is told apart by (model-site.c), or NULL. */
+static const struct trace_frame *split_caller(const struct trace *t, const struct trace_stack *s)
+{
+	const struct trace_stack_site *ss = s && t->stack_sites ? &t->stack_sites[s - t->stacks]
+								 : NULL;
+
+	if (!ss)
+		return NULL;
+	if (ss->python != TRACE_NONE)
+		return ss->python_split && ss->python_caller != TRACE_NONE
+			       ? &t->frames[ss->python_caller] : NULL;
+	return ss->native != TRACE_NONE && ss->native_split && ss->native_caller != TRACE_NONE
+		       ? &t->frames[ss->native_caller] : NULL;
+}
+
 char *render_stack_label(const struct trace *t, int64_t stack, bool short_file)
 {
 	const struct trace_stack *s = trace_find_stack(t, stack);
+	const struct trace_frame *caller;
+	_autofree_ char *label = NULL, *by = NULL;
 	uint32_t depth;
 
 	if (stack == 0)
 		return xasprintf("(no stack recorded)");
 	if (!s)
 		return xasprintf("(stack %" PRId64 " is not in the trace)", stack);
-	return render_frame_label(t, render_site_frame(t, s, &depth), short_file);
+	label = render_frame_label(t, render_user_frame(t, s, &depth), short_file);
+	caller = split_caller(t, s);
+	if (!caller)
+		return xstrdup(label);
+	by = render_frame_label(t, caller, short_file);
+	return xasprintf("%s <- %s", label, by);
 }
 
 uint64_t render_oom_device_used(const struct model_oom *o)
@@ -345,7 +369,7 @@ const struct trace_frame *render_user_frame(const struct trace *t, const struct 
 		*depth = ss->native_depth;
 		return &t->frames[ss->native];
 	}
-	return render_site_frame(t, s, depth);
+	return named_frame(t, s, depth);
 }
 
 /* ---- a frame's label in a width (the text report) --------------------- */

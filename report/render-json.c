@@ -473,7 +473,30 @@ static void write_op(struct jw *w, const struct trace *t, const char *key, bool 
 	jw_close(w, '}');
 }
 
-/* What a site is: its frame's fields (none for an op), and its op. */
+/* The caller a helper's site is told apart by (model-site.c), or null. */
+static void write_site_caller(struct jw *w, const struct trace *t, const struct model_site *s)
+{
+	const struct trace_frame *f = s->caller > 0 && (uint64_t)s->caller <= t->n_frames
+					      ? &t->frames[s->caller - 1] : NULL;
+	const struct trace_module *mod = f ? trace_frame_module(t, f) : NULL;
+
+	if (!f) {
+		jw_null(w, "caller");
+		return;
+	}
+	jw_open(w, "caller", '{', true);
+	jw_str(w, "function", f->function);
+	jw_str(w, "file", f->file);
+	if (f->line > 0)
+		jw_i64(w, "line", f->line);
+	else
+		jw_null(w, "line");
+	jw_str(w, "module", mod ? path_basename(mod->path) : NULL);
+	jw_close(w, '}');
+}
+
+/* What a site is: its frame's fields (none for an op), its op, the
+ * caller it is told apart by. */
 static void write_site_id(struct jw *w, const struct trace *t, const struct model_site *s)
 {
 	const struct trace_frame *f = render_model_site_frame(t, s);
@@ -495,6 +518,7 @@ static void write_site_id(struct jw *w, const struct trace *t, const struct mode
 		write_op(w, t, "op", true, s->id);
 	else
 		write_op(w, t, "op", s->has_op, s->op);
+	write_site_caller(w, t, s);
 	jw_close(w, '}');
 }
 

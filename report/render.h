@@ -170,12 +170,6 @@ int64_t render_duration_ns(const struct trace *t, const struct model *m);
  * died of (frameworks retry after freeing caches). NULL when none. */
 const struct model_oom *render_headline_oom(const struct model *m);
 
-/* The frame a one-line summary shows: the innermost one with a function
- * name, else the innermost. *depth is set to its depth. NULL when the stack
- * has no frame to show. */
-const struct trace_frame *render_site_frame(const struct trace *t,
-					    const struct trace_stack *s, uint32_t *depth);
-
 /* The frame's function, else "module+0x1a2b", else "??". Caller frees. */
 char *render_frame_name(const struct trace *t, const struct trace_frame *f);
 
@@ -191,8 +185,10 @@ char *render_frame_label(const struct trace *t, const struct trace_frame *f, boo
 char *render_frame_label_fit(const struct trace *t, const struct trace_frame *f, bool short_file,
 			     size_t room);
 
-/* Label of the site frame of stack id: render_frame_label, or why there is
- * none ("no stack recorded", "stack 12 not in the trace"). Caller frees. */
+/* Label of the frame stack id is known by (render_user_frame):
+ * render_frame_label, with " <- " and its caller's where the frame is a
+ * helper told apart by its callers (model-site.c); or why there is none
+ * ("no stack recorded", "stack 12 not in the trace"). Caller frees. */
 char *render_stack_label(const struct trace *t, int64_t stack, bool short_file);
 
 /* The device bytes live at the peak by thread (model-timeline.c), copied
@@ -245,8 +241,10 @@ char *render_point_label(const struct trace *t, const struct model_point *p);
 /* Bytes of graph memory never freed (all groups). */
 uint64_t render_graph_never_freed_bytes(const struct model_graphs *g);
 
-/* The frame a stack is best known by: its user's Python frame, else its
- * user's native frame (model-site.c), else render_site_frame's. *depth
- * is set to its depth. NULL when the stack has no frame to show. */
+/* The frame a stack is known by, everywhere a report names one: the
+ * user's frame (trace-user-frame.h's rule, through model-site.c: its
+ * user's Python frame, else its user's native frame), else the innermost
+ * frame with a name, else the innermost. *depth is set to its depth.
+ * NULL when the stack has no frame to show. */
 const struct trace_frame *render_user_frame(const struct trace *t, const struct trace_stack *s,
 					    uint32_t *depth);

@@ -25,6 +25,10 @@ struct site_ref {
 	int64_t id;
 	int kind;	/* enum site_kind */
 	uint32_t depth; /* of the site's frame in the stack (python, native) */
+	/* python, native: the index + 1 of the caller's frame the site is
+	 * told apart by (a helper called from several places with different
+	 * sizes, model-site.c); 0: one site for all its callers */
+	int64_t caller;
 };
 
 /* What a mark is, from its label (trace-schema.h). */

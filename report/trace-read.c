@@ -1444,6 +1444,31 @@ uint64_t trace_count_events(const struct trace *t)
 }
 
 
+int trace_stack_sizes(struct trace *t, trace_stack_sizes_fn fn, void *ctx)
+{
+	static const char v1[] = "SELECT stack, min(bytes), max(bytes) FROM events"
+				 " WHERE kind = 1 AND stack IS NOT NULL GROUP BY stack";
+	static const char v2[] = "SELECT s.stack, min(a.bytes), max(a.bytes) FROM allocs a"
+				 " JOIN sites s ON s.id = a.site WHERE s.stack IS NOT NULL"
+				 " GROUP BY s.stack";
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	_Static_assert(MT_EV_ALLOC == 1, "v1's query names the kind");
+	if (sqlite3_prepare_v2(t->db, t->schema_version == 1 ? v1 : v2, -1, &s, NULL) != SQLITE_OK) {
+		sqlite3_finalize(s);
+		return -1;
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t lo = sqlite3_column_int64(s, 1), hi = sqlite3_column_int64(s, 2);
+
+		fn(ctx, sqlite3_column_int64(s, 0), lo > 0 ? (uint64_t)lo : 0,
+		   hi > 0 ? (uint64_t)hi : 0);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
 /* For trace-rows.c: the messages of the reader's own statements. */
 int trace_prepare(struct trace *t, const char *table, const char *sql, sqlite3_stmt **stmt)
 {

@@ -95,10 +95,13 @@ struct trace_site {
 };
 
 /* The user's frames of one stack (model-site.c): a frame index, or
- * TRACE_NONE, and its depth. */
+ * TRACE_NONE, its depth, and the frame index of its caller (the next
+ * frame of the user's of the same kind out), or TRACE_NONE. */
 struct trace_stack_site {
-	uint32_t python, python_depth;
-	uint32_t native, native_depth;
+	uint32_t python, python_depth, python_caller;
+	uint32_t native, native_depth, native_caller;
+	/* its Python, native frame is a site per caller (model-site.c) */
+	bool python_split, native_split;
 };
 
 /* What a version-3 trace keeps beside its events (trace-read-flight.c,
@@ -309,6 +312,12 @@ typedef void (*trace_ahead_fn)(void *ctx, const struct trace_event *ev, bool nea
 int trace_read_events_pipe(struct trace *t, trace_event_fn fn, trace_ahead_fn ahead, void *ctx);
 
 /* ---- trace-read.c ---- */
+
+/* The smallest and largest allocation of each stack that allocated, to
+ * fn (one SQL pass over the allocations; called before the events are
+ * read, by the site rules' prepare). -1 when the trace cannot say. */
+typedef void (*trace_stack_sizes_fn)(void *ctx, int64_t stack, uint64_t min, uint64_t max);
+int trace_stack_sizes(struct trace *t, trace_stack_sizes_fn fn, void *ctx);
 
 /* The number of events (the highest seq + 1), 0 when unknown. */
 uint64_t trace_count_events(const struct trace *t);

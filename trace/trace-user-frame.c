@@ -41,6 +41,18 @@ bool trace_python_frame_is_user(const char *file)
 	return !strstr(file, "/lib/python3.");
 }
 
+/* the python executable: python, python3, python3.12, python3.13t */
+static bool python_executable(const char *base)
+{
+	const char *p;
+
+	if (!starts_with(base, "python"))
+		return false;
+	for (p = base + strlen("python"); isdigit((unsigned char)*p) || *p == '.'; p++)
+		;
+	return *p == '\0' || ((*p == 'd' || *p == 't') && p[1] == '\0');
+}
+
 /* Modules whose every frame is someone else's: CUDA, the C and C++
  * runtimes, the interpreter, memtrace, allocating layers of frameworks. */
 static bool foreign_module(const char *base)
@@ -53,25 +65,38 @@ static bool foreign_module(const char *base)
 		/* C and C++ runtimes, the dynamic loader */
 		"libc.so", "libc-", "ld-linux", "ld.so", "libstdc++", "libgcc_s", "libffi",
 		"libpthread", "libdl.so", "libdl-",
-		/* Python */
-		"libpython",
+		/* Python, and its own extension modules (_ctypes, _ffi...) */
+		"libpython", "_ctypes.", "_ctypes_test.",
 		/* memtrace */
 		"libmemtrace",
 		/* framework allocators */
 		"libc10_cuda", "libjax",
 	};
-	const char *p;
-
 	for (size_t i = 0; i < LENGTH(prefixes); i++) {
 		if (starts_with(base, prefixes[i]))
 			return true;
 	}
-	/* the python executable: python, python3, python3.12, python3.13t */
-	if (!starts_with(base, "python"))
+	return python_executable(base);
+}
+
+bool trace_module_is_runtime(const char *module_path)
+{
+	static const char *const prefixes[] = {
+		"libpython", "_ctypes.", "libffi", "libc.so", "libc-", "ld-linux", "ld.so",
+	};
+	const char *base;
+
+	if (!module_path || !*module_path)
 		return false;
-	for (p = base + strlen("python"); isdigit((unsigned char)*p) || *p == '.'; p++)
-		;
-	return *p == '\0' || ((*p == 'd' || *p == 't') && p[1] == '\0');
+	if (strstr(module_path, "/lib-dynload/"))
+		return true;
+	base = strrchr(module_path, '/');
+	base = base ? base + 1 : module_path;
+	for (size_t i = 0; i < LENGTH(prefixes); i++) {
+		if (starts_with(base, prefixes[i]))
+			return true;
+	}
+	return python_executable(base);
 }
 
 /* Modules where only the allocator is someone else's. */
@@ -103,7 +128,58 @@ bool trace_native_frame_is_user(const char *module_path, const char *function)
 	if (strstr(module_path, "/cupy/cuda/memory.") ||
 	    strstr(module_path, "/cupy_backends/cuda/api/"))
 		return false;
+	/* the interpreter's standard extension modules */
+	if (strstr(module_path, "/lib-dynload/"))
+		return false;
 	base = strrchr(module_path, '/');
 	base = base ? base + 1 : module_path;
 	return !foreign_module(base) && !framework_allocator(base, function);
+}
+
+static bool view_user(const struct trace_frame_view *v)
+{
+	if (v->python)
+		return (v->function || v->file) && trace_python_frame_is_user(v->file);
+	return v->module_path && !v->cuda_header &&
+	       trace_native_frame_is_user(v->module_path, v->function);
+}
+
+void trace_user_frames(uint32_t depth, trace_frame_at_fn frame_at, void *ctx,
+		       struct trace_user_frames *out)
+{
+	uint32_t unnamed = TRACE_USER_NONE;
+
+	*out = (struct trace_user_frames){ TRACE_USER_NONE, TRACE_USER_NONE, TRACE_USER_NONE,
+					   TRACE_USER_NONE };
+	for (uint32_t i = 0; i < depth; i++) {
+		struct trace_frame_view v = { 0 };
+
+		if (!frame_at(ctx, i, &v) || !view_user(&v))
+			continue;
+		if (v.python) {
+			if (out->python == TRACE_USER_NONE)
+				out->python = i;
+			else if (out->python_caller == TRACE_USER_NONE)
+				out->python_caller = i;
+		} else if (!v.function) {
+			if (unnamed == TRACE_USER_NONE)
+				unnamed = i;
+		} else if (out->native == TRACE_USER_NONE) {
+			out->native = i;
+		} else if (out->native_caller == TRACE_USER_NONE) {
+			out->native_caller = i;
+		}
+	}
+	/* an address in the user's module says less than its caller's name */
+	if (out->native == TRACE_USER_NONE)
+		out->native = unnamed;
+}
+
+uint32_t trace_user_frame(const struct trace_user_frames *u, uint32_t *caller)
+{
+	bool py = u->python != TRACE_USER_NONE;
+
+	if (caller)
+		*caller = py ? u->python_caller : u->native_caller;
+	return py ? u->python : u->native;
 }

@@ -150,6 +150,73 @@ START_TEST(test_native_user)
 	ck_assert(!trace_native_frame_is_user(
 		"/venv/site-packages/cupy/cuda/memory.cpython-311-x86_64-linux-gnu.so", "f"));
 	ck_assert(!trace_native_frame_is_user(NULL, "f"));
+	/* the interpreter's own extension modules: ctypes' call path */
+	ck_assert(!trace_native_frame_is_user(
+		"/usr/lib/python3.11/lib-dynload/_ctypes.cpython-311-x86_64-linux-gnu.so",
+		"_ctypes_callproc"));
+	ck_assert(!trace_native_frame_is_user("/opt/py/_ctypes.cpython-312-x86_64-linux-gnu.so",
+					     "PyCFuncPtr_call"));
+	ck_assert(trace_native_frame_is_user("/home/u/_ctypes_helpers.so", "f"));
+}
+END_TEST
+
+/* A stack as trace_user_frames reads it: innermost first. */
+static const struct trace_frame_view ctypes_stack[] = {
+	{ .module_path = "/usr/lib/libffi.so.8" },
+	{ .function = "ffi_call", .module_path = "/usr/lib/libffi.so.8" },
+	{ .function = "_ctypes_callproc", .module_path = "/x/lib-dynload/_ctypes.so" },
+	{ .function = "_PyEval_EvalFrameDefault", .module_path = "/x/libpython3.11.so.1.0" },
+	{ .python = true, .function = "alloc", .file = "/home/u/train.py" },
+	{ .python = true, .function = "wrapper", .file = "/usr/lib/python3.11/functools.py" },
+	{ .python = true, .function = "activations", .file = "/home/u/train.py" },
+	{ .python = true, .function = "<module>", .file = "/home/u/train.py" },
+	{ .function = "Py_RunMain", .module_path = "/x/libpython3.11.so.1.0" },
+	{ .function = "main", .module_path = "/usr/bin/python3.11" },
+};
+
+static const struct trace_frame_view native_stack[] = {
+	{ .function = "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc",
+	  .module_path = "/v/torch/lib/libc10_cuda.so" },
+	{ .function = "cudaMalloc<float>", .file = "/usr/local/cuda/include/cuda_runtime.h",
+	  .module_path = "/home/u/app", .cuda_header = true },
+	{ .module_path = "/home/u/app" },
+	{ .function = "load_weights", .module_path = "/home/u/app" },
+	{ .function = "main", .module_path = "/home/u/app" },
+};
+
+static bool view_at(void *ctx, uint32_t i, struct trace_frame_view *out)
+{
+	*out = ((const struct trace_frame_view *)ctx)[i];
+	return true;
+}
+
+START_TEST(test_user_frames)
+{
+	struct trace_user_frames u;
+	uint32_t caller;
+
+	trace_user_frames(10, view_at, (void *)ctypes_stack, &u);
+	ck_assert_uint_eq(u.python, 4);
+	ck_assert_uint_eq(u.python_caller, 6); /* the standard library's is skipped */
+	ck_assert_uint_eq(u.native, TRACE_USER_NONE);
+	ck_assert_uint_eq(trace_user_frame(&u, &caller), 4);
+	ck_assert_uint_eq(caller, 6);
+
+	/* no Python: the named native frame before the unnamed one, not the
+	 * allocator's nor CUDA's header's */
+	trace_user_frames(5, view_at, (void *)native_stack, &u);
+	ck_assert_uint_eq(u.python, TRACE_USER_NONE);
+	ck_assert_uint_eq(trace_user_frame(&u, &caller), 3);
+	ck_assert_uint_eq(caller, 4);
+
+	/* only the unnamed frame is the user's */
+	trace_user_frames(3, view_at, (void *)native_stack, &u);
+	ck_assert_uint_eq(trace_user_frame(&u, &caller), 2);
+	ck_assert_uint_eq(caller, TRACE_USER_NONE);
+
+	/* nothing of the user's */
+	trace_user_frames(1, view_at, (void *)native_stack, &u);
+	ck_assert_uint_eq(trace_user_frame(&u, NULL), TRACE_USER_NONE);
 }
 END_TEST
 
@@ -463,6 +530,7 @@ Suite *sites_suite(void)
 
 	tcase_add_test(tc, test_python_user);
 	tcase_add_test(tc, test_native_user);
+	tcase_add_test(tc, test_user_frames);
 	tcase_add_test(tc, test_group_by_names);
 	tcase_add_test(tc, test_mark_kinds);
 	tcase_add_test(tc, test_op_builds);

@@ -235,9 +235,15 @@ class TorchTest(unittest.TestCase):
         freed = (fig["reserved_before_oom"] - fig["reserved_after_oom"]) / MiB
         self.assertIn("One episode: this request failed first at", first_paragraph)
         self.assertIn(f"{freed:.1f} MiB in", " ".join(first_paragraph.split()))
+        # It names the user's line that asked (docs/report.md, "The user's
+        # frame"), not a frame of torch's caching allocator.
+        where = f"<module> (oom.py:{tag_line('oom.py', 'big')})"
+        self.assertIn(f" failed at ", first_paragraph)
+        self.assertIn(f" in {where};", " ".join(first_paragraph.split()))
+        self.assertNotIn("c10::", first_paragraph)
         # The answer on stderr at the failure.
         self.assertIn(f"memtrace: out of memory: cudaMalloc of {obs['alloc'] / MiB:.1f} MiB "
-                      "failed", run.stderr)
+                      f"failed in {where}", run.stderr)
 
     def test_oom_halve_batch(self):
         """A training step that does not fit: the program catches each OOM,
@@ -277,6 +283,14 @@ class TorchTest(unittest.TestCase):
         paragraphs = [p for p in text.split("\n\n")[1:] if not p.startswith("Note:")]
         self.assertTrue(paragraphs[0].startswith("OUT OF MEMORY: "), text)
         self.assertIn(f"cudaMalloc of {obs[-1]['alloc'] / MiB:.1f} MiB failed", paragraphs[0])
+
+
+def tag_line(program, tag):
+    """The line of programs/PROGRAM that ends in the comment "# @TAG"."""
+    with open(os.path.join(PROGRAMS, program)) as f:
+        lines = [n for n, line in enumerate(f, 1) if line.rstrip().endswith("# @" + tag)]
+    assert len(lines) == 1, (program, tag)
+    return lines[0]
 
 
 def format_size(size):

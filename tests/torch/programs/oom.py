@@ -27,7 +27,7 @@ observer = OomObserver()
 reserved_before = torch.cuda.memory_reserved()
 # 800 MiB and 1000 bytes: torch rounds what it asks cudaMalloc for.
 try:
-    big = torch.empty(800 * MiB + 1000, dtype=torch.uint8, device="cuda")
+    big = torch.empty(800 * MiB + 1000, dtype=torch.uint8, device="cuda")  # @big
     message = None
 except torch.cuda.OutOfMemoryError as e:
     message = str(e)
