@@ -35,6 +35,7 @@
 #include "render-html-assets.h"
 #include "render.h"
 #include "trace-schema.h"
+#include "trace-user-frame.h"
 #include "util-json.h"
 #include "util-math.h"
 #include "util-mem.h"
@@ -970,8 +971,76 @@ static void print_diagnosis(const struct html *h)
 	diagnoses_fini(&d);
 }
 
-/* The failing call, outermost first, the innermost frames in view. */
-static void print_path(const struct html *h, int64_t stack)
+/* A frame of the language runtime (trace_module_is_runtime): folded out
+ * of the path unless asked for. */
+static bool runtime_frame(const struct trace *t, const struct trace_frame *f)
+{
+	const struct trace_module *mod = f && f->kind != MT_FRAME_PYTHON ? trace_frame_module(t, f)
+									 : NULL;
+
+	return mod && trace_module_is_runtime(mod->path);
+}
+
+/* The frames [from, to) of s are all the C runtime's and the loader's. */
+static bool c_runtime_only(const struct trace *t, const struct trace_stack *s, uint32_t from,
+			   uint32_t to)
+{
+	for (uint32_t d = from; d < to; d++) {
+		const struct trace_module *mod = trace_frame_module(t, trace_stack_frame(t, s, d));
+		const char *base = mod ? path_basename(mod->path) : "";
+
+		if (!has_prefix(base, "libc.so") && !has_prefix(base, "libc-") &&
+		    !has_prefix(base, "ld-linux") && !has_prefix(base, "ld.so"))
+			return false;
+	}
+	return true;
+}
+
+static void path_frame(const struct html *h, const struct trace_frame *fr)
+{
+	_autofree_ char *label = render_frame_label(h->t, fr, true);
+
+	fprintf(h->f, "<span class=\"fr k-%s\">", frame_kind(h->t, fr));
+	esc(h, label);
+	fputs("</span>", h->f);
+}
+
+/* The frames [from, to) of s, outermost first, each followed by a
+ * separator but the last when last: runs of the runtime's frames folded
+ * into a <details> that shows them on a click. */
+static void path_frames(const struct html *h, const struct trace_stack *s, uint32_t from,
+			uint32_t to, bool last)
+{
+	uint32_t d = to;
+
+	while (d > from) {
+		uint32_t run = 0;
+
+		while (d - run > from && runtime_frame(h->t, trace_stack_frame(h->t, s, d - run - 1)))
+			run++;
+		if (run) {
+			fprintf(h->f, "<details class=\"rt\"><summary>%u %s frame%s</summary>", run,
+				c_runtime_only(h->t, s, d - run, d) ? "C runtime" : "interpreter",
+				run == 1 ? "" : "s");
+			for (uint32_t k = 0; k < run; k++) {
+				if (k)
+					fputs("<span class=\"sep\">›</span>", h->f);
+				path_frame(h, trace_stack_frame(h->t, s, d - k - 1));
+			}
+			fputs("</details>", h->f);
+			d -= run;
+		} else {
+			path_frame(h, trace_stack_frame(h->t, s, --d));
+		}
+		if (d > from || !last)
+			fputs("<span class=\"sep\">›</span>", h->f);
+	}
+}
+
+/* The failing call, outermost first, ending in the call that failed; the
+ * innermost frames in view, the runtime's (the interpreter, libffi, the
+ * C runtime) folded. */
+static void print_path(const struct html *h, int64_t stack, const char *api)
 {
 	const struct trace_stack *s = trace_find_stack(h->t, stack);
 	uint32_t n = s ? s->depth : 0;
@@ -984,19 +1053,16 @@ static void print_path(const struct html *h, int64_t stack)
 		fputs("</div>\n", h->f);
 		return;
 	}
-	if (n > PATH_FRAMES)
+	if (n > PATH_FRAMES) {
 		fprintf(h->f, "<details><summary>%u outer frames</summary>", n - PATH_FRAMES);
-	for (uint32_t d = n; d-- > 0;) {
-		const struct trace_frame *fr = trace_stack_frame(h->t, s, d);
-		_autofree_ char *label = render_frame_label(h->t, fr, true);
-
-		fprintf(h->f, "<span class=\"fr k-%s\">", frame_kind(h->t, fr));
-		esc(h, label);
+		path_frames(h, s, PATH_FRAMES, n, false);
+		fputs("</details>", h->f);
+	}
+	path_frames(h, s, 0, n < PATH_FRAMES ? n : PATH_FRAMES, !api);
+	if (api) {
+		fputs("<span class=\"fr k-cuda\">", h->f);
+		esc(h, api);
 		fputs("</span>", h->f);
-		if (n > PATH_FRAMES && d == PATH_FRAMES)
-			fputs("</details>", h->f);
-		else if (d)
-			fputs("<span class=\"sep\">›</span>", h->f);
 	}
 	fputs("</div>\n", h->f);
 }
@@ -1039,7 +1105,7 @@ static void print_oom_headline(const struct html *h, const struct model_oom *o)
 	oom_stats(h, o);
 	device_bar(h, o);
 	print_diagnosis(h);
-	print_path(h, o->stack);
+	print_path(h, o->stack, api);
 	fputs("</div>", h->f);
 	if (o->has_holders)
 		print_holders(h, o->holders, o->n_holders, o->live_bytes, "at the failure");

@@ -110,6 +110,21 @@ class UserFrame(mtest.TraceTest):
         self.assertRegex(holders, r'<td class="lbl">' + re.escape(both.replace("<", "&lt;")) +
                          r' <span class="cnt">×%d</span>' % len(given["activations"]))
         self.assertNotIn("ffi_call", h1 + holders)
+        # The path: every frame of the failing stack (the JSON's), the
+        # interpreter's and libffi's folded in a <details>, ending in the
+        # call that failed.
+        rep = self.report(trace)
+        oom = rep["ooms"][-1]
+        path = re.search(r'<div class="path">.*?</div>', html).group(0)
+        shown = re.findall(r'<span class="fr k-\w+">(.*?)</span>', path)
+        self.assertEqual(shown[-1], oom["api"])
+        self.assertEqual(len(shown) - 1, len(oom["frames"]), path)
+        folded = "".join(re.findall(r'<details class="rt">.*?</details>', path))
+        self.assertIn("ffi_call", folded)
+        self.assertNotIn("helper_callers.py", folded)
+        innermost = oom["frames"][0]
+        self.assertIn(innermost["function"] or "%s+0x%x" % (innermost["module"],
+                                                            innermost["offset"]), shown[-2])
         # Perfetto's OOM instant names its site by the same rule
         ooms = [e for e in json.loads(out["perfetto"])["traceEvents"] if e.get("cat") == "oom"]
         self.assertEqual([e["args"]["site"] for e in ooms], [both])
