@@ -116,6 +116,7 @@ check "--help: exits 0" test "$rc" = 0
 check "--help: names the pin" grep -q 'torch==2.15.0' <<<"$out"
 check "--help: names the environment" grep -qF "$venv" <<<"$out"
 check "--help: nothing on stderr" test -z "$err"
+check "--help: names keras over torch's environment" grep -q "over torch's environment" <<<"$out"
 
 # 2. wrong arguments
 run_case

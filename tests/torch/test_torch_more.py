@@ -1,8 +1,9 @@
 """More of real PyTorch under memtrace, checked against torch's own
 accounting (issue 30, deliver 3): models built again and again, a
 DataLoader with forked workers and pinned memory, torchrun with two
-ranks, and the torch-snapshot export opened by torch's own
-torch.cuda._memory_viz.
+ranks, the torch-snapshot export opened by torch's own
+torch.cuda._memory_viz, and Keras 3 on the torch backend (the python of
+`scripts/framework-python keras`).
 
 The pattern is test_torch.py's, whose helpers these tests borrow: each
 program of programs/ runs plain and under LD_PRELOAD=libmemtrace.so on
@@ -16,6 +17,7 @@ scripts/framework-python torch does."""
 import glob
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -173,6 +175,61 @@ class MoreTorchTest(unittest.TestCase):
                               timeout=300)
         self.assertEqual(text.returncode, 0, text.stderr)
         self.assertIn("2 traces", text.stdout)
+
+    def keras_python(self):
+        """scripts/framework-python keras: its python (torch's environment
+        under it), or the test skips where it exits 77, saying why."""
+        proc = subprocess.run([os.path.join(base.SOURCE, "scripts", "framework-python"), "keras"],
+                              capture_output=True, text=True)
+        if proc.returncode == base.SKIP:
+            lines = proc.stderr.strip().splitlines()
+            self.skipTest("keras cannot be had here: " + (lines[-1] if lines else "?"))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return proc.stdout.strip()
+
+    def test_keras_fit_on_torch(self):
+        """Keras 3 with KERAS_BACKEND=torch, model.fit of a dense model:
+        the same exit status and figures under memtrace; its peak, live
+        bytes and live allocations are torch's plus the cuBLAS workspaces."""
+        python = self.keras_python()
+        runs = []
+        for traced in (False, True):
+            trace = os.path.join(self.tmp, "keras.db") if traced else None
+            extra = {"KERAS_BACKEND": "torch"}
+            if traced:
+                extra.update(LD_PRELOAD=base.LIB, MEMTRACE_OUTPUT=trace, MEMTRACE_CUPTI="off")
+            proc = subprocess.run(
+                [base.SIM_RUN, "--capacity", "1G", "--", python,
+                 os.path.join(base.PROGRAMS, "keras_fit.py")],
+                env=base.run_env(extra), cwd=self.tmp, capture_output=True, text=True,
+                timeout=300)
+            lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+            print(f"keras_fit {'under memtrace' if traced else 'plain'}: exit "
+                  f"{proc.returncode}, torch's figures {lines[-1:]}")
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertTrue(lines, proc.stderr)
+            runs.append((json.loads(lines[-1]), trace))
+        (plain, _), (fig, trace) = runs
+        self.assertEqual(fig, plain, "torch's figures changed under memtrace")
+        self.assertEqual((fig["backend"], fig["epochs"], fig["weights_device"]),
+                         ("torch", 3, "cuda:0"))
+        ws = self.cublas_workspaces(trace)
+        self.assertEqual(len(ws), 2, ws)
+        ws_bytes = sum(size for _, size, _ in ws)
+        t = self.report_json(trace)["totals"]
+        self.assertEqual(t["peak_bytes"], fig["max_memory_reserved"] + ws_bytes)
+        self.assertEqual(t["live_bytes_at_end"], fig["memory_reserved"] + ws_bytes)
+        self.assertEqual(t["live_allocations_at_end"], fig["segments"] + len(ws))
+        # device memory only: torch pins a few host bytes too (cudaHostAlloc)
+        conn = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+        self.addCleanup(conn.close)
+        live = conn.execute("""
+            SELECT a.seq, a.address, a.bytes FROM allocs a JOIN sites s ON s.id = a.site
+             WHERE s.mem = 1 AND NOT EXISTS (SELECT 1 FROM frees f WHERE f.alloc = a.seq)
+             ORDER BY a.seq""").fetchall()
+        ws_seqs = {seq for seq, _, _ in ws}
+        live = [(addr, size) for seq, addr, size in live if seq not in ws_seqs]
+        self.assertEqual(sorted(live), sorted(map(tuple, fig["segment_list"])))
 
     def test_torch_snapshot_opened_by_memory_viz(self):
         """The training loop traced; its torch-snapshot export read by
