@@ -49,6 +49,7 @@ static void usage(FILE *f)
 		"Usage: memtrace report TRACE [--format FORMAT] [-o FILE] [--top N]\n"
 		"                             [--weight peak|oom|leaked] [--at-mark L]\n"
 		"                             [--width N]\n"
+		"         FORMAT: text|json|html|torch-snapshot|pprof|speedscope|folded|perfetto\n"
 		"       memtrace report NEW --diff BASE [--format text|json]\n"
 		"       memtrace report TRACE1 TRACE2... [--format text|json|html|perfetto]\n"
 		"\n"
