@@ -74,6 +74,7 @@ static void usage(FILE *f)
 		"      --width N       text: N columns a line (%d to %d); default: $COLUMNS,\n"
 		"                      else the terminal's width, else %d. Long names are\n"
 		"                      shortened to fit, a file:line never\n"
+		"      --full-stacks   text: every caller of each row, whole, past the width\n"
 		"  -d, --diff BASE     compare TRACE with BASE: totals, and what grew by site\n"
 		"      --group-by G    sites by: site (default: the user's own Python frame,\n"
 		"                      else the NVTX operation, else native frame), python,\n"
@@ -282,7 +283,7 @@ static int check_args(const struct options *opt)
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct options *opt)
 {
-	enum { OPT_NO_PROGRESS = 256, OPT_GROUP_BY, OPT_AT_MARK, OPT_WIDTH };
+	enum { OPT_NO_PROGRESS = 256, OPT_GROUP_BY, OPT_AT_MARK, OPT_WIDTH, OPT_FULL_STACKS };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
@@ -293,6 +294,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
 		{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 		{ "at-mark", required_argument, NULL, OPT_AT_MARK },
 		{ "width", required_argument, NULL, OPT_WIDTH },
+		{ "full-stacks", no_argument, NULL, OPT_FULL_STACKS },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -338,6 +340,9 @@ static int parse_args(int argc, char **argv, struct options *opt)
 			break;
 		case OPT_AT_MARK:
 			opt->report.at_mark = optarg;
+			break;
+		case OPT_FULL_STACKS:
+			opt->render.full_stacks = true;
 			break;
 		case OPT_WIDTH:
 			if (!parse_width(optarg, &opt->render.width)) {

@@ -111,11 +111,14 @@ static const char *plural(uint64_t n, const char *one, const char *many)
  * (render_frame_label_fit), and the callers that do not fit then left
  * out for a last "<- ...". The first caller is always shown: its
  * file:line, like the site's, is never cut. */
-static char *caller_chain(const struct trace *t, const struct trace_stack *s, uint32_t depth,
+static char *caller_chain(const struct text *tx, const struct trace_stack *s, uint32_t depth,
 			  size_t room)
 {
 	static const char more[] = " <- ...";
-	uint32_t end = s ? (s->depth < depth + 1 + CALLERS ? s->depth : depth + 1 + CALLERS) : 0;
+	const struct trace *t = tx->t;
+	bool full = tx->o->full_stacks;
+	uint32_t end = s ? (full || s->depth < depth + 1 + CALLERS ? s->depth : depth + 1 + CALLERS)
+			 : 0;
 	char *buf = NULL;
 	size_t len = 0, used = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -126,9 +129,10 @@ static char *caller_chain(const struct trace *t, const struct trace_stack *s, ui
 		size_t need = (i > depth + 1) + strlen("<- ") + (i + 1 < end ? strlen(more) : 0);
 		size_t left = room > used + need ? room - used - need : 0;
 		_autofree_ char *label =
-			render_frame_label_fit(t, trace_stack_frame(t, s, i), true, left);
+			full ? render_frame_label(t, trace_stack_frame(t, s, i), true)
+			     : render_frame_label_fit(t, trace_stack_frame(t, s, i), true, left);
 
-		if (i > depth + 1 && text_width(label) > left) {
+		if (!full && i > depth + 1 && text_width(label) > left) {
 			fputs(more, f);
 			break;
 		}
@@ -159,7 +163,7 @@ static void stack_row(const struct text *tx, const char *cells, int64_t stack)
 	_autofree_ char *label =
 		s && f ? render_frame_label_fit(tx->t, f, true, room_after(tx, cells, 0))
 		       : render_stack_label(tx->t, stack, true);
-	_autofree_ char *callers = caller_chain(tx->t, s, depth, room_after(tx, cells, 2));
+	_autofree_ char *callers = caller_chain(tx, s, depth, room_after(tx, cells, 2));
 
 	line(tx, s && f ? 0 : tx->width, "%s%s", cells, label);
 	if (*callers)
@@ -182,7 +186,7 @@ static void site_row(const struct text *tx, const char *cells, const struct mode
 	}
 	if (s->kind != SITE_PYTHON && s->kind != SITE_NATIVE)
 		render_user_frame(tx->t, st, &depth);
-	callers = caller_chain(tx->t, st, depth, room_after(tx, cells, 2));
+	callers = caller_chain(tx, st, depth, room_after(tx, cells, 2));
 	line(tx, 0, "%s%s", cells, label);
 	if (*callers)
 		line(tx, 0, "%*s%s", (int)strlen(cells) + 2, "", callers);

@@ -34,6 +34,7 @@ struct render_opts {
 	size_t top;	/* entries per section; 0: all */
 	size_t width;	/* text: columns per line; 0: RENDER_TEXT_WIDTH */
 	bool top_given; /* --top on the command line (JSON lists all otherwise) */
+	bool full_stacks; /* text: every caller of a row, whole (--full-stacks) */
 	enum render_weight weight; /* folded */
 };
 

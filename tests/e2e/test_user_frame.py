@@ -93,6 +93,25 @@ class UserFrame(mtest.TraceTest):
             python = [f["function"] for f in sites[who]["frames"] if f["kind"] == "python"]
             self.assertEqual(python[:2], ["alloc", who])
 
+    def test_full_stacks(self):
+        """--full-stacks: each row's callers all there, whole; without it
+        they are cut to the width."""
+        _, trace, _, _ = self.run_helper()
+        rep = self.report(trace)
+        frames = rep["ooms"][-1]["frames"]
+        outer = [f["function"] for f in frames if f["function"]]
+        full = subprocess.run([mtest.REPORTER, trace, "--full-stacks"], capture_output=True,
+                              text=True, timeout=120)
+        self.assertEqual(full.returncode, 0, full.stderr)
+        chain = [l for l in full.stdout.splitlines()
+                 if l.lstrip().startswith(f"<- {self.activations}")]
+        self.assertTrue(chain, full.stdout)
+        self.assertTrue(chain[0].rstrip().endswith("<- " + outer[-1]), chain[0])
+        self.assertNotIn("<- ...", chain[0])
+        cut = subprocess.run([mtest.REPORTER, trace], capture_output=True, text=True,
+                             timeout=120)
+        self.assertIn("<- ...", cut.stdout)
+
     def test_exports(self):
         _, trace, _, given = self.run_helper()
         both = f"{self.alloc} <- {self.activations}"
