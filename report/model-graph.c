@@ -23,9 +23,15 @@
  *   what no running or scheduled graph uses; a trace cannot tell that a
  *   launch has finished, so at a trim none is running).
  *
+ * Device memory allocated by the thread that began a capture, while it
+ * runs (cudaMalloc is allowed there in relaxed mode: PyTorch's caching
+ * allocator makes the segments of a graph's private pool so), is a
+ * "capture segment" of the graph that capture makes: ordinary device
+ * memory, counted as such, that its graph keeps reachable while it lives.
+ *
  * Graphs and execs never destroyed are "orphans", with the memory their
- * graph keeps reachable: its live allocations, and its others while it is
- * mapped. Together, orphans keep each graph's live memory once and the
+ * graph keeps reachable: its live allocations and capture segments, and
+ * its others while it is mapped. Together, orphans keep each graph's live memory once and the
  * largest mapping once, no more than the pool holds. */
 #include "model-internal.h"
 
@@ -60,6 +66,7 @@ struct graph {
 	 * execs keep its allocations that are not live mapped in the pool */
 	bool mapped;
 	uint64_t nonlive; /* bytes of its allocations that are not live */
+	uint64_t seg_live; /* bytes of its capture segments that are live */
 	uint32_t live_execs;
 	uint64_t launches;
 	uint32_t *mem; /* its allocations, indices in mem */
@@ -92,6 +99,20 @@ struct gpool {
 	uint64_t held, live;
 };
 
+/* Device memory allocated on a capturing thread (the comment at the top). */
+struct segment {
+	uint64_t address, bytes;
+	uint64_t stream; /* the capture's */
+	uint32_t graph;	 /* index in graphs; MODEL_NONE while its capture runs */
+	bool live, dropped;
+};
+
+/* A capture running: the thread that began it, on its stream. */
+struct open_capture {
+	int64_t thread;
+	uint64_t stream;
+};
+
 struct model_graph_priv {
 	struct graph *graphs;
 	size_t n_graphs, cap_graphs;
@@ -108,6 +129,11 @@ struct model_graph_priv {
 	size_t n_joins, cap_joins;
 	struct gpool *pools;
 	size_t n_pools, cap_pools;
+	struct segment *segs;
+	size_t n_segs, cap_segs;
+	struct map seg_index; /* address -> index of its latest segment */
+	struct open_capture *open;
+	size_t n_open, cap_open;
 };
 
 void model_graph_init(struct model *m)
@@ -117,6 +143,7 @@ void model_graph_init(struct model *m)
 	map_init(&p->graph_index, sizeof(uint32_t));
 	map_init(&p->exec_index, sizeof(uint32_t));
 	map_init(&p->mem_index, sizeof(uint32_t));
+	map_init(&p->seg_index, sizeof(uint32_t));
 	m->graphs.priv = p;
 }
 
@@ -135,6 +162,9 @@ void model_graph_fini(struct model *m)
 		free(p->pfree);
 		free(p->joins);
 		free(p->pools);
+		free(p->segs);
+		free(p->open);
+		map_fini(&p->seg_index);
 		map_fini(&p->graph_index);
 		map_fini(&p->exec_index);
 		map_fini(&p->mem_index);
@@ -501,6 +531,100 @@ static void on_graph_destroy(struct model *m, const struct trace_event *ev)
 	g->destroyed = true;
 }
 
+/* ---- capture segments ------------------------------------------------- */
+
+static const struct open_capture *open_of_thread(const struct model_graph_priv *p, int64_t thread)
+{
+	for (size_t i = 0; i < p->n_open; i++) {
+		if (p->open[i].thread == thread)
+			return &p->open[i];
+	}
+	return NULL;
+}
+
+/* The capture on stream is over (or begins again). */
+static void open_end(struct model *m, uint64_t stream)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+	size_t out = 0;
+
+	for (size_t i = 0; i < p->n_open; i++) {
+		if (p->open[i].stream != stream)
+			p->open[out++] = p->open[i];
+	}
+	p->n_open = out;
+	m->graphs.capturing = out > 0;
+}
+
+static void open_begin(struct model *m, const struct trace_event *ev)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+
+	open_end(m, ev->stream);
+	if (!ev->thread || !ev->stream)
+		return;
+	grow_array(&p->open, &p->cap_open, p->n_open + 1, sizeof(*p->open));
+	p->open[p->n_open++] = (struct open_capture){ ev->thread, ev->stream };
+	m->graphs.capturing = true;
+}
+
+void model_graph_device_alloc(struct model *m, const struct trace_event *ev)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+	const struct open_capture *c = open_of_thread(p, ev->thread);
+	uint32_t idx = (uint32_t)p->n_segs;
+
+	if (!ev->thread || !c)
+		return;
+	grow_array(&p->segs, &p->cap_segs, p->n_segs + 1, sizeof(*p->segs));
+	p->segs[idx] = (struct segment){
+		.address = ev->address, .bytes = ev->bytes, .stream = c->stream,
+		.graph = MODEL_NONE, .live = true,
+	};
+	p->n_segs++;
+	*(uint32_t *)map_put(&p->seg_index, ev->address, NULL) = idx;
+	m->graphs.segments = true;
+}
+
+void model_graph_device_freed(struct model *m, uint64_t address, bool freed)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+	const uint32_t *idx = map_get(&p->seg_index, address);
+	struct segment *sg = idx ? &p->segs[*idx] : NULL;
+
+	if (!sg || sg->live == !freed)
+		return;
+	sg->live = !freed;
+	if (sg->graph < p->n_graphs) {
+		struct graph *g = &p->graphs[sg->graph];
+
+		g->seg_live = freed ? sat_sub(g->seg_live, sg->bytes) : sat_add(g->seg_live, sg->bytes);
+	}
+}
+
+/* The capture on stream made graph (MODEL_NONE: it failed): the segments
+ * allocated while it ran are that graph's, or nobody's. */
+static void settle_segments(struct model *m, uint64_t stream, uint32_t graph)
+{
+	struct model_graph_priv *p = m->graphs.priv;
+
+	for (size_t i = 0; i < p->n_segs; i++) {
+		struct segment *sg = &p->segs[i];
+
+		if (sg->graph != MODEL_NONE || sg->dropped || sg->stream != stream)
+			continue;
+		if (graph == MODEL_NONE) {
+			sg->dropped = true;
+			continue;
+		}
+		sg->graph = graph;
+		m->graphs.capture_segments++;
+		m->graphs.capture_segment_bytes = sat_add(m->graphs.capture_segment_bytes, sg->bytes);
+		if (sg->live)
+			p->graphs[graph].seg_live = sat_add(p->graphs[graph].seg_live, sg->bytes);
+	}
+}
+
 /* The capture on ev's stream is over: what it allocated and freed is the
  * graph's it made (an existing graph's, for a capture into one), or
  * nobody's when it failed. */
@@ -532,6 +656,7 @@ static void settle_capture(struct model *m, const struct trace_event *ev, bool m
 			m->graphs.unattached++;
 		}
 	}
+	settle_segments(m, ev->stream, graph);
 	for (size_t i = 0; i < p->n_pfree; i++) {
 		if (p->pfree[i].stream != ev->stream)
 			p->pfree[out++] = p->pfree[i];
@@ -599,10 +724,12 @@ void model_graph_event(struct model *m, const struct trace_event *ev)
 	case MT_EV_CAPTURE_BEGIN: /* a capture left open */
 		settle_capture(m, ev, false);
 		joins_end(p, ev->stream);
+		open_begin(m, ev);
 		break;
 	case MT_EV_CAPTURE_END:
 		settle_capture(m, ev, ev->status == 0 && ev->handle);
 		joins_end(p, ev->stream);
+		open_end(m, ev->stream);
 		break;
 	case MT_EV_CAPTURE_JOIN: on_join(p, ev); break;
 	case MT_EV_GRAPH_MEM_TRIM: on_trim(m, ev); break;
@@ -667,6 +794,7 @@ static struct reach reach_of(const struct model_graph_priv *p, const struct grap
 		if (gm->live)
 			r.live = sat_add(r.live, gm->bytes);
 	}
+	r.live = sat_add(r.live, g->seg_live);
 	r.mapped = g->mapped ? g->nonlive : 0;
 	return r;
 }
@@ -748,7 +876,7 @@ static void find_orphans(struct model *m)
 		o[n++] = (struct model_orphan){
 			.kind = MODEL_ORPHAN_EXEC, .handle = e->handle, .graph = g->handle,
 			.stack = e->stack, .time_ns = e->time_ns, .pinned_bytes = pinned(p, g),
-			.launches = e->launches,
+			.segment_bytes = g->seg_live, .launches = e->launches,
 		};
 		reach_add(p, &execs, e->graph);
 		reach_add(p, &all, e->graph);
@@ -762,6 +890,7 @@ static void find_orphans(struct model *m)
 		o[n++] = (struct model_orphan){
 			.kind = MODEL_ORPHAN_GRAPH, .handle = g->handle, .stack = g->stack,
 			.time_ns = g->time_ns, .pinned_bytes = g->live_execs ? 0 : pinned(p, g),
+			.segment_bytes = g->live_execs ? 0 : g->seg_live,
 			.pinned_by_exec = g->live_execs > 0, .launches = g->launches,
 		};
 		reach_add(p, &all, (uint32_t)i);

@@ -186,6 +186,12 @@ void model_graph_event(struct model *m, const struct trace_event *ev);
 /* A free outside the graph released live graph memory at address
  * (freed) or a free_error put it back (!freed). */
 void model_graph_freed(struct model *m, uint64_t address, bool freed);
+/* A device allocation (mem device) while graphs.capturing: a capture
+ * segment when its thread is capturing. */
+void model_graph_device_alloc(struct model *m, const struct trace_event *ev);
+/* A free of device memory at address (freed) or a free_error that put it
+ * back (!freed), when graphs.segments: a capture segment's ends. */
+void model_graph_device_freed(struct model *m, uint64_t address, bool freed);
 /* A free of graph memory that is not live (never launched): true when
  * the address is graph memory at all. */
 bool model_graph_known(const struct model *m, uint64_t address);

@@ -510,6 +510,8 @@ live_insert(struct model *m, uint64_t address, const struct model_live *rec, int
 			model_vmm_forget(m, address);
 		if (old.mem == MT_MEM_GRAPH)
 			model_graph_freed(m, address, true);
+		if (old.mem == MT_MEM_DEVICE && m->graphs.segments)
+			model_graph_device_freed(m, address, true);
 		slot = map_get(&m->live, address);
 	}
 	*slot = *rec;
@@ -551,6 +553,8 @@ static void on_alloc(struct model *m, const struct trace_event *ev)
 		model_timeline_alloc(m->timeline, live, ev);
 	if (ev->mem == MT_MEM_VMM_PHYSICAL)
 		model_vmm_created(m, ev->address, &rec, false);
+	else if (ev->mem == MT_MEM_DEVICE && m->graphs.capturing)
+		model_graph_device_alloc(m, ev);
 	model_cupti_hooked(m, ev);
 }
 
@@ -608,6 +612,8 @@ static void on_free(struct model *m, const struct trace_event *ev)
 	model_moment_live(m, ev->address, &rec, false, ev->time_ns);
 	if (rec.mem == MT_MEM_GRAPH)
 		model_graph_freed(m, ev->address, true);
+	else if (rec.mem == MT_MEM_DEVICE && m->graphs.segments)
+		model_graph_device_freed(m, ev->address, true);
 	model_cupti_hooked_free(m, ev->address, ev->time_ns, false);
 	remember_free(m, ev->address, RECENT_FREED, &rec);
 }
@@ -657,6 +663,8 @@ static void on_free_error(struct model *m, const struct trace_event *ev)
 		model_vmm_created(m, ev->address, &r->rec, false);
 	if (r->rec.mem == MT_MEM_GRAPH)
 		model_graph_freed(m, ev->address, false);
+	else if (r->rec.mem == MT_MEM_DEVICE && m->graphs.segments)
+		model_graph_device_freed(m, ev->address, false);
 	model_cupti_hooked_free(m, ev->address, ev->time_ns, true);
 }
 

@@ -162,6 +162,9 @@ struct model_orphan {
 	 * allocations, and its transient ones while the graph is mapped; 0 for
 	 * a graph whose exec is an orphan too (the exec's row has them) */
 	uint64_t pinned_bytes;
+	/* of pinned_bytes, its graph's capture segments that are live: device
+	 * memory its capture's thread allocated while it ran (model-graph.c) */
+	uint64_t segment_bytes;
 	bool pinned_by_exec; /* a graph with an orphaned exec: pinned_bytes is 0 */
 	uint64_t launches;
 };
@@ -179,6 +182,11 @@ struct model_graphs {
 	uint64_t launches, uploads, failed_launches;
 	uint64_t alloc_nodes, captured_allocs, free_nodes, captured_frees;
 	uint64_t unattached; /* captured memory nodes of a capture that made no graph */
+	/* device allocations made by a capturing thread during captures that
+	 * made a graph (capture segments, model-graph.c), and their bytes */
+	uint64_t capture_segments, capture_segment_bytes;
+	bool capturing; /* a capture is running: allocations may be segments */
+	bool segments;	/* some allocation was: frees may end one */
 	/* physical memory the graph pools hold, live graph memory included; of
 	 * it, what no live allocation uses */
 	uint64_t pool_bytes, pool_peak, pool_reserved;

@@ -678,6 +678,7 @@ static void write_orphan(struct jw *w, const struct trace *t, const struct model
 	jw_i64(w, "stack", or->stack);
 	write_frames(w, t, or->stack, "frames");
 	jw_u64(w, "pinned_bytes", or->pinned_bytes);
+	jw_u64(w, "segment_bytes", or->segment_bytes);
 	jw_bool(w, "pinned_by_exec", or->pinned_by_exec);
 	jw_u64(w, "launches", or->launches);
 	jw_close(w, '}');
@@ -702,6 +703,8 @@ static void write_graphs(struct jw *w, const struct trace *t, const struct model
 	jw_u64(w, "free_nodes", g->free_nodes);
 	jw_u64(w, "captured_frees", g->captured_frees);
 	jw_u64(w, "unattached_nodes", g->unattached);
+	jw_u64(w, "capture_segments", g->capture_segments);
+	jw_u64(w, "capture_segment_bytes", g->capture_segment_bytes);
 	jw_u64(w, "mem_trims", g->trims);
 	jw_u64(w, "pool_bytes_at_end", g->pool_bytes);
 	jw_u64(w, "pool_peak_bytes", g->pool_peak);

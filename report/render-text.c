@@ -721,6 +721,17 @@ static void print_graphs(const struct text *tx, bool story)
 		plural(g->captured_allocs, "allocation", "allocations"), fmt_size(g->pool_bytes).s,
 		fmt_size(g->pool_peak).s, fmt_size(g->pool_reserved).s);
 	paragraph(tx, 4, memory);
+	if (g->capture_segments) {
+		_autofree_ char *segs = xasprintf(
+			"  Capture segments: %" PRIu64 " device %s (%s) made by the capturing "
+			"thread while a capture ran (a framework's memory pool for the graph, as "
+			"PyTorch's private pools); a graph or exec left alive pins those still live.",
+			g->capture_segments,
+			plural(g->capture_segments, "allocation", "allocations"),
+			fmt_size(g->capture_segment_bytes).s);
+
+		paragraph(tx, 4, segs);
+	}
 	print_orphans(tx);
 	print_never_freed(tx);
 	if (story)

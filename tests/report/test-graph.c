@@ -272,6 +272,75 @@ START_TEST(test_graph_capture_cross_free)
 }
 END_TEST
 
+/* A device allocation of thread th (PyTorch's cudaMalloc of a segment). */
+static void dev_alloc(struct model *m, int64_t t, int64_t th, uint64_t addr, uint64_t bytes)
+{
+	struct trace_event e = ev(MT_EV_ALLOC, t);
+
+	e.address = addr;
+	e.has_address = true;
+	e.bytes = bytes;
+	e.mem = MT_MEM_DEVICE;
+	e.thread = th;
+	feed(m, e);
+}
+
+/* Device memory the capturing thread allocates while its capture runs
+ * belongs to the graph made (a framework's pool for it): an orphaned exec
+ * of that graph pins it while it is live; other threads' allocations, a
+ * failed capture's and those after the capture are nobody's. */
+START_TEST(test_graph_capture_segments)
+{
+	struct model m;
+
+	setup(&m);
+	capture(&m, MT_EV_CAPTURE_BEGIN, 1, 5, 0, 0); /* thread 0: ev()'s */
+	dev_alloc(&m, 1, 0, 0x10000, 4 * MiB);	      /* no thread: nobody's */
+	{
+		struct trace_event e = ev(MT_EV_CAPTURE_BEGIN, 2);
+
+		e.stream = 5;
+		e.thread = 7;
+		feed(&m, e);
+	}
+	dev_alloc(&m, 3, 7, 0x100000, 20 * MiB);
+	dev_alloc(&m, 4, 8, 0x200000, 2 * MiB); /* another thread */
+	dev_alloc(&m, 5, 7, 0x300000, 26 * MiB);
+	{
+		struct trace_event e = ev(MT_EV_CAPTURE_END, 6);
+
+		e.stream = 5;
+		e.thread = 7;
+		e.handle = 0xa1;
+		e.has_handle = true;
+		feed(&m, e);
+	}
+	dev_alloc(&m, 7, 7, 0x400000, 8 * MiB); /* after the capture */
+	gev(&m, MT_EV_EXEC_CREATE, 8, 0xe1, 0xa1, 0);
+	gev(&m, MT_EV_GRAPH_DESTROY, 9, 0xa1, 0, 0);
+	{
+		struct trace_event e = ev(MT_EV_CAPTURE_BEGIN, 10); /* fails */
+
+		e.stream = 6;
+		e.thread = 7;
+		feed(&m, e);
+	}
+	dev_alloc(&m, 11, 7, 0x500000, 2 * MiB);
+	capture(&m, MT_EV_CAPTURE_END, 12, 6, 0, 900);
+	plain_free(&m, 13, 0x100000); /* the graph's first segment given back */
+	model_finish(&m);
+	ck_assert_uint_eq(m.graphs.capture_segments, 2);
+	ck_assert_uint_eq(m.graphs.capture_segment_bytes, 46 * MiB);
+	ck_assert_uint_eq(m.graphs.n_orphans, 1);
+	ck_assert_uint_eq(m.graphs.orphans[0].kind, MODEL_ORPHAN_EXEC);
+	ck_assert_uint_eq(m.graphs.orphans[0].pinned_bytes, 26 * MiB);
+	ck_assert_uint_eq(m.graphs.orphans[0].segment_bytes, 26 * MiB);
+	ck_assert_uint_eq(m.graphs.orphan_execs_pinned, 26 * MiB);
+	ck_assert_uint_eq(m.device.live_bytes, 4 * MiB + 2 * MiB + 26 * MiB + 8 * MiB + 2 * MiB);
+	model_fini(&m);
+}
+END_TEST
+
 /* Orphans as of the first mark --at-mark names; destroyed ones are not. */
 START_TEST(test_graph_at_mark)
 {
@@ -668,6 +737,7 @@ Suite *graph_suite(void)
 	tcase_add_test(tc, test_graph_instantiation_points);
 	tcase_add_test(tc, test_graph_orphans_share_the_pool);
 	tcase_add_test(tc, test_graph_capture_joined_streams);
+	tcase_add_test(tc, test_graph_capture_segments);
 	tcase_add_test(tc, test_growth_flat);
 	tcase_add_test(tc, test_cupti_match);
 	tcase_add_test(tc, test_cupti_window);
