@@ -1,33 +1,51 @@
-/* The rules of diagnose.h. Each rule reads the model, decides, and words
- * its evidence with the numbers it decided on; thresholds are named so a
- * reader can argue with them. See docs/report.md, "What to try". */
+/* The rules of diagnose.h. The cause is judged from the events, never
+ * from wall time: what a stack kept round after round (struct
+ * model_rounds: the run cut where memory is given back), what marks, NVTX
+ * ranges and graph instantiations show (model-points.c), graphs left
+ * behind (model-graph.c), the failure's own numbers. Each rule words its
+ * evidence with the numbers it decided on; thresholds are named so a
+ * reader can argue with them. See docs/report.md, "The cause". */
 #include "diagnose.h"
 
 #include <inttypes.h>
 #include <string.h>
 
-#include "model-timeline.h"
 #include "render.h"
 #include "util-mem.h"
 #include "util-str.h"
 
-/* working set: the process's own allocations filled at least this share
- * of the device at the failure */
-#define WORKING_SET_SHARE 0.5
-/* growth: the floor of the last quarter is above the first's by this share
- * of the peak (and by GROWTH_MIN_BYTES) */
-#define GROWTH_SHARE 0.10
+/* growth: a stack kept memory in at least this many rounds in a row ... */
+#define GROWTH_MIN_ROUNDS 3
+/* ... at least this much together, and this share of the device's peak */
 #define GROWTH_MIN_BYTES (1u << 20)
-/* unexplained: at least the request, or this share of the device */
-#define UNEXPLAINED_SHARE 0.10
+#define GROWTH_SHARE 0.10
+/* not_ours: at least the request, and this share of the device */
+#define NOT_OURS_SHARE 0.10
 
-static void add(struct diagnoses *d, enum diag_kind kind, const char *title, char *evidence,
-		char *remedy)
+static const char *const cause_names[] = {
+	[DIAG_GROWTH] = "growth",
+	[DIAG_TOO_BIG] = "too_big",
+	[DIAG_FRAGMENTATION] = "fragmentation",
+	[DIAG_ORPHANED_GRAPHS] = "orphaned_graphs",
+	[DIAG_NOT_OURS] = "not_ours",
+	[DIAG_PREALLOCATED] = "preallocated",
+};
+
+const char *diagnose_cause_name(enum diag_kind kind)
+{
+	if ((size_t)kind < sizeof(cause_names) / sizeof(*cause_names) && cause_names[kind])
+		return cause_names[kind];
+	return "unknown";
+}
+
+static struct diagnosis *add(struct diagnoses *d, enum diag_kind kind, const char *title,
+			     char *evidence, char *remedy)
 {
 	d->items = xrealloc(d->items, d->n + 1, sizeof(*d->items));
-	d->items[d->n++] = (struct diagnosis){
+	d->items[d->n] = (struct diagnosis){
 		.kind = kind, .title = title, .evidence = evidence, .remedy = remedy,
 	};
+	return &d->items[d->n++];
 }
 
 static uint64_t oom_total(const struct model *m, const struct model_oom *o)
@@ -41,150 +59,140 @@ static uint64_t oom_total(const struct model *m, const struct model_oom *o)
 	return 0;
 }
 
-static void rule_preallocation(const struct trace *t, const struct model *m, struct diagnoses *d)
+static void rule_preallocated(const struct trace *t, const struct model *m, struct diagnoses *d)
 {
 	for (size_t i = 0; i < m->n_notes; i++) {
 		const struct model_note *n = &m->notes[i];
 		_autofree_ char *where = NULL;
+		struct diagnosis *x;
 
 		if (n->kind != MODEL_NOTE_PREALLOCATION)
 			continue;
 		where = render_stack_label(t, n->stack, true);
-		add(d, DIAG_PREALLOCATION, "A framework preallocated the device",
-		    xasprintf("one allocation of %s (%.0f%% of device %d) at %s by %s, among the "
-			      "first: memtrace sees that pool, not the tensors in it",
-			      fmt_size(n->bytes).s, render_note_fraction(n) * 100, n->device,
-			      fmt_seconds(n->time_ns).s, where),
-		    xasprintf("rerun with `memtrace run --per-tensor` to see each tensor; "
-			      "TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true (allow growth); JAX: "
-			      "XLA_PYTHON_CLIENT_PREALLOCATE=false"));
+		x = add(d, DIAG_PREALLOCATED, "A framework preallocated the device",
+			xasprintf("one allocation of %s (%.0f%% of device %d) by %s, among the "
+				  "first on it: a framework's arena, whose tensors memtrace does not "
+				  "see",
+				  fmt_size(n->bytes).s, render_note_fraction(n) * 100, n->device,
+				  where),
+			xasprintf("rerun with `memtrace run --per-tensor` to see each tensor; "
+				  "TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true (allow growth); JAX: "
+				  "XLA_PYTHON_CLIENT_PREALLOCATE=false"));
+		x->stack = n->stack;
+		x->bytes = n->bytes;
 		return; /* one is enough: the remedy is the same */
 	}
 }
 
 static void rule_fragmentation(const struct model_oom *o, struct diagnoses *d)
 {
+	struct diagnosis *x;
+
 	if (!o->has_device_free || o->device_free <= 0 || (uint64_t)o->device_free <= o->requested)
 		return;
 	/* the two may round alike: then exact, or it reads as no difference */
 	bool alike = strcmp(fmt_size((uint64_t)o->device_free).s, fmt_size(o->requested).s) == 0;
 
-	add(d, DIAG_FRAGMENTATION, "Fragmentation",
-	    xasprintf("the device had %s free at the failure, more than the %s asked for: "
-		      "the free memory is in pieces, none large enough",
-		      alike ? fmt_bytes((uint64_t)o->device_free).s
-			    : fmt_size((uint64_t)o->device_free).s,
-		      alike ? fmt_bytes(o->requested).s : fmt_size(o->requested).s),
-	    xasprintf("PyTorch: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or the "
-		      "asynchronous allocator (backend:cudaMallocAsync); elsewhere, allocate the "
-		      "large buffers first and keep them"));
+	x = add(d, DIAG_FRAGMENTATION, "Fragmentation",
+		xasprintf("the device had %s free at the failure, more than the %s asked for: "
+			  "the free memory is in pieces, none large enough",
+			  alike ? fmt_bytes((uint64_t)o->device_free).s
+				: fmt_size((uint64_t)o->device_free).s,
+			  alike ? fmt_bytes(o->requested).s : fmt_size(o->requested).s),
+		xasprintf("PyTorch: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or the "
+			  "asynchronous allocator (backend:cudaMallocAsync); see which tensors sit "
+			  "in the cached segments with `memtrace run --per-tensor`; elsewhere, "
+			  "allocate the large buffers first and keep them"));
+	x->bytes = (uint64_t)o->device_free;
 }
 
-static void rule_unexplained(const struct model *m, const struct model_oom *o,
-			     struct diagnoses *d)
+static void rule_not_ours(const struct model *m, const struct model_oom *o, struct diagnoses *d)
 {
 	uint64_t total = oom_total(m, o);
+	struct diagnosis *x;
 
 	if (!o->has_unexplained || o->unexplained_bytes == 0)
 		return;
 	if (o->unexplained_bytes < o->requested &&
-	    (double)o->unexplained_bytes < UNEXPLAINED_SHARE * (double)total)
+	    (double)o->unexplained_bytes < NOT_OURS_SHARE * (double)total)
 		return;
-	add(d, DIAG_UNEXPLAINED, "Memory the process did not allocate",
-	    xasprintf("the device had %s in use at the failure, of which %s is not this "
-		      "process's allocations (%s live)",
-		      fmt_size(render_oom_device_used(o)).s, fmt_size(o->unexplained_bytes).s,
-		      fmt_size(o->live_bytes).s),
-	    xasprintf("look for other processes on the device (nvidia-smi) and one rank per "
-		      "device (CUDA_VISIBLE_DEVICES); the rest is CUDA contexts (a few hundred "
-		      "MiB each), libraries' workspaces (cuBLAS, cuDNN, NCCL) or a framework's "
-		      "cache memtrace cannot see (rerun with --per-tensor)"));
+	x = add(d, DIAG_NOT_OURS, "Memory the process did not allocate",
+		xasprintf("the device had %s in use at the failure, of which %s is not this "
+			  "process's allocations (%s live)",
+			  fmt_size(render_oom_device_used(o)).s, fmt_size(o->unexplained_bytes).s,
+			  fmt_size(o->live_bytes).s),
+		xasprintf("look for other processes on the device (nvidia-smi) and one rank per "
+			  "device (CUDA_VISIBLE_DEVICES); the rest is CUDA contexts (a few hundred "
+			  "MiB each), libraries' workspaces (cuBLAS, cuDNN, NCCL) or a framework's "
+			  "cache memtrace cannot see (rerun with --per-tensor)"));
+	x->bytes = o->unexplained_bytes;
 }
 
-/* Bytes stack held in a snapshot (0 when not among its stacks). */
-static uint64_t snap_bytes(const struct timeline_snapshot *s, int64_t stack)
+/* Not_ours leads when, without what others hold, the request would have
+ * fit and others hold more than the process. */
+static bool not_ours_leads(const struct model_oom *o)
 {
-	for (size_t i = 0; i < s->n_stacks; i++) {
-		if (s->stacks[i].stack == stack)
-			return s->stacks[i].bytes;
-	}
-	return 0;
+	return o->has_unexplained && o->unexplained_bytes >= o->requested &&
+	       o->unexplained_bytes >= o->live_bytes;
 }
 
-/* The first snapshot at or after time_ns, else the last one. */
-static const struct timeline_snapshot *snap_from(const struct model_timeline *tl,
-						 int64_t time_ns)
+/* The group that kept the most memory round after round, up to the
+ * failure or the end (struct model_rounds): at least GROWTH_MIN_ROUNDS
+ * rounds in a row that each ended with more of it live, the last of them
+ * in the second half of the rounds since the first (a load at the start,
+ * then a burst of rounds that keep nothing, is no growth). */
+static const struct model_group *kept_most(const struct model *m, const struct model_group *g,
+					   size_t n, uint64_t round)
 {
-	for (size_t i = 0; i < tl->n_snaps; i++) {
-		if (tl->snaps[i].time_ns >= time_ns)
-			return &tl->snaps[i];
-	}
-	return tl->n_snaps ? &tl->snaps[tl->n_snaps - 1] : NULL;
-}
+	const struct model_group *best = NULL;
+	uint64_t floor = (uint64_t)(GROWTH_SHARE * (double)m->device.peak_bytes);
 
-/* Of the groups live at the end (or at the failure), the stack that grew
- * most since the snapshot early; its growth in *grew. 0 when none grew. */
-static int64_t grew_most(const struct timeline_snapshot *early, const struct model_group *g,
-			 size_t n, uint64_t *grew)
-{
-	int64_t best = 0;
-
-	*grew = 0;
+	if (floor < GROWTH_MIN_BYTES)
+		floor = GROWTH_MIN_BYTES;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t before = early ? snap_bytes(early, g[i].stack) : 0;
+		const struct model_rounds *r = &g[i].rounds;
 
-		if (g[i].bytes > before && g[i].bytes - before > *grew) {
-			*grew = g[i].bytes - before;
-			best = g[i].stack;
-		}
+		if (g[i].mem && !model_mem_is_device(g[i].mem))
+			continue;
+		if (r->kept < GROWTH_MIN_ROUNDS || r->kept_bytes < floor)
+			continue;
+		if ((r->last_kept - r->first_kept) * 2 < round - r->first_kept)
+			continue;
+		if (!best || r->kept_bytes > best->rounds.kept_bytes)
+			best = &g[i];
 	}
 	return best;
 }
 
-/* The floor of device memory (its lowest point) in each quarter of the run
- * up to the failure: when it only rises, and by enough, memory is kept
- * across iterations. */
-static bool rule_growth(const struct trace *t, const struct model *m, const struct model_oom *o,
-			struct diagnoses *d)
+static bool rule_growth_rounds(const struct trace *t, const struct model *m,
+			       const struct model_oom *o, struct diagnoses *d)
 {
-	const struct model_timeline *tl = m->timeline;
-	int64_t end = o ? o->time_ns : m->last_time_ns;
-	int64_t start = tl ? tl->first_ns : 0, span;
-	uint64_t floor[4], grew;
-	int64_t stack;
-	_autofree_ char *where = NULL;
+	const struct model_group *g = o ? kept_most(m, o->holders, o->n_holders, o->round)
+					 : kept_most(m, m->leaks, m->n_leaks, m->round);
+	const struct model_rounds *r;
+	_autofree_ char *where = NULL, *held = NULL;
+	struct diagnosis *x;
 
-	if (!tl || end - start < 4)
+	if (!g)
 		return false;
-	span = end - start;
-	/* a rising floor with memory given back in every quarter: iterations
-	 * that each keep something; a plain ramp (loading, one long forward
-	 * pass) gives nothing back and is no leak */
-	for (int q = 0; q < 4; q++) {
-		int64_t from = start + span / 4 * q, to = start + span / 4 * (q + 1) - 1;
-
-		floor[q] = model_timeline_floor(tl, from, to);
-		if ((q > 0 && floor[q] < floor[q - 1]) || model_timeline_drops(tl, from, to) == 0)
-			return false;
-	}
-	if (floor[3] - floor[0] < GROWTH_MIN_BYTES ||
-	    (double)(floor[3] - floor[0]) < GROWTH_SHARE * (double)m->device.peak_bytes)
-		return false;
-	if (o && o->has_holders)
-		stack = grew_most(snap_from(tl, start + span / 4), o->holders, o->n_holders, &grew);
-	else
-		stack = grew_most(snap_from(tl, start + span / 4), m->leaks, m->n_leaks, &grew);
-	where = stack ? render_stack_label(t, stack, true) : xstrdup("(no single site)");
-	add(d, DIAG_GROWTH, "Memory kept across iterations",
-	    xasprintf("device memory never went below %s in the first quarter of the run and "
-		      "%s in the last%s; %s grew the most (+%s)",
-		      fmt_size(floor[0]).s, fmt_size(floor[3]).s, o ? " before the failure" : "",
-		      where, fmt_size(grew).s),
-	    xasprintf("find what keeps the memory of %s alive (a list or cache of tensors, a "
-		      "loss kept with its graph: use loss.item()); when it builds models or "
-		      "graphs: tf.keras.backend.clear_session(), torch._dynamo.reset(), destroy "
-		      "CUDA graph execs no longer used",
-		      where));
+	r = &g->rounds;
+	where = render_stack_label(t, g->stack, true);
+	held = o ? xasprintf("; it held %s in %" PRIu64 " allocations at the failure",
+			     fmt_size(g->bytes).s, g->count)
+		 : xasprintf("; %s of it still live at the end", fmt_size(g->bytes).s);
+	x = add(d, DIAG_GROWTH, "Memory kept across iterations",
+		xasprintf("%s kept %s in each of %" PRIu64 " repetitions in a row (%s "
+			  "together), while the rest of each repetition's memory was given back%s",
+			  where, fmt_size(r->kept_bytes / r->kept).s, r->kept,
+			  fmt_size(r->kept_bytes).s, held),
+		NULL);
+	x->remedy = xasprintf("find what keeps the memory allocated at %s alive from one "
+			      "iteration to the next (a list or cache of tensors, a loss kept with "
+			      "its graph: use loss.item(), detach() what is logged)",
+			      where);
+	x->stack = g->stack;
+	x->bytes = r->kept_bytes / r->kept;
+	x->rounds = r->kept;
 	return true;
 }
 
@@ -215,90 +223,177 @@ bool diagnose_growth_story(const struct model *m)
 	return m->growth.n_sites && m->growth.sites[0].growing && m->growth.sites[0].per_point > 0;
 }
 
-/* What grows build after build (model-points.c) and what graphs left
- * behind pin (model-graph.c): the leaking site, its step, the execs. */
-static char *builds_evidence(const struct trace *t, const struct model *m)
+/* What grows from mark to mark, NVTX range to range or build to build
+ * (model-points.c): the leaking site, its step. */
+static bool rule_growth_points(const struct trace *t, const struct model *m, struct diagnoses *d)
 {
 	const struct model_growth *g = &m->growth;
+	const struct model_growth_site *gs;
+	_autofree_ char *site = NULL;
+	struct diagnosis *x;
+
+	if (!diagnose_growth_story(m))
+		return false;
+	gs = &g->sites[0];
+	site = render_model_site_label(t, &m->sites[gs->site], true);
+	x = add(d, DIAG_GROWTH, "Memory growing build after build",
+		xasprintf("%s grows by %s per point over %zu %s (%s to %s)", site,
+			  fmt_size((uint64_t)gs->per_point).s, g->n_points,
+			  render_growth_basis(g->basis), fmt_size(gs->live[0]).s,
+			  fmt_size(gs->live[g->n_points - 1]).s),
+		xasprintf("free what %s keeps from one build or step to the next: "
+			  "tf.keras.backend.clear_session() (Keras), torch._dynamo.reset() "
+			  "(torch.compile), a list or cache of tensors kept by mistake",
+			  site));
+	x->stack = m->sites[gs->site].stack;
+	x->bytes = (uint64_t)gs->per_point;
+	x->rounds = g->n_points;
+	return true;
+}
+
+static bool rule_orphaned_graphs(const struct model *m, struct diagnoses *d)
+{
 	uint64_t pinned, execs = diagnose_orphaned_execs(&m->graphs, &pinned);
 	uint64_t never = render_graph_never_freed_bytes(&m->graphs);
-	_autofree_ char *grow = NULL, *left = NULL, *unfreed = NULL;
+	_autofree_ char *left = NULL, *unfreed = NULL;
+	struct diagnosis *x;
 
-	if (diagnose_growth_story(m)) {
-		const struct model_growth_site *gs = &g->sites[0];
-		_autofree_ char *site = render_model_site_label(t, &m->sites[gs->site], true);
-
-		grow = xasprintf("%s grows by %s per point over %zu %s (%s to %s)", site,
-				 fmt_size((uint64_t)gs->per_point).s, g->n_points,
-				 render_growth_basis(g->basis), fmt_size(gs->live[0]).s,
-				 fmt_size(gs->live[g->n_points - 1]).s);
-	}
+	if (!diagnose_graphs_story(m))
+		return false;
 	if (execs)
 		left = xasprintf("%" PRIu64 " executable graph%s never destroyed, pinning %s", execs,
 				 execs == 1 ? "" : "s", fmt_size(pinned).s);
 	if (never)
 		unfreed = xasprintf("%s of graph memory never freed", fmt_size(never).s);
-	return xasprintf("%s%s%s%s%s", grow ? grow : "", grow && (left || unfreed) ? "; " : "",
-			 left ? left : "", left && unfreed ? "; " : "", unfreed ? unfreed : "");
-}
-
-static bool rule_builds(const struct trace *t, const struct model *m, struct diagnoses *d)
-{
-	const char *what;
-
-	if (!diagnose_growth_story(m) && !diagnose_graphs_story(m))
-		return false;
-	what = diagnose_growth_story(m) ? "the growing site" : "the code that builds the graphs";
-	add(d, DIAG_BUILDS,
-	    diagnose_growth_story(m) ? "Memory growing build after build" : "CUDA graphs left behind",
-	    builds_evidence(t, m),
-	    xasprintf("free what %s keeps from one build to the next: "
-		      "tf.keras.backend.clear_session() (Keras), torch._dynamo.reset() "
-		      "(torch.compile), and destroy graph execs no longer used "
-		      "(cudaGraphExecDestroy, cudaGraphDestroy)",
-		      what));
+	x = add(d, DIAG_ORPHANED_GRAPHS, "CUDA graphs left behind",
+		xasprintf("%s%s%s", left ? left : "", left && unfreed ? "; " : "",
+			  unfreed ? unfreed : ""),
+		xasprintf("destroy graph execs no longer used (cudaGraphExecDestroy, "
+			  "cudaGraphDestroy) and free graph memory (cudaFree, or instantiate with "
+			  "cudaGraphInstantiateFlagAutoFreeOnLaunch); torch.compile: "
+			  "torch._dynamo.reset() between models"));
+	x->bytes = pinned > never ? pinned : never;
 	return true;
 }
 
-static void rule_working_set(const struct trace *t, const struct model *m,
-			     const struct model_oom *o, struct diagnoses *d)
+/* What the step in progress needs (what it allocated since memory was
+ * last given back, and the request) against what was left for it beside
+ * what was held from before, and which part scales with the input. */
+static void rule_too_big(const struct trace *t, const struct model *m, const struct model_oom *o,
+			 struct diagnoses *d)
 {
 	uint64_t total = oom_total(m, o);
-	_autofree_ char *top = NULL, *where = NULL;
+	uint64_t before = o->live_bytes > o->round_bytes ? o->live_bytes - o->round_bytes : 0;
+	uint64_t need = o->round_bytes + o->requested;
+	uint64_t others = o->has_unexplained ? o->unexplained_bytes : 0;
+	uint64_t room = total > before + others ? total - before - others : 0;
+	const struct model_group *held = NULL, *grew = NULL;
+	_autofree_ char *held_s = NULL, *scale = NULL, *where = NULL, *fit = NULL;
+	struct diagnosis *x;
 
-	if (total == 0 || (double)o->live_bytes < WORKING_SET_SHARE * (double)total)
-		return;
-	if (o->has_holders && o->n_holders) {
-		top = render_stack_label(t, o->holders[0].stack, true);
-		where = xasprintf("%s holds the most (%s)", top, fmt_size(o->holders[0].bytes).s);
-	} else {
-		where = xstrdup("");
+	for (size_t i = 0; o->has_holders && i < o->n_holders; i++) {
+		const struct model_group *g = &o->holders[i];
+		uint64_t old = g->bytes - g->rounds.open_bytes;
+
+		if (old && (!held || old > held->bytes - held->rounds.open_bytes))
+			held = g;
+		if (g->rounds.open_bytes && g->rounds.min_alloc < g->rounds.max_alloc &&
+		    (!grew || g->rounds.open_bytes > grew->rounds.open_bytes))
+			grew = g;
 	}
-	add(d, DIAG_WORKING_SET, "The working set does not fit",
-	    xasprintf("%s live in %" PRIu64 " allocations at the failure, %.0f%% of the "
-		      "device, with no growth over the run%s%s",
-		      fmt_size(o->live_bytes).s, o->live_count,
-		      100.0 * (double)o->live_bytes / (double)total, *where ? "; " : "", where),
-	    xasprintf("a smaller batch, gradient (activation) checkpointing, mixed precision "
-		      "(bf16 or fp16), or sharding the model over more devices"));
+	if (held) {
+		_autofree_ char *w = render_stack_label(t, held->stack, true);
+
+		held_s = xasprintf(" (the most by %s: %s)", w,
+				   fmt_size(held->bytes - held->rounds.open_bytes).s);
+	}
+	if (o->has_request_rounds && o->request_rounds.max_alloc < o->requested) {
+		where = render_stack_label(t, o->stack, true);
+		scale = xasprintf("; the failing request scales with the batch or input: %s asked "
+				  "for at most %s before, %s now",
+				  where, fmt_size(o->request_rounds.max_alloc).s,
+				  fmt_size(o->requested).s);
+	} else if (grew) {
+		where = render_stack_label(t, grew->stack, true);
+		scale = xasprintf("; %s allocated from %s to %s at a time over the run: that part "
+				  "scales with the batch or input",
+				  where, fmt_size(grew->rounds.min_alloc).s,
+				  fmt_size(grew->rounds.max_alloc).s);
+	} else {
+		scale = xasprintf("; no allocation grew over the run: the model or the input as "
+				  "given is too large for the device");
+	}
+	fit = total ? xasprintf(" but only %s was left for it, beside %s held from before%s%s%s",
+				fmt_size(room).s, fmt_size(before).s, held_s ? held_s : "",
+				others ? " and memory the process did not allocate: " : "",
+				others ? fmt_size(others).s : "")
+		    : xstrdup(" (the device's size is unknown)");
+	x = add(d, DIAG_TOO_BIG, "The working set does not fit",
+		xasprintf("the step in progress needed %s (%s allocated since memory was last "
+			  "given back, and the %s asked for)%s; nothing was kept from one "
+			  "repetition to the next%s",
+			  fmt_size(need).s, fmt_size(o->round_bytes).s, fmt_size(o->requested).s,
+			  fit, scale),
+		xasprintf("a smaller batch or input, gradient (activation) checkpointing, mixed "
+			  "precision (bf16 or fp16), or sharding the model over more devices"));
+	x->stack = o->stack;
+	x->bytes = need;
+	x->room = room;
+}
+
+/* Which cause leads when several apply: memory kept (graphs left
+ * behind, growth), which also cuts the free memory into pieces; then the
+ * pieces (fragmentation); then whose memory filled the device. */
+static int rank(const struct diagnosis *x, const struct model_oom *o)
+{
+	switch (x->kind) {
+	case DIAG_ORPHANED_GRAPHS: return 0;
+	case DIAG_GROWTH: return 1;
+	case DIAG_FRAGMENTATION: return 2;
+	case DIAG_NOT_OURS: return o && not_ours_leads(o) ? 3 : 6;
+	case DIAG_PREALLOCATED: return 4;
+	case DIAG_TOO_BIG: return 5;
+	}
+	return 7;
+}
+
+void diagnose_oom(const struct trace *t, const struct model *m, const struct model_oom *o,
+		  struct diagnoses *d)
+{
+	*d = (struct diagnoses){ 0 };
+	if (o)
+		rule_fragmentation(o, d);
+	rule_orphaned_graphs(m, d);
+	/* at an OOM, what its live set kept round after round; else (and
+	 * failing that) what grew from mark to mark */
+	if (!rule_growth_rounds(t, m, o, d))
+		rule_growth_points(t, m, d);
+	rule_preallocated(t, m, d);
+	if (o) {
+		rule_not_ours(m, o, d);
+		bool explained = false;
+
+		/* pieces or memory kept explain the failure; else the step did
+		 * not fit */
+		for (size_t i = 0; i < d->n; i++)
+			explained |= rank(&d->items[i], o) <= 2;
+		if (!explained)
+			rule_too_big(t, m, o, d);
+	}
+	/* a stable insertion sort by rank: the few items keep their order */
+	for (size_t i = 1; i < d->n; i++) {
+		struct diagnosis x = d->items[i];
+		size_t j = i;
+
+		for (; j > 0 && rank(&d->items[j - 1], o) > rank(&x, o); j--)
+			d->items[j] = d->items[j - 1];
+		d->items[j] = x;
+	}
 }
 
 void diagnose(const struct trace *t, const struct model *m, struct diagnoses *d)
 {
-	const struct model_oom *o = render_headline_oom(m);
-	bool growth;
-
-	*d = (struct diagnoses){ 0 };
-	rule_preallocation(t, m, d);
-	if (o)
-		rule_fragmentation(o, d);
-	/* one remedy for memory kept: by builds when the model saw them,
-	 * else by the timeline's rising floor */
-	growth = rule_builds(t, m, d) || rule_growth(t, m, o, d);
-	if (o && !growth && m->n_notes == 0)
-		rule_working_set(t, m, o, d);
-	if (o)
-		rule_unexplained(m, o, d);
+	diagnose_oom(t, m, render_headline_oom(m), d);
 }
 
 void diagnoses_fini(struct diagnoses *d)

@@ -1,7 +1,9 @@
-/* Diagnosis: the remedies that fit what the trace shows, each with the
- * evidence for it. A function over the model, so the text and HTML
- * reports say the same thing. The strings hold names from the trace
- * (sites): untrusted, renderers escape them as any other trace string. */
+/* Diagnosis: the cause of an out-of-memory failure (or, in a run without
+ * one, of what it leaked), judged from the events, each with the evidence
+ * for it and what to try. A function over the model, so the text, HTML
+ * and JSON reports say the same thing. The strings hold names from the
+ * trace (sites): untrusted, renderers escape them as any other trace
+ * string. docs/report.md, "The cause", states the rules. */
 #pragma once
 
 #include <stdbool.h>
@@ -11,13 +13,14 @@
 #include "model.h"
 #include "trace.h"
 
+/* The causes, by the name the JSON report gives them (diagnose_cause_name). */
 enum diag_kind {
-	DIAG_PREALLOCATION = 1, /* one early allocation of most of the device */
-	DIAG_FRAGMENTATION,	/* more free at the failure than the request */
-	DIAG_WORKING_SET,	/* needs more at once than the device has, no leak */
-	DIAG_GROWTH,		/* memory that is never given back: the floor rises */
-	DIAG_UNEXPLAINED,	/* device memory in use the process did not allocate */
-	DIAG_BUILDS,		/* a site grows build after build, or graph execs left behind */
+	DIAG_GROWTH = 1,      /* memory kept across iterations or builds */
+	DIAG_TOO_BIG,	      /* the working set does not fit the device */
+	DIAG_FRAGMENTATION,   /* more free at the failure than the request */
+	DIAG_ORPHANED_GRAPHS, /* graph execs left behind, graph memory never freed */
+	DIAG_NOT_OURS,	      /* device memory in use the process did not allocate */
+	DIAG_PREALLOCATED,    /* a framework's arena took most of the device at start */
 };
 
 struct diagnosis {
@@ -25,16 +28,30 @@ struct diagnosis {
 	const char *title; /* a static string: "Fragmentation" */
 	char *evidence;	   /* what in the trace shows it, one sentence */
 	char *remedy;	   /* what to do, one or two sentences */
+	int64_t stack;	   /* the stack the evidence names first; 0: none */
+	/* growth: bytes kept per repetition over `rounds` repetitions;
+	 * too_big: what the step needed (bytes) and what was left for it
+	 * (room); fragmentation: the free bytes; orphaned_graphs: the graph
+	 * memory pinned or never freed; not_ours: the bytes in use the
+	 * process did not allocate; preallocated: the arena's bytes */
+	uint64_t bytes, rounds, room;
 };
 
 struct diagnoses {
-	struct diagnosis *items; /* most useful first */
+	struct diagnosis *items; /* the cause first, then what else applies */
 	size_t n;
 };
 
-/* Fill d (zeroed by the call) from a finished model; m->timeline, when
- * set, lets it see growth over the run. */
+/* "growth", "too_big", ... */
+const char *diagnose_cause_name(enum diag_kind kind);
+
+/* Fill d (zeroed by the call) from a finished model: for the headline
+ * OOM (render_headline_oom) when there is one, else for the run's leaks
+ * and growth (then possibly none). */
 void diagnose(const struct trace *t, const struct model *m, struct diagnoses *d);
+/* The same for one OOM of m->ooms (NULL: the run without one). */
+void diagnose_oom(const struct trace *t, const struct model *m, const struct model_oom *o,
+		  struct diagnoses *d);
 void diagnoses_fini(struct diagnoses *d);
 
 /* Executable graphs never destroyed (as of the --at-mark mark, else the

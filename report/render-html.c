@@ -956,15 +956,17 @@ static void print_diagnosis(const struct html *h)
 
 	diagnose(h->t, h->m, &d);
 	if (d.n) {
-		fputs("<div class=\"try\"><h3>What to try</h3><ul>", h->f);
+		fputs("<div class=\"try\"><h3>The cause, and what to try</h3><ul>", h->f);
 		for (size_t i = 0; i < d.n; i++) {
-			fputs("<li><b>", h->f);
+			fprintf(h->f, "<li data-cause=\"%s\"><b>%s ",
+				diagnose_cause_name(d.items[i].kind), i == 0 ? "Cause" : "Also");
+			fprintf(h->f, "(%s): ", diagnose_cause_name(d.items[i].kind));
 			esc(h, d.items[i].title);
-			fputs(":</b> ", h->f);
-			esc(h, d.items[i].remedy);
-			fputs(" <span class=\"why\">Evidence: ", h->f);
+			fputs(".</b> <span class=\"why\">Evidence: ", h->f);
 			esc(h, d.items[i].evidence);
-			fputs(".</span></li>", h->f);
+			fputs(".</span> Try: ", h->f);
+			esc(h, d.items[i].remedy);
+			fputs(".</li>", h->f);
 		}
 		fputs("</ul></div>\n", h->f);
 	}

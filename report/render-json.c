@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "model-timeline.h"
+#include "diagnose.h"
 #include "render.h"
 #include "trace-schema.h"
 #include "util-mem.h"
@@ -817,8 +818,64 @@ static void write_leaks(struct jw *w, const struct trace *t, const struct model 
 	jw_close(w, ']');
 }
 
-static void write_oom(struct jw *w, const struct trace *t, const struct model_oom *o,
-		      const struct render_opts *opts)
+static void write_one_diagnosis(struct jw *w, const struct trace *t, const char *key,
+				const struct diagnosis *x)
+{
+	jw_open(w, key, '{', false);
+	jw_str(w, "cause", diagnose_cause_name(x->kind));
+	jw_str(w, "title", x->title);
+	jw_str(w, "evidence", x->evidence);
+	jw_str(w, "try", x->remedy);
+	if (x->stack)
+		jw_i64(w, "stack", x->stack);
+	else
+		jw_null(w, "stack");
+	write_frames(w, t, x->stack, "frames");
+	jw_u64(w, "bytes", x->bytes);
+	if (x->kind == DIAG_GROWTH)
+		jw_u64(w, "repetitions", x->rounds);
+	if (x->kind == DIAG_TOO_BIG)
+		jw_u64(w, "room_bytes", x->room);
+	jw_close(w, '}');
+}
+
+/* The cause of OOM o (NULL: of the run's leaks and growth), then what else
+ * applies (report/diagnose.c); null when nothing does. */
+static void write_diagnosis(struct jw *w, const struct trace *t, const struct model *m,
+			    const struct model_oom *o)
+{
+	struct diagnoses d;
+
+	diagnose_oom(t, m, o, &d);
+	if (!d.n) {
+		jw_null(w, "diagnosis");
+		return;
+	}
+	jw_open(w, "diagnosis", '{', false);
+	jw_str(w, "cause", diagnose_cause_name(d.items[0].kind));
+	jw_str(w, "title", d.items[0].title);
+	jw_str(w, "evidence", d.items[0].evidence);
+	jw_str(w, "try", d.items[0].remedy);
+	if (d.items[0].stack)
+		jw_i64(w, "stack", d.items[0].stack);
+	else
+		jw_null(w, "stack");
+	write_frames(w, t, d.items[0].stack, "frames");
+	jw_u64(w, "bytes", d.items[0].bytes);
+	if (d.items[0].kind == DIAG_GROWTH)
+		jw_u64(w, "repetitions", d.items[0].rounds);
+	if (d.items[0].kind == DIAG_TOO_BIG)
+		jw_u64(w, "room_bytes", d.items[0].room);
+	jw_open(w, "also", '[', false);
+	for (size_t i = 1; i < d.n; i++)
+		write_one_diagnosis(w, t, NULL, &d.items[i]);
+	jw_close(w, ']');
+	jw_close(w, '}');
+	diagnoses_fini(&d);
+}
+
+static void write_oom(struct jw *w, const struct trace *t, const struct model *m,
+		      const struct model_oom *o, const struct render_opts *opts)
 {
 	jw_open(w, NULL, '{', false);
 	jw_i64(w, "seq", o->seq);
@@ -868,6 +925,7 @@ static void write_oom(struct jw *w, const struct trace *t, const struct model_oo
 	} else {
 		jw_null(w, "holders");
 	}
+	write_diagnosis(w, t, m, o);
 	jw_close(w, '}');
 }
 
@@ -930,8 +988,10 @@ void render_json(FILE *f, const struct trace *t, const struct model *m,
 	write_leaks(w, t, m, render_limit(&all, m->n_leaks));
 	jw_open(w, "ooms", '[', false);
 	for (size_t i = 0; i < m->n_ooms; i++)
-		write_oom(w, t, &m->ooms[i], &all);
+		write_oom(w, t, m, &m->ooms[i], &all);
 	jw_close(w, ']');
+	/* the headline OOM's, else the run's */
+	write_diagnosis(w, t, m, render_headline_oom(m));
 	jw_u64(w, "oom_snapshots_dropped", m->oom_snapshots_dropped);
 	write_marks(w, t, m, &all);
 	write_growth(w, t, m, &all);

@@ -817,8 +817,10 @@ static void print_diagnosis(const struct text *tx)
 
 	diagnose(tx->t, tx->m, &d);
 	for (size_t i = 0; i < d.n; i++) {
-		_autofree_ char *s = xasprintf("  Try (%s): %s. Evidence: %s.", d.items[i].title,
-					       d.items[i].remedy, d.items[i].evidence);
+		_autofree_ char *s = xasprintf("  %s (%s): %s. Evidence: %s. Try: %s.",
+					       i == 0 ? "Cause" : "Also",
+					       diagnose_cause_name(d.items[i].kind), d.items[i].title,
+					       d.items[i].evidence, d.items[i].remedy);
 		paragraph(tx, 4, s);
 	}
 	if (d.n)
@@ -839,10 +841,9 @@ void render_text(FILE *f, const struct trace *t, const struct model *m,
 
 	print_header(&tx);
 	print_preallocation(&tx);
-	if (oom) {
+	if (oom)
 		print_oom_headline(&tx, oom);
-		print_diagnosis(&tx);
-	}
+	print_diagnosis(&tx);
 	if (graphs_first)
 		print_graphs(&tx, true);
 	if (growth_first)

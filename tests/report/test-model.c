@@ -721,13 +721,13 @@ START_TEST(test_preallocation)
 	model_device_info(&m, 0, 1000, true, 990);
 	alloc_on(&m, 1, 0, 0x1000, 10, 1);
 	alloc(&m, 2, 0x2000, 900, MT_MEM_HOST_PINNED, 1); /* not device memory */
-	alloc_on(&m, 3, 0, 0x3000, 499, 1);		  /* less than half */
-	alloc_on(&m, 4, 0, 0x4000, 500, 2);		  /* this one */
+	alloc_on(&m, 3, 0, 0x3000, 699, 1);		  /* less than 70 % */
+	alloc_on(&m, 4, 0, 0x4000, 700, 2);		  /* this one */
 	alloc_on(&m, 5, 0, 0x5000, 800, 3);		  /* only the first is noted */
 	for (int i = 0; i < MODEL_EARLY_ALLOCS; i++)
 		alloc_on(&m, 10 + i, 1, 0x10000 + (uint64_t)i * 0x100, 1, 4);
 	alloc_on(&m, 40, 1, 0x20000, 2000, 5); /* the 17th on device 1: too late */
-	alloc_on(&m, 41, 2, 0x30000, 700, 6);  /* device 2: size from its OOM */
+	alloc_on(&m, 41, 2, 0x30000, 800, 6);  /* device 2: size from its OOM */
 	e = ev(MT_EV_OOM, 42, 0, 400, MT_MEM_DEVICE, 2);
 	e.has_address = false;
 	e.device = 2;
@@ -742,11 +742,29 @@ START_TEST(test_preallocation)
 	ck_assert_int_eq(m.notes[0].kind, MODEL_NOTE_PREALLOCATION);
 	ck_assert_int_eq(m.notes[0].device, 0);
 	ck_assert_int_eq(m.notes[0].time_ns, 4);
-	ck_assert_uint_eq(m.notes[0].bytes, 500);
+	ck_assert_uint_eq(m.notes[0].bytes, 700);
 	ck_assert_uint_eq(m.notes[0].device_total, 1000);
 	ck_assert_int_eq(m.notes[0].stack, 2);
 	ck_assert_int_eq(m.notes[1].device, 2);
 	ck_assert_uint_eq(m.notes[1].device_total, 1024);
+	model_fini(&m);
+}
+END_TEST
+
+/* PyTorch's caching allocator on a 1 GiB device: its first segments
+ * (2 MiB, 20 MiB, then 512 MiB for a large tensor) grow on demand; none is
+ * a preallocated arena. */
+START_TEST(test_caching_segments_not_preallocation)
+{
+	struct model m;
+
+	setup(&m);
+	model_device_info(&m, 0, 1 << 30, true, 1 << 30);
+	alloc_on(&m, 1, 0, 0x1000000, 2 << 20, 1);
+	alloc_on(&m, 2, 0, 0x2000000, 20 << 20, 2);
+	alloc_on(&m, 3, 0, 0x4000000, 512 << 20, 3);
+	model_finish(&m);
+	ck_assert_uint_eq(m.n_notes, 0);
 	model_fini(&m);
 }
 END_TEST
@@ -886,6 +904,7 @@ Suite *model_suite(void)
 	tcase_add_test(tc, test_pools);
 	tcase_add_test(tc, test_oom_unexplained);
 	tcase_add_test(tc, test_preallocation);
+	tcase_add_test(tc, test_caching_segments_not_preallocation);
 	suite_add_tcase(s, tc);
 	return s;
 }
