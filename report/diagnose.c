@@ -328,6 +328,19 @@ static void rule_too_big(const struct trace *t, const struct model *m, const str
 				others ? " and memory the process did not allocate: " : "",
 				others ? fmt_size(others).s : "")
 		    : xstrdup(" (the device's size is unknown)");
+	if (m->flight) { /* the rounds before the ring are not in the trace */
+		x = add(d, DIAG_TOO_BIG, "The working set does not fit",
+			xasprintf("the %s asked for did not fit beside the %s held (a flight "
+				  "trace: what each step allocated before its ring is not known)",
+				  fmt_size(o->requested).s, fmt_size(o->live_bytes).s),
+			xasprintf("a smaller batch or input, gradient (activation) checkpointing, "
+				  "mixed precision (bf16 or fp16), or sharding the model over more "
+				  "devices"));
+		x->stack = o->stack;
+		x->bytes = o->requested;
+		x->room = total > o->live_bytes + others ? total - o->live_bytes - others : 0;
+		return;
+	}
 	x = add(d, DIAG_TOO_BIG, "The working set does not fit",
 		xasprintf("the step in progress needed %s (%s allocated since memory was last "
 			  "given back, and the %s asked for)%s; nothing was kept from one "

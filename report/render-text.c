@@ -841,13 +841,16 @@ void render_text(FILE *f, const struct trace *t, const struct model *m,
 
 	print_header(&tx);
 	print_preallocation(&tx);
-	if (oom)
+	if (oom) {
 		print_oom_headline(&tx, oom);
-	print_diagnosis(&tx);
+		print_diagnosis(&tx);
+	}
 	if (graphs_first)
 		print_graphs(&tx, true);
 	if (growth_first)
 		print_growth(&tx, true);
+	if (!oom) /* the cause of the leaks, under their story */
+		print_diagnosis(&tx);
 	if (oom)
 		print_holders(&tx, oom);
 	print_device(&tx);

@@ -33,6 +33,21 @@ def oom_section(text):
     return re.sub(r"\b\d+\.\d+ s\b", "T s", "\n".join(lines[first:last]))
 
 
+def no_cause(section):
+    """The section without its cause paragraphs ("  Cause (...)", "  Also
+    (...)" and their continuation lines)."""
+    out, skip = [], False
+    for line in section.splitlines():
+        if line.startswith(("  Cause (", "  Also (")):
+            skip = True
+            continue
+        if skip and line.startswith("    "):
+            continue
+        skip = False
+        out.append(line)
+    return "\n".join(out)
+
+
 class Flight(mtest.TraceTest):
     def run_polled(self, args, env, trace):
         """Runs flight-churn traced, sampling the trace's size (main file and
@@ -122,7 +137,11 @@ class Flight(mtest.TraceTest):
             self.check_oom(rep)
         text_full = self.report_text(full.trace)
         text_flight = self.report_text(flight.trace)
-        self.assertEqual(oom_section(text_flight), oom_section(text_full))
+        # the cause is the same; its words differ: a flight trace does not
+        # know what each step allocated before the ring (docs/report.md)
+        self.assertEqual(rep_flight["ooms"][0]["diagnosis"]["cause"],
+                         rep_full["ooms"][0]["diagnosis"]["cause"])
+        self.assertEqual(no_cause(oom_section(text_flight)), no_cause(oom_section(text_full)))
         self.assertIn("flight trace (MEMTRACE_FLIGHT=1.0 MiB)", text_flight)
         self.assertNotIn("flight trace", text_full)
 
