@@ -287,8 +287,8 @@ static void rule_too_big(const struct trace *t, const struct model *m, const str
 	uint64_t need = o->round_bytes + o->requested;
 	uint64_t others = o->has_unexplained ? o->unexplained_bytes : 0;
 	uint64_t room = total > before + others ? total - before - others : 0;
-	const struct model_group *held = NULL, *grew = NULL;
-	_autofree_ char *held_s = NULL, *scale = NULL, *where = NULL, *fit = NULL;
+	const struct model_group *held = NULL, *grew = NULL, *top = NULL;
+	_autofree_ char *held_s = NULL, *scale = NULL, *where = NULL, *fit = NULL, *top_s = NULL;
 	struct diagnosis *x;
 
 	for (size_t i = 0; o->has_holders && i < o->n_holders; i++) {
@@ -297,9 +297,16 @@ static void rule_too_big(const struct trace *t, const struct model *m, const str
 
 		if (old && (!held || old > held->bytes - held->rounds.open_bytes))
 			held = g;
+		if (g->rounds.open_bytes && (!top || g->rounds.open_bytes > top->rounds.open_bytes))
+			top = g;
 		if (g->rounds.open_bytes && g->rounds.min_alloc < g->rounds.max_alloc &&
 		    (!grew || g->rounds.open_bytes > grew->rounds.open_bytes))
 			grew = g;
+	}
+	if (top) {
+		_autofree_ char *w = render_stack_label(t, top->stack, true);
+
+		top_s = xasprintf(", the most of it by %s (%s)", w, fmt_size(top->rounds.open_bytes).s);
 	}
 	if (held) {
 		_autofree_ char *w = render_stack_label(t, held->stack, true);
@@ -343,10 +350,10 @@ static void rule_too_big(const struct trace *t, const struct model *m, const str
 	}
 	x = add(d, DIAG_TOO_BIG, "The working set does not fit",
 		xasprintf("the step in progress needed %s (%s allocated since memory was last "
-			  "given back, and the %s asked for)%s; nothing was kept from one "
+			  "given back%s, and the %s asked for)%s; nothing was kept from one "
 			  "repetition to the next%s",
-			  fmt_size(need).s, fmt_size(o->round_bytes).s, fmt_size(o->requested).s,
-			  fit, scale),
+			  fmt_size(need).s, fmt_size(o->round_bytes).s, top_s ? top_s : "",
+			  fmt_size(o->requested).s, fit, scale),
 		xasprintf("a smaller batch or input, gradient (activation) checkpointing, mixed "
 			  "precision (bf16 or fp16), or sharding the model over more devices"));
 	x->stack = o->stack;
