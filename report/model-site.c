@@ -312,6 +312,8 @@ static void split_helpers(struct trace *t)
 			const struct caller_sizes *cs = val;
 			struct frame_callers *fc = map_get(&c.frames, (uint32_t)key);
 
+			if (!fc)	/* every pair's frame was noted; a guard */
+				continue;
 			if (!fc->sized)
 				*fc = (struct frame_callers){ .caller = fc->caller, .several = true,
 							      .sized = true, .min = cs->min,
