@@ -114,6 +114,7 @@ venv=$tmp/cache/memtrace/venv-torch-2.15.0
 run_case --help
 check "--help: exits 0" test "$rc" = 0
 check "--help: names the pin" grep -q 'torch==2.15.0' <<<"$out"
+check "--help: names jax's pin and its CUDA 13 plugin" grep -q 'jax\[cuda13\]==0.10.2 jax-cuda13-plugin==0.10.2' <<<"$out"
 check "--help: names the environment" grep -qF "$venv" <<<"$out"
 check "--help: nothing on stderr" test -z "$err"
 check "--help: names keras over torch's environment" grep -q "over torch's environment" <<<"$out"
