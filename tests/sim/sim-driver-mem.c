@@ -349,10 +349,25 @@ sim_pinned_release_owner(uint32_t owner)
 	free(addrs);
 }
 
+/* Pinned or registered host memory holds [addr, addr + bytes): with
+ * unified addressing the device reaches it by the same pointer, so a
+ * memset "on the device" may write it (XLA's redzone checker sets a word
+ * of pinned memory with cuMemsetD32Async). Lock held. */
+static bool
+host_mapped(uintptr_t addr, size_t bytes)
+{
+	const struct sim_block *b = sim_blockmap_overlap(&sim_drv.pinned, addr, 1);
+
+	if (!b)
+		b = sim_blockmap_overlap(&sim_drv.registered, addr, 1);
+	return b && addr - b->addr <= b->size && bytes <= b->size - (addr - b->addr);
+}
+
 /* With unified addressing a pointer is device memory when it falls in a
  * device's range, and then the whole range must; mapped virtual memory
  * and imported IPC memory are device memory too. Anything else is host
- * memory, which the caller vouches for. */
+ * memory, which the caller vouches for, or, where only device memory
+ * will do, pinned or registered host memory. */
 static bool
 range_ok(uintptr_t addr, size_t bytes, bool device_only)
 {
@@ -368,7 +383,7 @@ range_ok(uintptr_t addr, size_t bytes, bool device_only)
 		return sim_ipc_imported(addr, bytes);
 	if (sim_graph_alloc_at(addr))
 		return sim_graph_mem_live(addr, bytes);
-	return !device_only;
+	return !device_only || host_mapped(addr, bytes);
 }
 
 static CUresult
@@ -486,6 +501,65 @@ cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
 	return mem_copy((uintptr_t)dstHost, false, srcDevice, true, ByteCount,
 			CU_STREAM_PER_THREAD, false);
+}
+
+/* The typed copies XLA makes (host to device, device to host, device to
+ * device), each on a stream and, for the per-thread default stream, its
+ * _ptsz twin; and the synchronous device-to-device copy. */
+CUresult CUDAAPI
+cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+		     CUstream hStream)
+{
+	return mem_copy(dstDevice, true, (uintptr_t)srcHost, false, ByteCount, hStream, true);
+}
+
+CUresult CUDAAPI
+cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+			  CUstream hStream)
+{
+	return mem_copy(dstDevice, true, (uintptr_t)srcHost, false, ByteCount,
+			sim_stream_per_thread(hStream), true);
+}
+
+CUresult CUDAAPI
+cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+{
+	return mem_copy((uintptr_t)dstHost, false, srcDevice, true, ByteCount, hStream, true);
+}
+
+CUresult CUDAAPI
+cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+			  CUstream hStream)
+{
+	return mem_copy((uintptr_t)dstHost, false, srcDevice, true, ByteCount,
+			sim_stream_per_thread(hStream), true);
+}
+
+CUresult CUDAAPI
+cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+		     CUstream hStream)
+{
+	return mem_copy(dstDevice, true, srcDevice, true, ByteCount, hStream, true);
+}
+
+CUresult CUDAAPI
+cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+			  CUstream hStream)
+{
+	return mem_copy(dstDevice, true, srcDevice, true, ByteCount,
+			sim_stream_per_thread(hStream), true);
+}
+
+CUresult CUDAAPI
+cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+{
+	return mem_copy(dstDevice, true, srcDevice, true, ByteCount, NULL, false);
+}
+
+CUresult CUDAAPI
+cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+{
+	return mem_copy(dstDevice, true, srcDevice, true, ByteCount, CU_STREAM_PER_THREAD, false);
 }
 
 CUresult CUDAAPI

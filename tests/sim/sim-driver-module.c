@@ -456,6 +456,13 @@ cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
 	return cuModuleLoadData(module, image);
 }
 
+/* A fatbinary, or (as XLA passes what ptxas made) a cubin: one loader. */
+CUresult CUDAAPI
+cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{
+	return cuModuleLoadData(module, fatCubin);
+}
+
 CUresult CUDAAPI
 cuModuleUnload(CUmodule hmod)
 {
@@ -810,4 +817,38 @@ cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int
 {
 	return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 		numBlocks, func, blockSize, dynamicSMemSize, CU_OCCUPANCY_DEFAULT);
+}
+
+/* ---- tensor maps ---- */
+
+/* A TMA descriptor (what Triton's kernels on a 9.0 device take, and XLA's
+ * autotuner makes for them): checked as cuda.h states (rank 1 to 5, a
+ * 16-byte aligned global address, box sizes 1 to 256) and filled with
+ * the address and dimensions; no kernel reads it here. */
+CUresult CUDAAPI
+cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
+		       cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
+		       const cuuint64_t *globalStrides, const cuuint32_t *boxDim,
+		       const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+		       CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
+		       CUtensorMapFloatOOBfill oobFill)
+{
+	cuuint64_t *words;
+
+	if (!tensorMap || tensorRank < 1 || tensorRank > 5 || !globalAddress ||
+	    ((uintptr_t)globalAddress & 15) || !globalDim || !boxDim || !elementStrides ||
+	    (tensorRank > 1 && !globalStrides))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (cuuint32_t i = 0; i < tensorRank; i++)
+		if (!globalDim[i] || !boxDim[i] || boxDim[i] > 256 || !elementStrides[i] ||
+		    elementStrides[i] > 8)
+			return CUDA_ERROR_INVALID_VALUE;
+	memset(tensorMap, 0, sizeof(*tensorMap));
+	words = (cuuint64_t *)(void *)tensorMap->opaque;
+	words[0] = (uintptr_t)globalAddress;
+	words[1] = ((cuuint64_t)tensorDataType << 32) | tensorRank;
+	for (cuuint32_t i = 0; i < tensorRank; i++)
+		words[2 + i] = globalDim[i];
+	(void)interleave, (void)swizzle, (void)l2Promotion, (void)oobFill;
+	return CUDA_SUCCESS;
 }

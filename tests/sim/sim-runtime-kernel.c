@@ -344,6 +344,26 @@ cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)
 	return __cudaGetKernel(kernelPtr, entryFuncAddr);
 }
 
+/* The function of a registered host stub in the current context: its
+ * kernel's (XLA launches its own built-in kernels so, through the driver). */
+cudaError_t CUDARTAPI
+cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)
+{
+	CUkernel kernel;
+	CUfunction fn;
+	cudaError_t err;
+
+	if (!functionPtr || !symbolPtr)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	err = sim_rt_kernel_of(symbolPtr, &kernel);
+	if (err != cudaSuccess)
+		return sim_rt_fail(err);
+	err = sim_rt_check(sim_rt_drv.kernel_get_function(&fn, kernel));
+	if (err == cudaSuccess)
+		*functionPtr = (cudaFunction_t)fn;
+	return sim_rt_fail(err);
+}
+
 /* ---- launches ---- */
 
 unsigned CUDARTAPI

@@ -107,6 +107,7 @@
 	X(library_load_data,    "cuLibraryLoadData",         SIM_RT_LEGACY, PFN_cuLibraryLoadData_v12000) \
 	X(library_unload,       "cuLibraryUnload",           SIM_RT_LEGACY, PFN_cuLibraryUnload_v12000) \
 	X(library_get_kernel,   "cuLibraryGetKernel",        SIM_RT_LEGACY, PFN_cuLibraryGetKernel_v12000) \
+	X(kernel_get_function,  "cuKernelGetFunction",       SIM_RT_LEGACY, PFN_cuKernelGetFunction_v12000) \
 	X(launch_kernel,        "cuLaunchKernel",            SIM_RT_LEGACY, PFN_cuLaunchKernel_v4000) \
 	X(launch_kernel_ptsz,   "cuLaunchKernel",            SIM_RT_PER_THREAD, PFN_cuLaunchKernel_v7000_ptsz) \
 	X(launch_kernel_ex,     "cuLaunchKernelEx",          SIM_RT_LEGACY, PFN_cuLaunchKernelEx_v11060) \

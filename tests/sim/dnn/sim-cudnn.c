@@ -1,0 +1,164 @@
+/* Simulated cuDNN (libcudnn.so.9): a TEST FIXTURE, preloaded by
+ * scripts/sim-run. XLA's GPU compiler refuses to compile anything without
+ * a DNN ("RET_CHECK failure ... gpu_compiler.cc dnn_support != nullptr"),
+ * and the wheel's real cuDNN cannot start on the simulated driver:
+ * cudnnCreate fails with CUDNN_STATUS_NOT_INITIALIZED (it needs the real
+ * driver's private interfaces, which the simulator does not have;
+ * docs/frameworks.md, JAX). This library has the real soname, the version
+ * node libcudnn.so.9 and the version of the wheel JAX 0.10.2 installs
+ * (9.28.1), and answers what XLA asks as it starts its DNN support: the
+ * version and properties, the sub-libraries' version checks, handles
+ * (host memory only: no device memory is charged, see README.md) and
+ * their streams, error strings and the logging callback. Every other
+ * cuDNN function is absent: XLA looks each up with dlsym when it first
+ * calls it (its stubs), and a missing one is an error status there, not
+ * a failed load; convolutions and cuDNN fusions do not run. cudnn.h is
+ * not in the toolkit: the few types are declared here, with cuDNN's
+ * values. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SIM_CUDNN_MAJOR 9
+#define SIM_CUDNN_MINOR 28
+#define SIM_CUDNN_PATCH 1
+#define SIM_CUDNN_VERSION (SIM_CUDNN_MAJOR * 10000 + SIM_CUDNN_MINOR * 100 + SIM_CUDNN_PATCH)
+#define SIM_CUDART_VERSION 13000 /* the runtime it was built for, as the wheel's */
+#define SIM_MAX_DEVICE_VERSION 1200 /* newest compute capability it knows, x100 */
+
+typedef enum {
+	CUDNN_STATUS_SUCCESS = 0,
+	CUDNN_STATUS_NOT_INITIALIZED = 1001,
+	CUDNN_STATUS_BAD_PARAM = 2000,
+	CUDNN_STATUS_BAD_PARAM_NULL_POINTER = 2002,
+	CUDNN_STATUS_NOT_SUPPORTED = 3000,
+	CUDNN_STATUS_INTERNAL_ERROR = 4000,
+	CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED = 4001,
+	CUDNN_STATUS_EXECUTION_FAILED = 5000,
+} cudnnStatus_t;
+
+typedef enum { MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL } libraryPropertyType;
+typedef struct CUstream_st *cudaStream_t;
+typedef struct cudnnContext {
+	cudaStream_t stream;
+} *cudnnHandle_t;
+typedef void (*cudnnCallback_t)(int sev, void *udata, const void *dbg, const char *msg);
+
+#define EXPORT __attribute__((visibility("default")))
+EXPORT size_t cudnnGetVersion(void);
+EXPORT size_t cudnnGetMaxDeviceVersion(void);
+EXPORT size_t cudnnGetCudartVersion(void);
+EXPORT cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int *value);
+EXPORT const char *cudnnGetErrorString(cudnnStatus_t status);
+EXPORT void cudnnGetLastErrorString(char *message, size_t max_size);
+EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t *handle);
+EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t handle);
+EXPORT cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t stream);
+EXPORT cudnnStatus_t cudnnGetStream(cudnnHandle_t handle, cudaStream_t *stream);
+EXPORT cudnnStatus_t cudnnSetCallback(unsigned mask, void *udata, cudnnCallback_t fptr);
+EXPORT cudnnStatus_t cudnnGetCallback(unsigned *mask, void **udata, cudnnCallback_t *fptr);
+EXPORT cudnnStatus_t cudnnGraphVersionCheck(void);
+EXPORT cudnnStatus_t cudnnOpsVersionCheck(void);
+EXPORT cudnnStatus_t cudnnCnnVersionCheck(void);
+EXPORT cudnnStatus_t cudnnAdvVersionCheck(void);
+
+size_t cudnnGetVersion(void) { return SIM_CUDNN_VERSION; }
+size_t cudnnGetMaxDeviceVersion(void) { return SIM_MAX_DEVICE_VERSION; }
+size_t cudnnGetCudartVersion(void) { return SIM_CUDART_VERSION; }
+
+cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int *value)
+{
+	if (!value)
+		return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+	switch (type) {
+	case MAJOR_VERSION: *value = SIM_CUDNN_MAJOR; return CUDNN_STATUS_SUCCESS;
+	case MINOR_VERSION: *value = SIM_CUDNN_MINOR; return CUDNN_STATUS_SUCCESS;
+	case PATCH_LEVEL: *value = SIM_CUDNN_PATCH; return CUDNN_STATUS_SUCCESS;
+	}
+	return CUDNN_STATUS_BAD_PARAM;
+}
+
+const char *cudnnGetErrorString(cudnnStatus_t status)
+{
+	switch (status) {
+	case CUDNN_STATUS_SUCCESS: return "CUDNN_STATUS_SUCCESS";
+	case CUDNN_STATUS_NOT_INITIALIZED: return "CUDNN_STATUS_NOT_INITIALIZED";
+	case CUDNN_STATUS_BAD_PARAM: return "CUDNN_STATUS_BAD_PARAM";
+	case CUDNN_STATUS_BAD_PARAM_NULL_POINTER: return "CUDNN_STATUS_BAD_PARAM_NULL_POINTER";
+	case CUDNN_STATUS_NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED";
+	case CUDNN_STATUS_INTERNAL_ERROR: return "CUDNN_STATUS_INTERNAL_ERROR";
+	case CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED:
+		return "CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED";
+	case CUDNN_STATUS_EXECUTION_FAILED: return "CUDNN_STATUS_EXECUTION_FAILED";
+	}
+	return "CUDNN_STATUS_UNKNOWN";
+}
+
+void cudnnGetLastErrorString(char *message, size_t max_size)
+{
+	if (message && max_size)
+		message[0] = '\0';
+}
+
+cudnnStatus_t cudnnCreate(cudnnHandle_t *handle)
+{
+	if (!handle)
+		return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+	*handle = calloc(1, sizeof(**handle));
+	return *handle ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+}
+
+cudnnStatus_t cudnnDestroy(cudnnHandle_t handle)
+{
+	free(handle);
+	return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t stream)
+{
+	if (!handle)
+		return CUDNN_STATUS_NOT_INITIALIZED;
+	handle->stream = stream;
+	return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGetStream(cudnnHandle_t handle, cudaStream_t *stream)
+{
+	if (!handle)
+		return CUDNN_STATUS_NOT_INITIALIZED;
+	if (!stream)
+		return CUDNN_STATUS_BAD_PARAM_NULL_POINTER;
+	*stream = handle->stream;
+	return CUDNN_STATUS_SUCCESS;
+}
+
+static struct {
+	unsigned mask;
+	void *udata;
+	cudnnCallback_t fn;
+} sim_callback;
+
+cudnnStatus_t cudnnSetCallback(unsigned mask, void *udata, cudnnCallback_t fptr)
+{
+	sim_callback.mask = mask;
+	sim_callback.udata = udata;
+	sim_callback.fn = fptr;
+	return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGetCallback(unsigned *mask, void **udata, cudnnCallback_t *fptr)
+{
+	if (mask)
+		*mask = sim_callback.mask;
+	if (udata)
+		*udata = sim_callback.udata;
+	if (fptr)
+		*fptr = sim_callback.fn;
+	return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGraphVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
+cudnnStatus_t cudnnOpsVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
+cudnnStatus_t cudnnCnnVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
+cudnnStatus_t cudnnAdvVersionCheck(void) { return CUDNN_STATUS_SUCCESS; }
