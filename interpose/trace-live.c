@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "live-cause.h"
 #include "live-timeline.h"
 #include "python.h"
 #include "trace-schema.h"
@@ -199,6 +200,7 @@ struct mt_live {
 	struct u64map launched; /* execs launched once */
 	sqlite3_stmt *pragma[3];
 	struct mt_timeline *tl; /* the whole run's device bytes live */
+	struct mt_cause *cause; /* what the OOM answer's cause is judged from */
 	int64_t tl_width_written;
 };
 
@@ -336,6 +338,7 @@ static void site_add(struct mt_live *l, uint32_t site, uint64_t bytes, uint64_t 
 	}
 	if (!peak_kind(s->mem))
 		return;
+	mt_cause_alloc(l->cause, s->stack, s->device, bytes);
 	l->device_live += bytes;
 	l->device_count++;
 	if (l->device_live > l->peak) {
@@ -359,6 +362,7 @@ static void site_sub(struct mt_live *l, uint32_t site, uint64_t bytes)
 	if (s->mem < KINDS)
 		l->mem_live[s->mem] = l->mem_live[s->mem] > bytes ? l->mem_live[s->mem] - bytes : 0;
 	if (peak_kind(s->mem)) {
+		mt_cause_release(l->cause, s->stack, bytes);
 		l->device_live = l->device_live > bytes ? l->device_live - bytes : 0;
 		l->device_count -= l->device_count > 0;
 	}
@@ -1032,8 +1036,38 @@ static void holder_names(struct mt_live *l, const struct mt_event *ev, const str
 	}
 }
 
+static void cause_name(void *ctx, uint32_t stack, char *out, size_t n)
+{
+	stack_name(ctx, stack, 0, true, out, n);
+}
+
+/* The cause's lines (live-cause.h) of the OOM ev, whose holders are h. */
+static void cause_lines(struct mt_live *l, const struct mt_event *ev, const struct holder *h,
+			size_t n, char *out, size_t outsz)
+{
+	uint32_t *stacks = calloc(n + 1, sizeof(*stacks));
+	bool launch = ev->kind == MT_EV_GRAPH_LAUNCH;
+
+	out[0] = '\0';
+	if (!stacks)
+		return;
+	for (size_t i = 0; i < n; i++)
+		stacks[i] = h[i].stack;
+	struct mt_cause_oom o = {
+		.stack = ev->stack, .requested = launch ? 0 : ev->bytes,
+		.has_device = !launch && ev->device_total, .device_free = ev->device_free,
+		.device_total = ev->device_total, .device = ev->device, .live = l->device_live,
+		.peak = l->peak, .graph_live = l->mem_live[MT_MEM_GRAPH], .holders = stacks,
+		.n_holders = n,
+	};
+	mt_cause_answer(l->cause, &o, cause_name, l, out, outsz);
+	free(stacks);
+}
+
 /* A few lines on stderr at the first OOM of an episode: what failed, what
- * the device had, the largest holders, the command for the whole story. */
+ * the device had, the largest holders, the cause and what to try
+ * (live-cause.h), the command for the whole story. A graph launch that
+ * failed for memory is one too. */
 static void summary(struct mt_live *l, const struct mt_event *ev, uint64_t seq)
 {
 	struct holder *h = calloc(l->n_holding + 1, sizeof(*h));
@@ -1055,7 +1089,7 @@ static void summary(struct mt_live *l, const struct mt_event *ev, uint64_t seq)
 	}
 	qsort(h, n, sizeof(*h), cmp_holder);
 
-	char text[4096], a[80], b[256], where[512], names[SUMMARY_HOLDERS + 1][512];
+	char text[6144], a[80], b[256], where[512], names[SUMMARY_HOLDERS + 1][512], cause[2048];
 	size_t len = 0;
 #define ADD(...)                                                                           \
 	do {                                                                               \
@@ -1065,8 +1099,12 @@ static void summary(struct mt_live *l, const struct mt_event *ev, uint64_t seq)
 	holder_names(l, ev, h, n, names);
 	snprintf(where, sizeof(where), "%s", names[SUMMARY_HOLDERS]);
 	oom_sizes(ev, a, sizeof(a), b, sizeof(b));
-	ADD("memtrace: out of memory: %s of %s failed in %s%s", mt_api_name(ev->api), a, where,
-	    b);
+	if (ev->kind == MT_EV_GRAPH_LAUNCH) /* its stack may not be recorded */
+		ADD("memtrace: out of memory: %s failed%s%s", mt_api_name(ev->api),
+		    ev->stack ? " in " : "", ev->stack ? where : "");
+	else
+		ADD("memtrace: out of memory: %s of %s failed in %s%s", mt_api_name(ev->api), a,
+		    where, b);
 	fmt_size(a, sizeof(a), l->device_live);
 	ADD("\nmemtrace:   this process holds %s in %llu allocations", a,
 	    (unsigned long long)l->device_count);
@@ -1077,6 +1115,8 @@ static void summary(struct mt_live *l, const struct mt_event *ev, uint64_t seq)
 	}
 	if (n > SUMMARY_HOLDERS)
 		ADD("memtrace:   (and %zu more)\n", n - SUMMARY_HOLDERS);
+	cause_lines(l, ev, h, n, cause, sizeof(cause));
+	ADD("%s", cause);
 	ADD("memtrace:   the full report: memtrace report %s\n", l->path);
 #undef ADD
 	(void)seq;
@@ -1101,6 +1141,19 @@ bool mt_live_event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const stru
 	return true;
 }
 
+/* cudaErrorMemoryAllocation and CUDA_ERROR_OUT_OF_MEMORY alike */
+#define GRAPH_LAUNCH_OOM 2
+
+/* The summary at the first OOM of an episode. */
+static void oom_answer(struct mt_live *l, const struct mt_event *ev, uint64_t seq,
+		       uint64_t time_ns)
+{
+	if (!l->had_oom || time_ns >= l->last_oom_ns + EPISODE_NS)
+		summary(l, ev, seq);
+	l->had_oom = true;
+	l->last_oom_ns = time_ns;
+}
+
 static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struct mt_event *ev)
 {
 	bool hooked = ev->source == MT_SOURCE_HOOK;
@@ -1110,10 +1163,7 @@ static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struc
 	case MT_EV_OOM:
 		if (!hooked)
 			return true;
-		if (!l->had_oom || time_ns >= l->last_oom_ns + EPISODE_NS)
-			summary(l, ev, seq);
-		l->had_oom = true;
-		l->last_oom_ns = time_ns;
+		oom_answer(l, ev, seq, time_ns);
 		return write_capped(l, S_OOM_ROW, S_OOM_CLEAR, &l->ooms, &l->last_oom_kept,
 				    MT_LIVE_OOMS_KEPT, seq);
 	case MT_EV_MARK:
@@ -1144,8 +1194,15 @@ static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struc
 		before = *known;
 		u64map_del(&l->mapped, ev->address, &before);
 		return RUN(l, S_UNKEEP, (int64_t)before);
+	case MT_EV_EXEC_CREATE:
+	case MT_EV_EXEC_DESTROY:
+		if (hooked && !ev->status)
+			mt_cause_exec(l->cause, ev->kind == MT_EV_EXEC_CREATE);
+		return true;
 	case MT_EV_GRAPH_LAUNCH:
 	case MT_EV_GRAPH_UPLOAD:
+		if (hooked && ev->kind == MT_EV_GRAPH_LAUNCH && ev->status == GRAPH_LAUNCH_OOM)
+			oom_answer(l, ev, seq, time_ns);
 		/* the first makes the graph's memory physical (report/model-graph.c) */
 		if (!l->bound || ev->status || !ev->handle || u64map_get(&l->launched, ev->handle))
 			return true;
@@ -1543,6 +1600,7 @@ struct mt_live *mt_live_new(const struct mt_live_options *o)
 	}
 	if (o->bound && !setup_flight(l, o->bound))
 		goto fail;
+	l->cause = mt_cause_new(); /* without it, the answer tells no cause */
 	l->meta_dirty = o->bound != 0;
 	return l;
 fail:
@@ -1576,5 +1634,6 @@ void mt_live_free(struct mt_live *l)
 	free(l->sites);
 	free(l->holding);
 	free(l->dirty);
+	mt_cause_free(l->cause);
 	free(l);
 }

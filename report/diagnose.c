@@ -1,6 +1,6 @@
 /* The rules of diagnose.h. The cause is judged from the events, never
  * from wall time: what a stack kept round after round (struct
- * model_rounds: the run cut where memory is given back), what marks, NVTX
+ * trace_rounds: the run cut where memory is given back), what marks, NVTX
  * ranges and graph instantiations show (model-points.c), graphs left
  * behind (model-graph.c), the failure's own numbers. Each rule words its
  * evidence with the numbers it decided on; thresholds are named so a
@@ -14,28 +14,12 @@
 #include "util-mem.h"
 #include "util-str.h"
 
-/* growth: a stack kept memory in at least this many rounds in a row ... */
-#define GROWTH_MIN_ROUNDS 3
-/* ... at least this much together, and this share of the device's peak */
-#define GROWTH_MIN_BYTES (1u << 20)
-#define GROWTH_SHARE 0.10
-/* not_ours: at least the request, and this share of the device */
-#define NOT_OURS_SHARE 0.10
-
-static const char *const cause_names[] = {
-	[DIAG_GROWTH] = "growth",
-	[DIAG_TOO_BIG] = "too_big",
-	[DIAG_FRAGMENTATION] = "fragmentation",
-	[DIAG_ORPHANED_GRAPHS] = "orphaned_graphs",
-	[DIAG_NOT_OURS] = "not_ours",
-	[DIAG_PREALLOCATED] = "preallocated",
-};
+/* The thresholds and the order of the causes are trace/trace-cause.h's,
+ * shared with the library's answer on stderr. */
 
 const char *diagnose_cause_name(enum diag_kind kind)
 {
-	if ((size_t)kind < sizeof(cause_names) / sizeof(*cause_names) && cause_names[kind])
-		return cause_names[kind];
-	return "unknown";
+	return trace_cause_name((enum trace_cause)kind);
 }
 
 static struct diagnosis *add(struct diagnoses *d, enum diag_kind kind, const char *title,
@@ -88,7 +72,8 @@ static void rule_fragmentation(const struct model_oom *o, struct diagnoses *d)
 {
 	struct diagnosis *x;
 
-	if (!o->has_device_free || o->device_free <= 0 || (uint64_t)o->device_free <= o->requested)
+	if (!o->has_device_free || o->device_free <= 0 ||
+	    !trace_cause_fragmentation((uint64_t)o->device_free, o->requested))
 		return;
 	/* the two may round alike: then exact, or it reads as no difference */
 	bool alike = strcmp(fmt_size((uint64_t)o->device_free).s, fmt_size(o->requested).s) == 0;
@@ -111,10 +96,8 @@ static void rule_not_ours(const struct model *m, const struct model_oom *o, stru
 	uint64_t total = oom_total(m, o);
 	struct diagnosis *x;
 
-	if (!o->has_unexplained || o->unexplained_bytes == 0)
-		return;
-	if (o->unexplained_bytes < o->requested &&
-	    (double)o->unexplained_bytes < NOT_OURS_SHARE * (double)total)
+	if (!o->has_unexplained ||
+	    !trace_cause_not_ours(o->unexplained_bytes, o->requested, total))
 		return;
 	x = add(d, DIAG_NOT_OURS, "Memory the process did not allocate",
 		xasprintf("the device had %s in use at the failure, of which %s is not this "
@@ -132,12 +115,12 @@ static void rule_not_ours(const struct model *m, const struct model_oom *o, stru
  * fit and others hold more than the process. */
 static bool not_ours_leads(const struct model_oom *o)
 {
-	return o->has_unexplained && o->unexplained_bytes >= o->requested &&
-	       o->unexplained_bytes >= o->live_bytes;
+	return o->has_unexplained &&
+	       trace_cause_not_ours_leads(o->unexplained_bytes, o->requested, o->live_bytes);
 }
 
 /* The group that kept the most memory round after round, up to the
- * failure or the end (struct model_rounds): at least GROWTH_MIN_ROUNDS
+ * failure or the end (struct trace_rounds): at least TRACE_GROWTH_MIN_ROUNDS
  * rounds in a row that each ended with more of it live, the last of them
  * in the second half of the rounds since the first (a load at the start,
  * then a burst of rounds that keep nothing, is no growth). */
@@ -145,18 +128,14 @@ static const struct model_group *kept_most(const struct model *m, const struct m
 					   size_t n, uint64_t round)
 {
 	const struct model_group *best = NULL;
-	uint64_t floor = (uint64_t)(GROWTH_SHARE * (double)m->device.peak_bytes);
+	uint64_t floor = trace_growth_floor(m->device.peak_bytes);
 
-	if (floor < GROWTH_MIN_BYTES)
-		floor = GROWTH_MIN_BYTES;
 	for (size_t i = 0; i < n; i++) {
-		const struct model_rounds *r = &g[i].rounds;
+		const struct trace_rounds *r = &g[i].rounds;
 
 		if (g[i].mem && !model_mem_is_device(g[i].mem))
 			continue;
-		if (r->kept < GROWTH_MIN_ROUNDS || r->kept_bytes < floor)
-			continue;
-		if ((r->last_kept - r->first_kept) * 2 < round - r->first_kept)
+		if (!trace_rounds_grew(r, round, floor))
 			continue;
 		if (!best || r->kept_bytes > best->rounds.kept_bytes)
 			best = &g[i];
@@ -168,8 +147,8 @@ static bool rule_growth_rounds(const struct trace *t, const struct model *m,
 			       const struct model_oom *o, struct diagnoses *d)
 {
 	const struct model_group *g = o ? kept_most(m, o->holders, o->n_holders, o->round)
-					 : kept_most(m, m->leaks, m->n_leaks, m->round);
-	const struct model_rounds *r;
+					 : kept_most(m, m->leaks, m->n_leaks, m->rounds.round);
+	const struct trace_rounds *r;
 	_autofree_ char *where = NULL, *held = NULL;
 	struct diagnosis *x;
 
@@ -366,15 +345,7 @@ static void rule_too_big(const struct trace *t, const struct model *m, const str
  * pieces (fragmentation); then whose memory filled the device. */
 static int rank(const struct diagnosis *x, const struct model_oom *o)
 {
-	switch (x->kind) {
-	case DIAG_ORPHANED_GRAPHS: return 0;
-	case DIAG_GROWTH: return 1;
-	case DIAG_FRAGMENTATION: return 2;
-	case DIAG_NOT_OURS: return o && not_ours_leads(o) ? 3 : 6;
-	case DIAG_PREALLOCATED: return 4;
-	case DIAG_TOO_BIG: return 5;
-	}
-	return 7;
+	return trace_cause_rank((enum trace_cause)x->kind, o && not_ours_leads(o));
 }
 
 void diagnose_oom(const struct trace *t, const struct model *m, const struct model_oom *o,
@@ -396,7 +367,7 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 		/* pieces or memory kept explain the failure; else the step did
 		 * not fit */
 		for (size_t i = 0; i < d->n; i++)
-			explained |= rank(&d->items[i], o) <= 2;
+			explained |= rank(&d->items[i], o) <= TRACE_CAUSE_EXPLAINS;
 		if (!explained)
 			rule_too_big(t, m, o, d);
 	}

@@ -11,16 +11,18 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "trace-cause.h"
 #include "trace.h"
 
-/* The causes, by the name the JSON report gives them (diagnose_cause_name). */
+/* The causes (trace/trace-cause.h), by the name the JSON report gives
+ * them (diagnose_cause_name). */
 enum diag_kind {
-	DIAG_GROWTH = 1,      /* memory kept across iterations or builds */
-	DIAG_TOO_BIG,	      /* the working set does not fit the device */
-	DIAG_FRAGMENTATION,   /* more free at the failure than the request */
-	DIAG_ORPHANED_GRAPHS, /* graph execs left behind, graph memory never freed */
-	DIAG_NOT_OURS,	      /* device memory in use the process did not allocate */
-	DIAG_PREALLOCATED,    /* a framework's arena took most of the device at start */
+	DIAG_GROWTH = TRACE_CAUSE_GROWTH,
+	DIAG_TOO_BIG = TRACE_CAUSE_TOO_BIG,
+	DIAG_FRAGMENTATION = TRACE_CAUSE_FRAGMENTATION,
+	DIAG_ORPHANED_GRAPHS = TRACE_CAUSE_ORPHANED_GRAPHS,
+	DIAG_NOT_OURS = TRACE_CAUSE_NOT_OURS,
+	DIAG_PREALLOCATED = TRACE_CAUSE_PREALLOCATED,
 };
 
 struct diagnosis {

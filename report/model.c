@@ -203,51 +203,17 @@ static void op_touch(struct model *m, struct model_op *op)
 	}
 }
 
-/* The round a stack was last touched in ended with `bytes` of it live:
- * one more round that kept memory, or memory given back, which ends the
- * run of rounds that kept some. */
-static void round_close(struct model_rounds *r, uint64_t round, uint64_t start, uint64_t bytes)
-{
-	if (bytes > start) {
-		if (!r->kept)
-			r->first_kept = round;
-		r->kept++;
-		r->kept_bytes = sat_add(r->kept_bytes, bytes - start);
-		r->last_kept = round;
-	} else if (bytes < start) {
-		r->kept = 0;
-		r->kept_bytes = 0;
-	}
-}
-
-/* st is touched in a round later than its last one (struct model_rounds). */
-static void stack_round(struct model *m, struct model_stack_live *st)
-{
-	if (st->rounds.allocs)
-		round_close(&st->rounds, st->round, st->round_start_bytes, st->bytes);
-	st->round = m->round;
-	st->round_start_bytes = st->bytes;
-}
-
 bool model_stack_rounds(const struct model *m, int64_t stack, bool open,
-			struct model_rounds *out)
+			struct trace_rounds *out)
 {
 	const uint32_t *idx = map_get(&m->stack_index, (uint64_t)stack);
-	const struct model_stack_live *st;
-	bool in_progress;
 
-	*out = (struct model_rounds){ 0 };
-	if (!idx || !m->stacks[*idx].rounds.allocs)
+	if (!idx) {
+		*out = (struct trace_rounds){ 0 };
 		return false;
-	st = &m->stacks[*idx];
-	*out = st->rounds;
-	/* after a free, the next allocation begins a round: none is in progress */
-	in_progress = st->round == m->round && !m->gave_back;
-	if (open || !in_progress)
-		round_close(out, st->round, st->round_start_bytes, st->bytes);
-	else if (st->bytes > st->round_start_bytes)
-		out->open_bytes = st->bytes - st->round_start_bytes;
-	return true;
+	}
+	return trace_round_view(&m->rounds, &m->stacks[*idx].rounds, m->stacks[*idx].bytes, open,
+				out);
 }
 
 /* rec's bytes to (add) or from its site, holder stack and op. Inline: once
@@ -264,14 +230,8 @@ static inline __attribute__((always_inline)) void charge(struct model *m,
 		model_points_touch(m, s);
 	if (op)
 		op_touch(m, op);
-	if (st->round != m->round || !st->rounds.allocs)
-		stack_round(m, st);
 	if (add) {
-		st->rounds.allocs++;
-		if (!st->rounds.min_alloc || rec->bytes < st->rounds.min_alloc)
-			st->rounds.min_alloc = rec->bytes;
-		if (rec->bytes > st->rounds.max_alloc)
-			st->rounds.max_alloc = rec->bytes;
+		trace_round_alloc(&m->rounds, &st->rounds, st->bytes, rec->bytes);
 		s->live = sat_add(s->live, rec->bytes);
 		s->live_count++;
 		if (st->device != rec->device)
@@ -281,6 +241,7 @@ static inline __attribute__((always_inline)) void charge(struct model *m,
 		if (op)
 			op->live = sat_add(op->live, rec->bytes);
 	} else {
+		trace_round_free(&m->rounds, &st->rounds, st->bytes);
 		s->live = sat_sub(s->live, rec->bytes);
 		s->live_count -= s->live_count > 0;
 		st->bytes = sat_sub(st->bytes, rec->bytes);
@@ -326,10 +287,7 @@ static inline __attribute__((always_inline)) void live_add(struct model *m,
 	if (mem_class(rec->mem) == MEM_DEVICE_SIDE) {
 		uint64_t *dev = model_device_live_fast(m, rec->device);
 
-		if (m->gave_back) { /* the first allocation after a free */
-			m->round++;
-			m->gave_back = false;
-		}
+		trace_round_next(&m->rounds); /* the first allocation after a free */
 		*dev = sat_add(*dev, rec->bytes);
 		charge(m, rec, true); /* before the epoch moves on */
 	}
@@ -354,7 +312,7 @@ static inline __attribute__((always_inline)) void live_sub(struct model *m,
 
 		*dev = sat_sub(*dev, rec->bytes);
 		charge(m, rec, false);
-		m->gave_back = true;
+		trace_round_given_back(&m->rounds);
 	}
 	if (cls)
 		mem_sub(cls, rec->bytes);
@@ -832,7 +790,7 @@ static void on_oom(struct model *m, const struct trace_event *ev)
 	m->oom_open = true;
 	m->oom_thread = ev->thread;
 	m->oom_released_bytes = m->oom_released_count = 0;
-	o->round = m->round + m->gave_back;
+	o->round = trace_round_at_oom(&m->rounds);
 	o->has_request_rounds = model_stack_rounds(m, ev->stack, false, &o->request_rounds);
 	oom_unexplained(m, o);
 	model_device_oom(m, ev);

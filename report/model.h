@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trace-cause.h"
 #include "trace-event.h"
 #include "trace-schema.h"
 #include "util-map.h"
@@ -39,30 +40,20 @@ struct trace;
 /* The preallocation note looks at this many first device-side allocations
  * of each device, for one of at least MODEL_ARENA_SHARE of the device
  * (docs/report-json.md). */
-#define MODEL_EARLY_ALLOCS 16
-#define MODEL_ARENA_SHARE 0.70
+#define MODEL_EARLY_ALLOCS TRACE_EARLY_ALLOCS
+#define MODEL_ARENA_SHARE TRACE_ARENA_SHARE
 
-/* Rounds: the run cut where the process gives device memory back, the
- * first allocation after a free beginning a new one (a training step that
- * frees its activations ends one; a burst of loads is one). What a stack
- * kept from round to round, judged by events alone (model.c, charge),
- * for the cause of an OOM or of leaks (report/diagnose.c). */
-struct model_rounds {
-	uint64_t kept;		     /* rounds in a row that ended with more of it live */
-	uint64_t kept_bytes;	     /* what those rounds kept, together */
-	uint64_t first_kept, last_kept; /* the first and last of them */
-	uint64_t open_bytes;	     /* added in the round in progress (at an OOM) */
-	uint64_t min_alloc, max_alloc; /* its smallest and largest allocation */
-	uint64_t allocs;	     /* its device-side allocations */
-};
-
+/* Rounds (trace/trace-cause.h, shared with the library's answer on
+ * stderr): what a stack kept from round to round, judged by events alone
+ * (model.c, charge), for the cause of an OOM or of leaks
+ * (report/diagnose.c). */
 /* Allocations grouped by stack (and memory kind, for leaks). */
 struct model_group {
 	int64_t stack;
 	uint64_t bytes;
 	uint64_t count;
 	int mem; /* MT_MEM_*; 0 for OOM holders, which mix device-side kinds */
-	struct model_rounds rounds; /* its stack's, device-side memory */
+	struct trace_rounds rounds; /* its stack's, device-side memory */
 };
 
 /* The live bytes of a site from point `first` on (model-points.c). */
@@ -249,10 +240,10 @@ struct model_oom {
 	uint64_t requested;
 	int mem;
 	uint64_t live_bytes, live_count; /* device memory live at the failure */
-	uint64_t round; /* the round in progress (struct model_rounds) */
+	uint64_t round; /* the round in progress (struct trace_rounds) */
 	uint64_t round_bytes; /* device bytes allocated in it and still live */
 	bool has_request_rounds; /* the failing stack allocated before */
-	struct model_rounds request_rounds; /* the failing stack's */
+	struct trace_rounds request_rounds; /* the failing stack's */
 	bool has_device_free, has_device_total;
 	int64_t device_free, device_total;
 	/* in use on the device beyond what the process's own allocations
@@ -319,10 +310,8 @@ struct model_stack_live {
 	int64_t stack;
 	uint64_t bytes, count;
 	uint64_t site_key; /* the site of its first allocation */
-	/* rounds (struct model_rounds): the last round it was touched in, and
-	 * its live bytes when that round began for it */
-	uint64_t round, round_start_bytes;
-	struct model_rounds rounds; /* open_bytes unset: see model_stack_rounds */
+	/* its rounds (trace/trace-cause.h); its live bytes are `bytes` */
+	struct trace_round_stack rounds;
 	/* the device of its device-side allocations: MODEL_DEVICE_NONE before
 	 * the first, MODEL_DEVICE_MIXED once two devices are seen */
 	int device;
@@ -400,10 +389,9 @@ struct model {
 	uint64_t unmap_errors;
 	uint64_t unknown_device_live; /* device-side bytes live on an unknown device */
 	int64_t last_time_ns;
-	/* rounds (struct model_rounds): the one in progress; memory given
+	/* rounds (struct trace_rounds): the one in progress; memory given
 	 * back since its last device-side allocation */
-	uint64_t round;
-	bool gave_back;
+	struct trace_round_run rounds;
 
 	struct model_site *sites; /* sorted by at_peak after model_finish */
 	size_t n_sites, cap_sites;
@@ -507,12 +495,12 @@ void model_fini(struct model *m);
  * stack allocated nothing on the device. */
 uint64_t model_site_key(const struct model *m, int64_t stack);
 
-/* What stack kept round after round (struct model_rounds); open: count
+/* What stack kept round after round (struct trace_rounds); open: count
  * the round in progress as ended (at the end of the run), else leave it
  * out and give what it added in open_bytes (at an OOM). False when the
  * stack made no device-side allocation. */
 bool model_stack_rounds(const struct model *m, int64_t stack, bool open,
-			struct model_rounds *out);
+			struct trace_rounds *out);
 
 /* Bytes a site held live at point k (an index in points). */
 uint64_t model_site_at_point(const struct model_site *s, size_t k);

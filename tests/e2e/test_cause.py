@@ -9,6 +9,7 @@ bytes per repetition and count must be the program's. tests/e2e/cause/
 unseen holds programs written the same way that the rules were not
 tuned against. The demo (demo-oom.c keeps one activation per step) and
 flight-churn (a one-time load, a burst, then too much at once) too.
+The library's answer on stderr at the OOM gives the same cause.
 """
 import ast
 import os
@@ -38,13 +39,14 @@ def constants(path):
 
 
 class CauseTest(mtest.TraceTest):
-    def run_python(self, script, args=(), preload=True):
+    def run_python(self, script, args=(), preload=True, quiet=True):
         extra = {}
         # a trace of its own per run: subtests share the directory
         self.runs = getattr(self, "runs", 0) + 1
         path = os.path.join(self.tmp, f"trace-{self.runs}.db")
         if preload:
-            extra = {"LD_PRELOAD": mtest.LIB, "MEMTRACE_OUTPUT": path, "MEMTRACE_QUIET": "1"}
+            extra = {"LD_PRELOAD": mtest.LIB, "MEMTRACE_OUTPUT": path,
+                     "MEMTRACE_QUIET": "1" if quiet else "0"}
         proc = subprocess.run([sys.executable, script, *args], env=mtest.sim_env(extra),
                               cwd=self.tmp, capture_output=True, text=True, timeout=300)
         return mtest.Run(proc, path)
@@ -85,6 +87,31 @@ class CauseTest(mtest.TraceTest):
                 self.check(script)
         with self.subTest(program="history_leak.py --sleep"):
             self.check(os.path.join(HERE, "unseen", "history_leak.py"), ("--sleep",))
+
+    def stderr_cause(self, stderr):
+        """The cause the library's out-of-memory answer gives on stderr."""
+        m = re.search(r"^memtrace:   cause \((\w+)\): ", stderr, re.M)
+        return m.group(1) if m else None
+
+    def test_stderr_answer_gives_the_cause(self):
+        # the library judges the cause from the events as it writes them
+        # (trace/trace-cause.h): the report's cause for the same run,
+        # with and without pauses
+        scripts = [(s, a) for s in self.programs(HERE) for a in ((), ("--sleep",))]
+        scripts += [(s, ()) for s in self.programs(os.path.join(HERE, "unseen"))]
+        for script, args in scripts:
+            with self.subTest(program=os.path.basename(script), args=args):
+                want = constants(script)["CAUSE"]
+                run = self.run_python(script, args, quiet=False)
+                self.assertIn("memtrace: out of memory:", run.stderr)
+                self.assertEqual(self.stderr_cause(run.stderr), want, run.stderr)
+                self.assertEqual(self.report(run.trace)["diagnosis"]["cause"], want)
+                self.assertRegex(run.stderr, r"\nmemtrace:   try: \S")
+        with self.subTest(program="demo-oom"):
+            run = self.run_program("demo-oom", env={"MEMTRACE_QUIET": "0"})
+            self.assertRegex(run.stderr, r"memtrace:   cause \(growth\): memory kept across "
+                             r"iterations: forward \(demo-oom\) <- main \(demo-oom\) kept "
+                             r"96.0 MiB in each of 5 repetitions in a row")
 
     def test_demo_is_growth(self):
         # demo-oom.c keeps the third activation of each step: 96 MiB + 256

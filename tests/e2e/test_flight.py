@@ -162,7 +162,11 @@ class Flight(mtest.TraceTest):
                                                      "activations", "(flight-churn)"])
             self.assertEqual(lines[at + 3].split(), ["memtrace:", "256.0", "MiB", "in", "4:",
                                                      "load_weights", "(flight-churn)"])
-            self.assertEqual(lines[at + 4], "memtrace:   the full report: memtrace report "
+            # the cause as the report gives it (test_cause.py has the others)
+            self.assertTrue(lines[at + 4].startswith("memtrace:   cause (too_big): the step "
+                                                     "in progress needed 1.1 GiB"), lines[at + 4])
+            self.assertTrue(lines[at + 5].startswith("memtrace:   try: a smaller batch"))
+            self.assertEqual(lines[at + 6], "memtrace:   the full report: memtrace report "
                              + os.path.realpath(run.trace))
         quiet = self.run_program("flight-churn", ["20000"], trace="quiet.db",
                                  env={"MEMTRACE_QUIET": "1"})

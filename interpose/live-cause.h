@@ -1,0 +1,56 @@
+/* The cause in the out-of-memory answer on stderr (trace-live.c's
+ * summary): the writer's side of trace/trace-cause.h. It keeps, as the
+ * events go, what the reporter's model keeps for the same rule: each
+ * stack's rounds, the run's round, each device's first allocations, the
+ * executable graphs not yet destroyed; at an OOM it judges the cause the
+ * report would give and words it in two lines.
+ *
+ * What the library cannot know, and says: whether executable graphs alive
+ * at the OOM are ever destroyed (the report judges at the end of the run),
+ * and marks or NVTX ranges as steps (the report's growth by points).
+ *
+ * Writer thread only. Bounded: one record per stack (at most
+ * MT_CAUSE_MAX_STACKS), constant work per event, a pass over the stacks
+ * holding memory at an OOM. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace-cause.h"
+
+struct mt_cause;
+
+/* NULL when out of memory: then no cause is told. */
+struct mt_cause *mt_cause_new(void);
+void mt_cause_free(struct mt_cause *c);
+
+/* A device-side allocation (the kinds of the device peak) of `bytes` on
+ * stack, device; its release. */
+void mt_cause_alloc(struct mt_cause *c, uint32_t stack, int device, uint64_t bytes);
+void mt_cause_release(struct mt_cause *c, uint32_t stack, uint64_t bytes);
+/* An executable graph made (created) or destroyed. */
+void mt_cause_exec(struct mt_cause *c, bool created);
+
+/* An OOM as the summary knows it. */
+struct mt_cause_oom {
+	uint32_t stack;	    /* the failed request's */
+	uint64_t requested; /* 0: a graph launch, whose need is not known */
+	bool has_device;    /* device_free and device_total known */
+	uint64_t device_free, device_total;
+	int device;
+	uint64_t live;		 /* device-side bytes the process holds */
+	uint64_t peak;		 /* the device peak so far */
+	uint64_t graph_live;	 /* graph memory not freed */
+	const uint32_t *holders; /* stacks holding device-side memory now */
+	size_t n_holders;
+};
+
+/* Names a stack for the answer (the summary's naming rule). */
+typedef void (*mt_cause_name_fn)(void *ctx, uint32_t stack, char *out, size_t n);
+
+/* The cause's two lines ("memtrace:   cause (growth): ...\n" and
+ * "memtrace:   try: ...\n") into out; "" when no cause can be told. */
+void mt_cause_answer(struct mt_cause *c, const struct mt_cause_oom *o, mt_cause_name_fn name,
+		     void *ctx, char *out, size_t n);
