@@ -933,6 +933,15 @@ static void close_db(struct mt_writer *w)
 		sqlite3_finalize(w->batch[i].many);
 		w->batch[i].one = w->batch[i].many = NULL;
 	}
+	/* flight mode: the main file grew by its whole share at once
+	 * (mt_live_pragmas' chunk), so that a disk that fills costs no
+	 * commit; without the chunk, the checkpoint of the close truncates it
+	 * to its pages (a killed process leaves it at the chunk's size:
+	 * docs/usage.md) */
+	if (w->db && w->flight_bound) {
+		int none = 0;
+		sqlite3_file_control(w->db, "main", SQLITE_FCNTL_CHUNK_SIZE, &none);
+	}
 	if (w->db)
 		sqlite3_close(w->db);
 	w->db = NULL;

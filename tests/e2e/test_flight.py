@@ -284,6 +284,24 @@ class Flight(mtest.TraceTest):
         self.check_totals(rep, 100000)
         self.check_oom(rep)
 
+    def test_small_run_leaves_a_small_file(self):
+        """The main file grows by its whole share at once while the program
+        runs (64M: 48 MiB); closed, it is cut to the pages it uses."""
+        trace = os.path.join(self.tmp, "small.db")
+        rc, out, err, largest = self.run_polled(
+            ["50"], {"MEMTRACE_FLIGHT": "64M", "MEMTRACE_QUIET": "1"}, trace)
+        self.assertEqual(rc, 0, err)
+        self.assertGreater(largest, 32 * MiB)  # the reservation, while it ran
+        st = os.stat(trace)
+        self.assertLess(st.st_size, 1 * MiB)
+        self.assertLess(st.st_blocks * 512, 1 * MiB)  # the disk given back too
+        self.assertFalse(os.path.exists(trace + "-wal"))
+        rep = self.report(trace)
+        self.assertEqual(rep["trace"]["flight"]["bound_bytes"], 64 * MiB)
+        self.assertEqual(rep["totals"]["events"], 2 * 50 + 22)
+        self.check_totals(rep, 50)
+        self.check_oom(rep)
+
     def test_report_at_exit_and_after_a_kill(self):
         """MEMTRACE_REPORT_AT_EXIT writes TRACE.json at exit; memtrace run
         --report writes the report of a process that was killed too."""
