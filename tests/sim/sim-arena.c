@@ -38,6 +38,7 @@ sim_arena_init(struct sim_arena *a, uintptr_t base, size_t size)
 	memset(a, 0, sizeof(*a));
 	a->base = base;
 	a->size = size & ~(SIM_ARENA_GRANULE - 1);
+	a->limit = a->size;
 	if (a->size == 0)
 		return true;
 	if (!reserve_holes(a, 1))
@@ -45,6 +46,16 @@ sim_arena_init(struct sim_arena *a, uintptr_t base, size_t size)
 	a->holes[0] = (struct sim_extent){ .off = 0, .len = a->size };
 	a->nholes = 1;
 	return true;
+}
+
+/* At most limit bytes live at once, however much address space the arena
+ * spans: a device's memory is pages behind a larger virtual range, so an
+ * allocation fails when the memory is used up, not when the free memory is
+ * in pieces. */
+void
+sim_arena_set_limit(struct sim_arena *a, size_t limit)
+{
+	a->limit = limit < a->size ? limit & ~(SIM_ARENA_GRANULE - 1) : a->size;
 }
 
 void
@@ -113,7 +124,7 @@ sim_arena_alloc_aligned(struct sim_arena *a, size_t bytes, size_t align, uint32_
 			uint32_t kind, uintptr_t *addr)
 {
 	size_t len = sim_arena_round(bytes), start = 0;
-	size_t i = len ? first_fit(a, len, align < SIM_ARENA_GRANULE ? SIM_ARENA_GRANULE : align,
+	size_t i = len && len <= a->limit - a->used ? first_fit(a, len, align < SIM_ARENA_GRANULE ? SIM_ARENA_GRANULE : align,
 				   &start) : SIZE_MAX;
 	struct sim_block b;
 

@@ -18,6 +18,7 @@ struct sim_arena {
 	uintptr_t base;
 	size_t size;                /* multiple of SIM_ARENA_GRANULE */
 	size_t used;                /* rounded bytes of live blocks */
+	size_t limit;               /* most bytes live at once; size unless set */
 	struct sim_extent *holes;   /* free extents, sorted by offset, coalesced */
 	size_t nholes;
 	size_t capholes;
@@ -27,6 +28,7 @@ struct sim_arena {
 /* sim-arena.c */
 size_t sim_arena_round(size_t bytes);
 bool sim_arena_init(struct sim_arena *a, uintptr_t base, size_t size);
+void sim_arena_set_limit(struct sim_arena *a, size_t limit);
 void sim_arena_fini(struct sim_arena *a);
 bool sim_arena_alloc(struct sim_arena *a, size_t bytes, uint32_t owner,
 		     uint32_t kind, uintptr_t *addr);

@@ -21,6 +21,11 @@
 #define SIM_VA_BASE   ((uintptr_t)0x200000000)
 #define SIM_VA_STRIDE ((uintptr_t)1 << 32)
 
+/* A device's allocations are placed in a virtual range this many times its
+ * memory, as the real driver backs them with pages: memory that is free
+ * in pieces is still free (the arena's limit is the memory itself). */
+#define SIM_VA_FACTOR 4
+
 struct sim_driver sim_drv = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.next_id = 1,
@@ -93,8 +98,13 @@ static CUresult
 init_device(struct sim_device *d, int ordinal, const struct sim_config *cfg)
 {
 	size_t usable = (cfg->capacity - cfg->reserved) & ~(SIM_ARENA_GRANULE - 1);
-	uintptr_t base = usable ? map_device_memory(ordinal, usable) : 0;
+	size_t span = usable <= SIZE_MAX / SIM_VA_FACTOR ? usable * SIM_VA_FACTOR : usable;
+	uintptr_t base = usable ? map_device_memory(ordinal, span) : 0;
 
+	if (usable && !base) {
+		span = usable;	/* no room for the larger range: memory alone */
+		base = map_device_memory(ordinal, span);
+	}
 	if (usable && !base) {
 		fprintf(stderr, "cudasim: cannot map %zu bytes for device %d\n",
 			usable, ordinal);
@@ -105,8 +115,9 @@ init_device(struct sim_device *d, int ordinal, const struct sim_config *cfg)
 	d->primary = (struct CUctx_st){ .device = ordinal, .primary = true };
 	/* An empty arena still needs a base no other device or host pointer
 	 * can match; its own address is as good as any. */
-	if (!sim_arena_init(&d->arena, base ? base : (uintptr_t)d, usable))
+	if (!sim_arena_init(&d->arena, base ? base : (uintptr_t)d, base ? span : 0))
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	sim_arena_set_limit(&d->arena, usable);
 	sim_pool_init_default(&d->default_pool, ordinal);
 	d->current_pool = &d->default_pool;
 	return CUDA_SUCCESS;

@@ -219,6 +219,34 @@ test_oom_boundary(void)
 		EXPECT_RC(cuMemFree(p[i]), CUDA_SUCCESS);
 }
 
+/* Memory free in pieces is free: with every other 1 MiB block freed, a
+ * request for all that is free succeeds (placed past the live blocks, as
+ * the real driver maps pages behind a larger virtual range), and one byte
+ * more than is free fails. */
+static void
+test_free_in_pieces(void)
+{
+	enum { N = 63 };
+	CUdeviceptr p[N], all, extra = 7;
+	size_t freed = 0;
+
+	for (int i = 0; i < N; i++)
+		EXPECT_RC(cuMemAlloc(&p[i], MiB), CUDA_SUCCESS);
+	for (int i = 0; i < N; i += 2, freed += MiB)
+		EXPECT_RC(cuMemFree(p[i]), CUDA_SUCCESS);
+	EXPECT(used_bytes() == CAPACITY - RESERVED - freed);
+	EXPECT_RC(cuMemAlloc(&extra, freed + 1), CUDA_ERROR_OUT_OF_MEMORY);
+	EXPECT(extra == 7);
+	EXPECT_RC(cuMemAlloc(&all, freed), CUDA_SUCCESS);
+	EXPECT(all >= p[N - 2] + MiB);	/* past the last live block */
+	EXPECT(used_bytes() == CAPACITY - RESERVED);
+	EXPECT_RC(cuMemAlloc(&extra, 1), CUDA_ERROR_OUT_OF_MEMORY);
+	EXPECT_RC(cuMemFree(all), CUDA_SUCCESS);
+	for (int i = 1; i < N; i += 2)
+		EXPECT_RC(cuMemFree(p[i]), CUDA_SUCCESS);
+	EXPECT(used_bytes() == 0);
+}
+
 static void
 test_kinds(void)
 {
@@ -466,6 +494,7 @@ main(int argc, char **argv)
 	test_first_fit();
 	test_errors();
 	test_oom_boundary();
+	test_free_in_pieces();
 	test_kinds();
 	test_streams();
 	test_copies();
