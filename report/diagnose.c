@@ -202,12 +202,37 @@ bool diagnose_growth_story(const struct model *m)
 	return m->growth.n_sites && m->growth.sites[0].growing && m->growth.sites[0].per_point > 0;
 }
 
+/* The leak of site that one stack made most often, all of its allocations
+ * of one size and at least TRACE_GROWTH_MIN_ROUNDS of them: memory kept call
+ * after call (an output kept per batch under a caching allocator, which
+ * frees nothing, so there are no rounds). NULL when there is none. */
+static const struct model_group *repeated_leak(const struct model *m, uint32_t site)
+{
+	const struct model_group *best = NULL;
+
+	for (size_t i = 0; i < m->n_leaks; i++) {
+		const struct model_group *g = &m->leaks[i];
+		const struct trace_rounds *r = &g->rounds;
+
+		if ((g->mem && !model_mem_is_device(g->mem)) || g->count < TRACE_GROWTH_MIN_ROUNDS)
+			continue;
+		if (r->min_alloc != r->max_alloc || r->allocs != g->count)
+			continue;
+		if (model_site_key(m, g->stack) != m->sites[site].key)
+			continue;
+		if (!best || g->count > best->count)
+			best = g;
+	}
+	return best;
+}
+
 /* What grows from mark to mark, NVTX range to range or build to build
  * (model-points.c): the leaking site, its step. */
 static bool rule_growth_points(const struct trace *t, const struct model *m, struct diagnoses *d)
 {
 	const struct model_growth *g = &m->growth;
 	const struct model_growth_site *gs;
+	const struct model_group *kept;
 	_autofree_ char *site = NULL;
 	struct diagnosis *x;
 
@@ -215,6 +240,29 @@ static bool rule_growth_points(const struct trace *t, const struct model *m, str
 		return false;
 	gs = &g->sites[0];
 	site = render_model_site_label(t, &m->sites[gs->site], true);
+	if (g->basis == MODEL_POINT_SPAN && (kept = repeated_leak(m, gs->site))) {
+		/* spans are cuts of the trace, not repetitions: the
+		 * repetition is an allocation the site made again and again
+		 * from one stack and kept; named by that stack, as the
+		 * rounds' rule names its */
+		free(site);
+		site = render_stack_label(t, kept->stack, true);
+		x = add(d, DIAG_GROWTH, "Memory kept across iterations",
+			xasprintf("%s kept %s in each of %" PRIu64 " allocations from one stack, "
+				  "all still live at the end (%s together); it grew from %s to "
+				  "%s over the run, and nothing it kept was given back",
+				  site, fmt_size(kept->bytes / kept->count).s, kept->count,
+				  fmt_size(kept->bytes).s, fmt_size(gs->live[0]).s,
+				  fmt_size(gs->live[g->n_points - 1]).s),
+			xasprintf("find what keeps the memory allocated at %s alive from one "
+				  "iteration to the next (a list or cache of tensors, outputs kept "
+				  "on the device: move them to the host or keep .item())",
+				  site));
+		x->stack = kept->stack;
+		x->bytes = kept->bytes / kept->count;
+		x->rounds = kept->count;
+		return true;
+	}
 	x = add(d, DIAG_GROWTH, "Memory growing build after build",
 		xasprintf("%s grows by %s per point over %zu %s (%s to %s)", site,
 			  fmt_size((uint64_t)gs->per_point).s, g->n_points,
@@ -253,6 +301,63 @@ static bool rule_orphaned_graphs(const struct model *m, struct diagnoses *d)
 			  "torch._dynamo.reset() between models"));
 	x->bytes = pinned > never ? pinned : never;
 	return true;
+}
+
+/* At an OOM, the holder whose stack made the failing request and kept
+ * every allocation it made before, all of the request's size and at least
+ * TRACE_GROWTH_MIN_ROUNDS of them: a result kept call after call (an output per
+ * batch kept on the device) when no memory is ever given back, as under a
+ * caching allocator; a model of equal parts loaded until it no longer fits
+ * looks the same. NULL when there is none. */
+static const struct model_group *repeated_holder(const struct trace *t,
+						       const struct model_oom *o)
+{
+	const struct trace_stack *failed = trace_find_stack(t, o->stack);
+	const struct trace_frame *user;
+	uint32_t depth;
+
+	if (!failed)
+		return NULL;
+	/* the same user's frame: a failing call's native stack differs from
+	 * the successful ones' (an allocator's retry path) */
+	user = render_user_frame(t, failed, &depth);
+	for (size_t i = 0; o->has_holders && i < o->n_holders; i++) {
+		const struct model_group *g = &o->holders[i];
+		const struct trace_rounds *r = &g->rounds;
+		const struct trace_stack *s = trace_find_stack(t, g->stack);
+
+		if (!s || render_user_frame(t, s, &depth) != user || g->count < TRACE_GROWTH_MIN_ROUNDS ||
+		    r->allocs != g->count || r->min_alloc != o->requested ||
+		    r->max_alloc != o->requested)
+			continue;
+		return g;
+	}
+	return NULL;
+}
+
+static void rule_growth_repeated(const struct trace *t, const struct model_oom *o,
+				 struct diagnoses *d)
+{
+	const struct model_group *g = repeated_holder(t, o);
+	_autofree_ char *where = NULL;
+	struct diagnosis *x;
+
+	if (!g)
+		return;
+	where = render_stack_label(t, g->stack, true);
+	x = add(d, DIAG_GROWTH, "Memory kept across iterations",
+		xasprintf("%s made %" PRIu64 " allocations of %s before, kept every one (%s "
+			  "together) and failed asking for one more of the same: a result kept "
+			  "call after call, unless these are the equal parts of a model being "
+			  "loaded", where, g->count, fmt_size(o->requested).s,
+			  fmt_size(g->bytes).s),
+		xasprintf("find what keeps the memory allocated at %s alive from one iteration "
+			  "to the next (outputs or losses kept on the device: move them to the "
+			  "host, keep .item(), detach() what is logged)", where));
+	x->stack = g->stack;
+	x->bytes = o->requested;
+	x->rounds = g->count;
+	x->weak = true;
 }
 
 /* What the step in progress needs (what it allocated since memory was
@@ -305,6 +410,8 @@ static void rule_too_big(const struct trace *t, const struct model *m, const str
 				  "scales with the batch or input",
 				  where, fmt_size(grew->rounds.min_alloc).s,
 				  fmt_size(grew->rounds.max_alloc).s);
+	} else if (repeated_holder(t, o)) {
+		scale = xasprintf("; no allocation grew over the run");
 	} else {
 		scale = xasprintf("; no allocation grew over the run: the model or the input as "
 				  "given is too large for the device");
@@ -329,10 +436,13 @@ static void rule_too_big(const struct trace *t, const struct model *m, const str
 	}
 	x = add(d, DIAG_TOO_BIG, "The working set does not fit",
 		xasprintf("the step in progress needed %s (%s allocated since memory was last "
-			  "given back%s, and the %s asked for)%s; nothing was kept from one "
-			  "repetition to the next%s",
+			  "given back%s, and the %s asked for)%s; %s%s",
 			  fmt_size(need).s, fmt_size(o->round_bytes).s, top_s ? top_s : "",
-			  fmt_size(o->requested).s, fit, scale),
+			  fmt_size(o->requested).s, fit,
+			  repeated_holder(t, o) ? "no memory was given back, so no repetition shows "
+					       "what it kept (see Also)"
+					     : "nothing was kept from one repetition to the next",
+			  scale),
 		xasprintf("a smaller batch or input, gradient (activation) checkpointing, mixed "
 			  "precision (bf16 or fp16), or sharding the model over more devices"));
 	x->stack = o->stack;
@@ -345,6 +455,8 @@ static void rule_too_big(const struct trace *t, const struct model *m, const str
  * pieces (fragmentation); then whose memory filled the device. */
 static int rank(const struct diagnosis *x, const struct model_oom *o)
 {
+	if (x->weak)	/* after every cause the events tell */
+		return 7;
 	return trace_cause_rank((enum trace_cause)x->kind, o && not_ours_leads(o));
 }
 
@@ -368,8 +480,10 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 		 * not fit */
 		for (size_t i = 0; i < d->n; i++)
 			explained |= rank(&d->items[i], o) <= TRACE_CAUSE_EXPLAINS;
-		if (!explained)
+		if (!explained) {
 			rule_too_big(t, m, o, d);
+			rule_growth_repeated(t, o, d);
+		}
 	}
 	/* a stable insertion sort by rank: the few items keep their order */
 	for (size_t i = 1; i < d->n; i++) {

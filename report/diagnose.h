@@ -37,6 +37,10 @@ struct diagnosis {
 	 * memory pinned or never freed; not_ours: the bytes in use the
 	 * process did not allocate; preallocated: the arena's bytes */
 	uint64_t bytes, rounds, room;
+	/* a reading the events cannot tell from the lead's: listed after it
+	 * (growth from allocations repeated until the failure, which a model
+	 * of equal parts loaded until it fails also shows) */
+	bool weak;
 };
 
 struct diagnoses {

@@ -146,6 +146,33 @@ class CauseTest(mtest.TraceTest):
         self.assertEqual(diag["cause"], "growth", diag)
         self.assertEqual(diag["bytes"], 2 * mtest.MiB)
 
+    def test_kept_without_frees(self):
+        # kept_cached.py: outputs kept, nothing ever freed (a cache of its
+        # own); no round boundary in the trace
+        script = os.path.join(HERE, "kept_cached.py")
+        want = constants(script)
+        for args in ((), ("--sleep",)):
+            with self.subTest(args=args):
+                run = self.run_python(script, args)
+                failed = int(re.search(r"(\d+)", run.stdout.splitlines()[-1]).group(1))
+                oom = self.report(run.trace)["ooms"][-1]["diagnosis"]
+                # at the OOM: too_big leads (check() in test_tuned), growth
+                # after it, with what each step kept and how many
+                grew = [a for a in oom["also"] if a["cause"] == "growth"]
+                self.assertEqual(len(grew), 1, oom)
+                self.assertEqual(grew[0]["bytes"], want["KEPT_PER_STEP"], grew[0]["evidence"])
+                self.assertEqual(grew[0]["repetitions"], failed - 1, grew[0]["evidence"])
+                self.assertIn("evaluate (kept_cached.py:", grew[0]["evidence"])
+                self.assertNotIn("nothing was kept", oom["evidence"])
+        # no OOM: the outputs grew over the run, one per step
+        run = self.run_python(script, ("--steps", "12"))
+        self.assertEqual(run.stdout.strip(), "kept 12 outputs")
+        diag = self.report(run.trace)["diagnosis"]
+        self.assertEqual(diag["cause"], "growth", diag)
+        self.assertEqual(diag["bytes"], want["KEPT_PER_STEP"], diag["evidence"])
+        self.assertEqual(diag["repetitions"], 12, diag["evidence"])
+        self.assertIn("evaluate (kept_cached.py:", diag["evidence"])
+
     def test_text_and_html_agree(self):
         run = self.run_python(os.path.join(HERE, "leak_step.py"))
         text = self.report_text(run.trace)
