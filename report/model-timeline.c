@@ -437,6 +437,15 @@ static void stream_peak(struct model_timeline *tl, const struct model *m)
 	tl->n_thread_at_peak = tl->n_threads;
 }
 
+/* The exact line's point of an event (TIMELINE_EXACT). */
+static inline void record_exact(struct model_timeline *tl, const struct model *m, int64_t t)
+{
+	if (tl->n_exact < TIMELINE_EXACT)
+		tl->exact[tl->n_exact] = (struct timeline_point){ t, m->device.live_bytes };
+	if (tl->n_exact <= TIMELINE_EXACT)
+		tl->n_exact++;
+}
+
 void model_timeline_feed(struct model_timeline *tl, const struct model *m,
 			 const struct trace_event *ev)
 {
@@ -444,8 +453,10 @@ void model_timeline_feed(struct model_timeline *tl, const struct model *m,
 	 * let the line go back */
 	int64_t t = ev->time_ns > tl->last_ns ? ev->time_ns : tl->last_ns;
 
-	if (tl->pending)
+	if (tl->pending) {
 		record(tl, m, tl->pending_ns);
+		record_exact(tl, m, tl->pending_ns);
+	}
 	if (!tl->started) {
 		tl->started = true;
 		tl->first_ns = t;
@@ -473,8 +484,10 @@ void model_timeline_feed(struct model_timeline *tl, const struct model *m,
 
 void model_timeline_finish(struct model_timeline *tl, const struct model *m)
 {
-	if (tl->pending)
+	if (tl->pending) {
 		record(tl, m, tl->pending_ns);
+		record_exact(tl, m, tl->pending_ns);
+	}
 	tl->pending = false;
 	stream_peak(tl, m);
 }
@@ -506,6 +519,7 @@ void model_timeline_add_before(struct model_timeline *tl, const struct trace_buc
 
 	if (!b->used)
 		return;
+	tl->n_exact = TIMELINE_EXACT + 1; /* events before the ring: not exact */
 	while (past_end(tl, t) && tl->width <= INT64_MAX / 4)
 		halve(tl);
 	i = (size_t)(t / tl->width);

@@ -29,6 +29,9 @@
 /* devices with a line of their own (the first seen); the total line
  * counts them all */
 #define TIMELINE_DEVICES 16
+/* a trace of at most this many events keeps the total line exact as well,
+ * one point per event (the Perfetto counter draws it) */
+#define TIMELINE_EXACT 4096
 
 /* Bucket i covers [i * width, (i + 1) * width) ns: struct trace_bucket
  * (trace/trace-timeline.h). */
@@ -71,6 +74,12 @@ struct timeline_device_line {
 	uint64_t last_live, max;
 };
 
+/* The device bytes live after one event, at its time. */
+struct timeline_point {
+	int64_t time_ns;
+	uint64_t live;
+};
+
 struct timeline_site_slots {
 	uint8_t stream, thread;
 };
@@ -82,6 +91,12 @@ struct model_timeline {
 	/* the bucket record() used last, cur_i, covers [cur_lo, cur_hi) */
 	size_t cur_i;
 	int64_t cur_lo, cur_hi;
+
+	/* the total line, exact, while the trace has at most TIMELINE_EXACT
+	 * events (all of them in it: not a flight trace that lost some);
+	 * n_exact > TIMELINE_EXACT when it has more */
+	struct timeline_point exact[TIMELINE_EXACT];
+	size_t n_exact;
 
 	struct timeline_snapshot snaps[TIMELINE_SNAPSHOTS + 1];
 	size_t n_snaps;

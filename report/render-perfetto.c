@@ -2,7 +2,9 @@
  * chrome://tracing open: per process, a counter track "device bytes live"
  * (and "GPU N bytes live" per device when it used several) drawn from the
  * timeline's buckets (the highest and the last value of
- * each, at the times they were reached), and instant events for the peak,
+ * each, at the times they were reached; the total line of a trace of at
+ * most TIMELINE_EXACT events exactly, a point per event), and instant
+ * events for the peak,
  * the OOMs, marks and graph events. Timestamps are microseconds.
  *
  * One trace: the process is the program (its pid), times from the trace's
@@ -84,7 +86,14 @@ static void counters(struct pf *p)
 		counter(p, "device bytes live", 0, 0);
 		return;
 	}
-	counter_line(p, "device bytes live", tl->buckets, tl->n_buckets);
+	if (tl->n_exact <= TIMELINE_EXACT) {
+		/* few events: one point each, none merged */
+		counter(p, "device bytes live", 0, 0);
+		for (size_t i = 0; i < tl->n_exact; i++)
+			counter(p, "device bytes live", tl->exact[i].time_ns, tl->exact[i].live);
+	} else {
+		counter_line(p, "device bytes live", tl->buckets, tl->n_buckets);
+	}
 	for (size_t i = 0; i < tl->n_devices; i++)
 		used += tl->devices[i].max > 0;
 	for (size_t i = 0; used > 1 && i < tl->n_devices; i++) {

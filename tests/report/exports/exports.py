@@ -8,12 +8,14 @@
   device-side leaks);
 - perfetto: a Chrome trace JSON object whose events have the fields the
   format needs, a counter of device bytes whose highest value is the peak,
-  one instant event per OOM;
+  one point per event at the event's time for a trace of few events
+  (oom.sql's values as its header derives them), one instant event per OOM;
 - --diff and several traces (ranks) as JSON, the ranks as HTML;
 - nothing on standard error when it is not a terminal (no progress bar)."""
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -123,6 +125,21 @@ def check_perfetto(report, db, name, js):
     ooms = [e for e in instants if e.get('cat') == 'oom']
     if len(ooms) != len(js['ooms']):
         fail('%s: %d OOM events, the report has %d' % (name, len(ooms), len(js['ooms'])))
+    # a trace of few events: one exact point per event, at its time
+    total = [c for c in counters if c['name'] == 'device bytes live']
+    with sqlite3.connect(db) as conn:
+        times = [t for (t,) in conn.execute('SELECT time_ns FROM events ORDER BY seq')]
+    if len(times) <= 4096:
+        got = [round(c['ts'] * 1000) for c in total[1:]]
+        if got != times:
+            fail('%s: counter points at %s, the events at %s' % (name, got, times))
+    if name == 'oom':
+        # device bytes live after each event, as oom.sql's header derives them
+        MiB = 1 << 20
+        want = [0, 400, 800, 800, 1056, 800, 900, 1012, 900, 1012, 1012, 1012, 1012, 1012, 1012]
+        got = [c['args']['bytes'] for c in total]
+        if got != [w * MiB for w in want]:
+            fail('%s: counter values %s, oom.sql says %s MiB' % (name, got, want))
 
 
 def main():
