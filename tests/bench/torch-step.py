@@ -25,9 +25,13 @@ that other load on the machine falls on all of them alike:
                  recordHistory"), so the caching allocator's
                  torch-history is what memtrace/pt is held against
 
-Each run prints its median step time; the table gives, per variant, the
-median over the rounds of those medians, and its ratio to the plain
-variant with the same allocator. Kernels are no-ops on the simulated
+Each run prints its median step time, in wall time and in the process's
+CPU time (time.process_time(): every thread of the process, memtrace's
+writer and torch's autograd thread among them; it does not count the
+time the process waits for a CPU, so it holds far better than wall time
+on a loaded machine); the table gives, per variant, the median over the
+rounds of those medians, and its ratio to the plain variant with the
+same allocator. Kernels are no-ops on the simulated
 device, so a step is torch's CPU work alone: the added cost is a larger
 share of it than on a GPU, where kernels take time.
 
@@ -58,7 +62,7 @@ VARIANTS = [
 
 def worker(steps, history):
     """The training loop, in the framework's python: prints
-    {"median_step_s", "steps", "error"} as one JSON line."""
+    {"median_step_s", "median_cpu_s", "steps", "error"} as one JSON line."""
     import torch
 
     out = {"steps": steps}
@@ -73,9 +77,9 @@ def worker(steps, history):
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
         x = torch.randn(64, 512, device="cuda")
         y = torch.randint(0, 10, (64,), device="cuda")
-        times = []
+        times, cpu = [], []
         for step in range(WARMUP + steps):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             opt.zero_grad(set_to_none=True)
             loss = torch.nn.functional.cross_entropy(model(x), y)
             loss.backward()
@@ -83,7 +87,9 @@ def worker(steps, history):
             torch.cuda.synchronize()
             if step >= WARMUP:
                 times.append(time.perf_counter() - start)
+                cpu.append(time.process_time() - start_cpu)
         out["median_step_s"] = statistics.median(times)
+        out["median_cpu_s"] = statistics.median(cpu)
     except Exception as e:  # a variant torch refuses: said in the table
         out["error"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     print(json.dumps(out), flush=True)
@@ -138,6 +144,7 @@ def main():
         sys.exit(f"torch-step: no torch: {proc.stderr.strip().splitlines()[-1:]}")
     python = proc.stdout.strip()
     samples = {name: [] for name, *_ in VARIANTS}
+    cpu = {name: [] for name, *_ in VARIANTS}
     errors = {}
     loads = []
     with tempfile.TemporaryDirectory(prefix="memtrace-torch-step-") as tmp:
@@ -151,23 +158,29 @@ def main():
                     errors[name] = out["error"]
                 else:
                     samples[name].append(out["median_step_s"])
+                    cpu[name].append(out["median_cpu_s"])
             print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
     med = {name: statistics.median(v) for name, v in samples.items() if v}
+    med_cpu = {name: statistics.median(v) for name, v in cpu.items() if v}
     print(f"PyTorch training step on the simulated device: {args.rounds} rounds, "
           f"{args.steps} timed steps each (after {WARMUP}); load average "
           f"{min(loads):.1f}-{max(loads):.1f} while it ran")
     print()
-    print("| variant | median step (ms) | runs' medians (ms) | vs plain, same allocator |")
-    print("|---|---|---|---|")
+    print("| variant | median step (ms) | runs' medians (ms) | vs plain | CPU per step (ms) "
+          "| runs' CPU medians (ms) | CPU vs plain |")
+    print("|---|---|---|---|---|---|---|")
     for name, *_ in VARIANTS:
         if name in errors and name not in med:
-            print(f"| {name} | n/a | {errors[name]} | |")
+            print(f"| {name} | n/a | {errors[name]} | | | | |")
             continue
-        base = med.get("plain/pt" if name.endswith("/pt") else "plain")
+        base = "plain/pt" if name.endswith("/pt") else "plain"
         spread = ", ".join(f"{s * 1e3:.2f}" for s in samples[name])
-        ratio = f"{med[name] / base:.3f}" if base else "n/a"
-        print(f"| {name} | {med[name] * 1e3:.2f} | {spread} | {ratio} |")
-    print(json.dumps({"samples": samples, "errors": errors, "loadavg": [min(loads), max(loads)]}),
+        spread_cpu = ", ".join(f"{s * 1e3:.2f}" for s in cpu[name])
+        ratio = f"{med[name] / med[base]:.3f}" if med.get(base) else "n/a"
+        ratio_cpu = f"{med_cpu[name] / med_cpu[base]:.3f}" if med_cpu.get(base) else "n/a"
+        print(f"| {name} | {med[name] * 1e3:.2f} | {spread} | {ratio} "
+              f"| {med_cpu[name] * 1e3:.2f} | {spread_cpu} | {ratio_cpu} |")
+    print(json.dumps({"samples": samples, "cpu": cpu, "errors": errors, "loadavg": [min(loads), max(loads)]}),
           file=sys.stderr)
 
 
