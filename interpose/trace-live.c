@@ -27,6 +27,7 @@
 #include "live-cause.h"
 #include "live-timeline.h"
 #include "python.h"
+#include "trace-live-set.h"
 #include "trace-schema.h"
 #include "trace-user-frame.h"
 #include "u64map.h"
@@ -37,30 +38,13 @@
 #define SUMMARY_HOLDERS 5
 /* Chunks of the ring the writer tells apart; older ones are merged. */
 #define MAX_SEGMENTS 1024
-/* Recently freed allocations, so that a free that failed (free_error)
- * can put its allocation back. */
-#define FREED_RING 64
 
-/* ---- the live set ---- */
-
-/* An allocation live: what a free of it records, and what flight mode
- * writes of it when its chunk leaves the ring. */
-struct live_alloc {
-	uint64_t seq, time_ns, address, bytes;
-	uint32_t site;
-	uint8_t mem;
-	bool used; /* a slab entry in use */
-	bool persisted; /* a row of allocs (flight mode) */
-};
-
-/* address -> index + 1 in slab; unused entries are chained through their
- * seq (index + 1, 0 ends). */
-struct live_set {
-	struct u64map by_address;
-	struct live_alloc *slab;
-	size_t cap, used;
-	uint64_t free_head;
-};
+/* The live set is trace/trace-live-set.c's, the reporter's rules; an
+ * allocation's holder (trace_live_holder.owner) is a site of the
+ * writer's: its own, or for a mapped VMM handle its mapping's. Its user
+ * byte says it is a row of allocs (flight mode). */
+#define PERSISTED 1
+typedef struct trace_live_alloc live_alloc;
 
 struct site_live {
 	uint64_t bytes, count; /* hooked allocations live now */
@@ -85,7 +69,7 @@ struct segment {
 	uint64_t first, last, first_time_ns, bytes, live;
 	uint64_t *unpersist;
 	size_t n_unpersist, cap_unpersist;
-	struct live_alloc *crossing;
+	live_alloc *crossing;
 	size_t n_crossing, cap_crossing;
 };
 
@@ -160,11 +144,7 @@ struct mt_live {
 	bool (*op_name)(uint32_t, char *, size_t, char *, size_t);
 	bool (*pyframe)(uintptr_t, const char **, const char **, unsigned *);
 
-	struct live_set live;
-	struct live_alloc freed[FREED_RING];
-	struct u64map va_handle;   /* a VMM mapping's address -> its handle */
-	struct u64map handle_maps; /* handle -> its mappings | HANDLE_RELEASED */
-	unsigned freed_next;
+	struct trace_live_set set; /* with the device peak, of its peak kinds */
 
 	struct site_live *sites; /* by site id */
 	size_t cap_sites;
@@ -175,12 +155,10 @@ struct mt_live {
 	uint64_t kinds[KINDS]; /* other_events rows by kind */
 	bool kinds_dirty;
 
-	/* the device peak, of device-side kinds but graph memory */
-	uint64_t device_live, device_count;
 	uint64_t mem_live[KINDS], mem_peak[KINDS]; /* by memory kind */
 	bool mem_peak_dirty;
-	uint64_t peak, peak_seq, peak_time_ns, peak_epoch;
 	uint64_t written_epoch; /* of the live_at_peak rows in the file */
+	bool out_of_memory_told;
 
 	uint64_t ooms, marks, last_oom_kept, last_mark_kept;
 	bool had_oom;
@@ -269,24 +247,20 @@ void mt_live_site(struct mt_live *l, uint32_t site, const struct mt_site_key *k)
 	s->op = k->op;
 	s->mem = k->mem;
 	s->device = k->device;
-	s->epoch = l->peak_epoch; /* born now: it held nothing at earlier peaks */
+	s->epoch = l->set.peak.epoch; /* born now: it held nothing at earlier peaks */
 	s->known = true;
 }
 
-/* The kinds the peak counts: the reporter's device-side kinds, less graph
- * memory, which is memory only while a launch has made it physical. */
 static bool peak_kind(int mem)
 {
-	return mem == MT_MEM_DEVICE || mem == MT_MEM_MANAGED || mem == MT_MEM_POOL ||
-	       mem == MT_MEM_VMM_PHYSICAL || mem == MT_MEM_ARRAY;
+	return trace_live_peak_kind(mem);
 }
 
 static void touch(struct mt_live *l, struct site_live *s)
 {
-	if (s->epoch != l->peak_epoch) {
+	if (trace_live_touch(l->set.peak.epoch, &s->epoch)) {
 		s->at_peak = s->bytes;
 		s->at_peak_count = s->count;
-		s->epoch = l->peak_epoch;
 	}
 }
 
@@ -322,36 +296,22 @@ static void unhold(struct mt_live *l, struct site_live *s)
 	s->slot = 0;
 }
 
-static void site_add(struct mt_live *l, uint32_t site, uint64_t bytes, uint64_t seq,
-		     uint64_t time_ns)
+/* The holder site's live bytes; the device peak is the live set's
+ * (it moves after this, so a site saves its bytes at the old peak). */
+static void site_add(struct mt_live *l, uint64_t site, uint64_t bytes)
 {
-	struct site_live *s = known_site(l, site);
+	struct site_live *s = site <= UINT32_MAX ? known_site(l, (uint32_t)site) : NULL;
 	if (!s)
 		return;
 	touch(l, s);
 	s->bytes += bytes;
 	s->count++;
-	hold(l, site, s);
-	if (s->mem < KINDS && (l->mem_live[s->mem] += bytes) > l->mem_peak[s->mem]) {
-		l->mem_peak[s->mem] = l->mem_live[s->mem];
-		l->mem_peak_dirty = true;
-	}
-	if (!peak_kind(s->mem))
-		return;
-	mt_cause_alloc(l->cause, s->stack, s->device, bytes);
-	l->device_live += bytes;
-	l->device_count++;
-	if (l->device_live > l->peak) {
-		l->peak = l->device_live;
-		l->peak_seq = seq;
-		l->peak_time_ns = time_ns;
-		l->peak_epoch++;
-	}
+	hold(l, (uint32_t)site, s);
 }
 
-static void site_sub(struct mt_live *l, uint32_t site, uint64_t bytes)
+static void site_sub(struct mt_live *l, uint64_t site, uint64_t bytes)
 {
-	struct site_live *s = known_site(l, site);
+	struct site_live *s = site <= UINT32_MAX ? known_site(l, (uint32_t)site) : NULL;
 	if (!s || !s->count)
 		return;
 	touch(l, s);
@@ -359,13 +319,20 @@ static void site_sub(struct mt_live *l, uint32_t site, uint64_t bytes)
 	s->count--;
 	if (!s->count)
 		unhold(l, s);
-	if (s->mem < KINDS)
-		l->mem_live[s->mem] = l->mem_live[s->mem] > bytes ? l->mem_live[s->mem] - bytes : 0;
-	if (peak_kind(s->mem)) {
-		mt_cause_release(l->cause, s->stack, bytes);
-		l->device_live = l->device_live > bytes ? l->device_live - bytes : 0;
-		l->device_count -= l->device_count > 0;
+}
+
+static void mem_add(struct mt_live *l, int mem, uint64_t bytes)
+{
+	if (mem > 0 && mem < KINDS && (l->mem_live[mem] += bytes) > l->mem_peak[mem]) {
+		l->mem_peak[mem] = l->mem_live[mem];
+		l->mem_peak_dirty = true;
 	}
+}
+
+static void mem_sub(struct mt_live *l, int mem, uint64_t bytes)
+{
+	if (mem > 0 && mem < KINDS)
+		l->mem_live[mem] = l->mem_live[mem] > bytes ? l->mem_live[mem] - bytes : 0;
 }
 
 /* ---- the ring's segments ---- */
@@ -400,11 +367,11 @@ static bool push_u64(uint64_t **a, size_t *n, size_t *cap, uint64_t v)
 	return true;
 }
 
-static bool push_alloc(struct segment *s, const struct live_alloc *a)
+static bool push_alloc(struct segment *s, const live_alloc *a)
 {
 	if (s->n_crossing == s->cap_crossing) {
 		size_t c = s->cap_crossing ? s->cap_crossing * 2 : 16;
-		struct live_alloc *p = realloc(s->crossing, c * sizeof(*p));
+		live_alloc *p = realloc(s->crossing, c * sizeof(*p));
 		if (!p)
 			return false;
 		s->crossing = p;
@@ -417,12 +384,12 @@ static bool push_alloc(struct segment *s, const struct live_alloc *a)
 /* a stops being live (its free goes into the open chunk): its segment has
  * one live allocation less; when its allocation is in an older chunk, it
  * will be a row of allocs from that chunk's end to this one's */
-static void ring_released(struct mt_live *l, const struct live_alloc *a)
+static void ring_released(struct mt_live *l, const live_alloc *a)
 {
 	struct segment *s;
 	if (!l->bound)
 		return;
-	if (!a->persisted) {
+	if (!(a->user & PERSISTED)) {
 		s = segment_of(l, a->seq);
 		if (!s || s == &l->open) {
 			if (s && s->live)
@@ -437,10 +404,10 @@ static void ring_released(struct mt_live *l, const struct live_alloc *a)
 	push_u64(&l->open.unpersist, &l->open.n_unpersist, &l->open.cap_unpersist, a->seq);
 }
 
-static void persist(struct mt_live *l, struct live_alloc *a);
+static void persist(struct mt_live *l, live_alloc *a);
 
 /* a is live again (a free that failed) */
-static void ring_restored(struct mt_live *l, struct live_alloc *a)
+static void ring_restored(struct mt_live *l, live_alloc *a)
 {
 	struct segment *s;
 	if (!l->bound)
@@ -458,7 +425,7 @@ static void ring_restored(struct mt_live *l, struct live_alloc *a)
 				s->crossing[j--] = s->crossing[--s->n_crossing];
 		}
 	}
-	if (a->persisted)
+	if (a->user & PERSISTED)
 		return;
 	if ((s = segment_of(l, a->seq))) {
 		s->live++;
@@ -467,99 +434,66 @@ static void ring_restored(struct mt_live *l, struct live_alloc *a)
 	}
 }
 
-/* ---- the live set ---- */
+/* ---- the live set's changes ---- */
 
-static struct live_alloc *live_put(struct mt_live *l, uint64_t address, const struct live_alloc *a)
+/* The stack and device of a holder site, for the cause (live-cause.h). */
+static void cause_add(struct mt_live *l, uint64_t site, const live_alloc *a, bool add)
 {
-	struct live_set *ls = &l->live;
-	uint64_t *known = u64map_get(&ls->by_address, address);
-	if (known) {
-		ls->slab[*known - 1] = *a;
-		return &ls->slab[*known - 1];
-	}
-	uint64_t idx = ls->free_head;
-	if (idx) {
-		ls->free_head = ls->slab[idx - 1].seq;
-	} else {
-		if (ls->used == ls->cap) {
-			size_t cap = ls->cap ? ls->cap * 2 : 1024;
-			struct live_alloc *p = realloc(ls->slab, cap * sizeof(*p));
-			if (!p)
-				return NULL;
-			ls->slab = p;
-			ls->cap = cap;
-		}
-		idx = ++ls->used;
-	}
-	ls->slab[idx - 1] = *a;
-	ls->slab[idx - 1].used = true;
-	if (!u64map_put(&ls->by_address, address, idx)) {
-		ls->slab[idx - 1] = (struct live_alloc){ .seq = ls->free_head };
-		ls->free_head = idx;
-		return NULL;
-	}
-	return &ls->slab[idx - 1];
+	const struct site_live *s = site <= UINT32_MAX ? known_site(l, (uint32_t)site) : NULL;
+	if (!s || !trace_live_peak_kind(a->mem))
+		return;
+	if (add)
+		mt_cause_alloc(l->cause, s->stack, s->device, a->bytes);
+	else
+		mt_cause_release(l->cause, s->stack, a->bytes);
 }
 
-static bool live_take(struct mt_live *l, uint64_t address, struct live_alloc *a)
+/* Graph memory counts in its kind's total (the cause's graph memory not
+ * freed) but in no site: it is held by no one (the live-set contract). */
+static void became_live(void *ctx, live_alloc *a, enum trace_live_why why)
 {
-	struct live_set *ls = &l->live;
-	uint64_t idx;
-	if (!address || !u64map_del(&ls->by_address, address, &idx))
-		return false;
-	*a = ls->slab[idx - 1];
-	ls->slab[idx - 1] = (struct live_alloc){ .seq = ls->free_head };
-	ls->free_head = idx;
-	return true;
+	struct mt_live *l = ctx;
+	mem_add(l, a->mem, a->bytes);
+	if (trace_live_holds(a->mem)) {
+		site_add(l, a->holder.owner, a->bytes);
+		cause_add(l, a->holder.owner, a, true);
+	}
+	if (why == TRACE_LIVE_RESTORED)
+		ring_restored(l, a);
 }
 
-static void released(struct mt_live *l, const struct live_alloc *a)
+static void became_gone(void *ctx, const live_alloc *a, enum trace_live_why why)
 {
-	site_sub(l, a->site, a->bytes);
+	struct mt_live *l = ctx;
+	(void)why;
+	mem_sub(l, a->mem, a->bytes);
+	if (trace_live_holds(a->mem)) {
+		site_sub(l, a->holder.owner, a->bytes);
+		cause_add(l, a->holder.owner, a, false);
+	}
 	ring_released(l, a);
 }
 
-/* ---- VMM handles: released while mapped, freed at the last unmap ---- */
-
-#define HANDLE_RELEASED (1ull << 63) /* in handle_maps, beside the count */
-
-static void vmm_mapped(struct mt_live *l, uint64_t va, uint64_t handle)
+/* A mapped handle's memory goes to its mapping's site, or back; the
+ * cause's stacks see it move as the report's rounds do (model.c's
+ * model_live_move). */
+static void moved(void *ctx, const live_alloc *a, const struct trace_live_holder *before)
 {
-	uint64_t *n = u64map_get(&l->handle_maps, handle);
-	if (!handle || !u64map_put(&l->va_handle, va, handle))
-		return;
-	if (n)
-		(*n)++;
-	else
-		u64map_put(&l->handle_maps, handle, 1);
+	struct mt_live *l = ctx;
+	site_sub(l, before->owner, a->bytes);
+	cause_add(l, before->owner, a, false);
+	site_add(l, a->holder.owner, a->bytes);
+	cause_add(l, a->holder.owner, a, true);
 }
 
-static void vmm_unmapped(struct mt_live *l, uint64_t va)
+/* The live set cannot grow: said once; the trace goes on without it. */
+static void out_of_memory(struct mt_live *l)
 {
-	uint64_t handle, *n;
-	struct live_alloc a;
-	if (!u64map_del(&l->va_handle, va, &handle) || !(n = u64map_get(&l->handle_maps, handle)))
+	if (l->out_of_memory_told)
 		return;
-	if ((*n & ~HANDLE_RELEASED) > 1) {
-		(*n)--;
-		return;
-	}
-	bool was_released = *n & HANDLE_RELEASED;
-	u64map_del(&l->handle_maps, handle, NULL);
-	if (was_released && live_take(l, handle, &a))
-		released(l, &a); /* the memory goes with the last mapping */
-}
-
-/* A cuMemRelease of a handle still mapped: the memory stays until the
- * last unmap (the CUDA driver API's rule, and PyTorch's expandable
- * segments' way). The allocation it names, else NULL. */
-static const struct live_alloc *vmm_release_kept(struct mt_live *l, uint64_t handle)
-{
-	uint64_t *n = u64map_get(&l->handle_maps, handle), *idx;
-	if (!n || !(*n & ~HANDLE_RELEASED) || !(idx = u64map_get(&l->live.by_address, handle)))
-		return NULL;
-	*n |= HANDLE_RELEASED;
-	return &l->live.slab[*idx - 1];
+	l->out_of_memory_told = true;
+	mt_log(MT_ENV, "out of memory for the live set: the trace's live sets and peak "
+		       "miss what came after");
 }
 
 /* ---- the timeline (flight mode) ---- */
@@ -585,7 +519,7 @@ static bool snapshot(struct mt_live *l, int64_t at_ns)
 			ids[n++] = l->holding[i];
 	}
 	qsort_r(ids, n, sizeof(*ids), cmp_site_bytes, l->sites);
-	ok = RUN(l, S_SNAP_ROW, at_ns, 0, (int64_t)l->device_live, (int64_t)l->device_count);
+	ok = RUN(l, S_SNAP_ROW, at_ns, 0, (int64_t)l->set.peak.live, (int64_t)l->set.peak.count);
 	for (size_t i = 0; ok && i < n && i < SNAPSHOT_SITES; i++) {
 		const struct site_live *s = &l->sites[ids[i]];
 		ok = RUN(l, S_SNAP_ROW, at_ns, ids[i], (int64_t)s->bytes, (int64_t)s->count);
@@ -636,14 +570,14 @@ static bool commit_timeline(struct mt_live *l)
 bool mt_live_holds(const struct mt_live *l, const struct mt_event *ev)
 {
 	if (ev->kind == MT_EV_MAP)
-		return u64map_get(&l->va_handle, ev->address) != NULL;
-	return ev->kind == MT_EV_ALLOC && u64map_get(&l->live.by_address, ev->address) != NULL;
+		return trace_live_mapped(&l->set, ev->address);
+	return ev->kind == MT_EV_ALLOC && trace_live_get(&l->set, ev->address) != NULL;
 }
 
 int64_t mt_live_track(struct mt_live *l, uint64_t seq, uint64_t time_ns, struct mt_event *ev,
 		      uint32_t site)
 {
-	struct live_alloc a;
+	live_alloc a;
 	timeline_before(l, time_ns); /* a write that fails fails the commit too */
 	/* Only the hooked calls: CUPTI's records of the same memory arrive
 	 * late and in batches, and are matched by the reporter. */
@@ -651,46 +585,40 @@ int64_t mt_live_track(struct mt_live *l, uint64_t seq, uint64_t time_ns, struct 
 		return -1;
 	switch (ev->kind) {
 	case MT_EV_ALLOC:
-		/* a free we did not see: the address is reused */
-		if (live_take(l, ev->address, &a))
-			released(l, &a);
-		if (!ev->address)
-			return -1;
-		a = (struct live_alloc){ .seq = seq, .time_ns = time_ns, .address = ev->address,
-					 .bytes = ev->bytes, .site = site, .mem = ev->mem };
-		if (live_put(l, ev->address, &a))
-			site_add(l, site, ev->bytes, seq, time_ns);
+		a = (live_alloc){ .seq = seq, .time_ns = time_ns, .address = ev->address,
+				  .bytes = ev->bytes, .holder = { ev->stack, site }, .site = site,
+				  .mem = ev->mem };
+		if (!trace_live_alloc(&l->set, &a))
+			out_of_memory(l);
 		return -1;
-	case MT_EV_FREE: {
-		const struct live_alloc *kept = vmm_release_kept(l, ev->address);
-		if (kept) {
-			ev->bytes = kept->bytes;
-			ev->mem = kept->mem;
-			return (int64_t)kept->seq;
-		}
-		if (!live_take(l, ev->address, &a))
+	case MT_EV_FREE:
+		switch (trace_live_free(&l->set, ev->address, &a)) {
+		case TRACE_LIVE_FREE_DONE:
+		case TRACE_LIVE_FREE_KEPT:
+			ev->bytes = a.bytes;
+			ev->mem = a.mem;
+			return (int64_t)a.seq;
+		default:
 			return -1;
-		ev->bytes = a.bytes;
-		ev->mem = a.mem;
-		l->freed[l->freed_next++ % FREED_RING] = a;
-		released(l, &a);
-		return (int64_t)a.seq;
-	}
-	case MT_EV_FREE_ERROR:
-		for (unsigned i = 0; i < FREED_RING; i++) {
-			struct live_alloc *f = &l->freed[i];
-			if (f->address == ev->address && f->address) {
-				struct live_alloc *back = live_put(l, f->address, f);
-				ev->bytes = f->bytes;
-				ev->mem = f->mem;
-				if (back) {
-					site_add(l, back->site, back->bytes, seq, time_ns);
-					ring_restored(l, back);
-				}
-				f->address = 0;
-				break;
-			}
 		}
+	case MT_EV_FREE_ERROR:
+		if (trace_live_free_error(&l->set, ev->address, seq, time_ns, &a) && a.mem) {
+			ev->bytes = a.bytes;
+			ev->mem = a.mem;
+		}
+		return -1;
+	case MT_EV_MAP:
+		/* site: the mapping's, the holder of what it maps (case F) */
+		if (!ev->status && ev->address &&
+		    !trace_live_map(&l->set, ev->address, ev->handle, ev->bytes, seq,
+				    &(struct trace_live_holder){ ev->stack, site }))
+			out_of_memory(l);
+		return -1;
+	case MT_EV_UNMAP:
+		trace_live_unmap(&l->set, ev->address, seq);
+		return -1;
+	case MT_EV_UNMAP_ERROR:
+		trace_live_unmap_error(&l->set, ev->address, seq, time_ns);
 		return -1;
 	default:
 		return -1;
@@ -1056,8 +984,8 @@ static void cause_lines(struct mt_live *l, const struct mt_event *ev, const stru
 	struct mt_cause_oom o = {
 		.stack = ev->stack, .requested = launch ? 0 : ev->bytes,
 		.has_device = !launch && ev->device_total, .device_free = ev->device_free,
-		.device_total = ev->device_total, .device = ev->device, .live = l->device_live,
-		.peak = l->peak, .graph_live = l->mem_live[MT_MEM_GRAPH], .holders = stacks,
+		.device_total = ev->device_total, .device = ev->device, .live = l->set.peak.live,
+		.peak = l->set.peak.peak, .graph_live = l->mem_live[MT_MEM_GRAPH], .holders = stacks,
 		.n_holders = n,
 	};
 	mt_cause_answer(l->cause, &o, cause_name, l, out, outsz);
@@ -1105,9 +1033,9 @@ static void summary(struct mt_live *l, const struct mt_event *ev, uint64_t seq)
 	else
 		ADD("memtrace: out of memory: %s of %s failed in %s%s", mt_api_name(ev->api), a,
 		    where, b);
-	fmt_size(a, sizeof(a), l->device_live);
+	fmt_size(a, sizeof(a), l->set.peak.live);
 	ADD("\nmemtrace:   this process holds %s in %llu allocations", a,
-	    (unsigned long long)l->device_count);
+	    (unsigned long long)l->set.peak.count);
 	ADD(n ? "; the largest holders:\n" : "\n");
 	for (size_t i = 0; i < n && i < SUMMARY_HOLDERS; i++) {
 		fmt_size(a, sizeof(a), h[i].bytes);
@@ -1137,7 +1065,7 @@ bool mt_live_event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const stru
 	if (!timeline_before(l, time_ns) || !event(l, seq, time_ns, ev))
 		return false;
 	if (l->tl)
-		mt_timeline_put(l->tl, (int64_t)time_ns, l->device_live);
+		mt_timeline_put(l->tl, (int64_t)time_ns, l->set.peak.live);
 	return true;
 }
 
@@ -1165,30 +1093,25 @@ static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struc
 			return true;
 		oom_answer(l, ev, seq, time_ns);
 		return write_capped(l, S_OOM_ROW, S_OOM_CLEAR, &l->ooms, &l->last_oom_kept,
-				    MT_LIVE_OOMS_KEPT, seq);
+				    TRACE_LIVE_OOMS_KEPT, seq);
 	case MT_EV_MARK:
 		before = l->last_mark_kept;
 		n = l->marks;
 		if (!write_capped(l, S_MARK_ROW, S_MARK_CLEAR, &l->marks, &l->last_mark_kept,
-				  MT_LIVE_MARKS_KEPT, seq))
+				  TRACE_LIVE_MARKS_KEPT, seq))
 			return false;
 		if (!l->bound)
 			return true;
 		/* the ring keeps the marks whose live sets are kept */
-		if (n >= MT_LIVE_MARKS_KEPT && !RUN(l, S_UNKEEP, (int64_t)before))
+		if (n >= TRACE_LIVE_MARKS_KEPT && !RUN(l, S_UNKEEP, (int64_t)before))
 			return false;
 		return RUN(l, S_KEEP, (int64_t)seq);
 	case MT_EV_MAP:
-		if (!hooked || ev->status || !ev->address)
-			return true;
-		vmm_mapped(l, ev->address, ev->handle);
-		if (!l->bound)
+		if (!hooked || ev->status || !ev->address || !l->bound)
 			return true;
 		u64map_put(&l->mapped, ev->address, seq);
 		return RUN(l, S_KEEP, (int64_t)seq);
 	case MT_EV_UNMAP:
-		if (hooked)
-			vmm_unmapped(l, ev->address);
 		if (!l->bound || !hooked || !(known = u64map_get(&l->mapped, ev->address)))
 			return true;
 		before = *known;
@@ -1284,23 +1207,24 @@ static bool commit_totals(struct mt_live *l)
 
 static bool commit_peak(struct mt_live *l)
 {
-	if (l->written_epoch == l->peak_epoch)
+	const struct trace_live_peak *p = &l->set.peak;
+	if (l->written_epoch == p->epoch)
 		return true;
 	if (!run(l, S_PEAK_CLEAR))
 		return false;
 	for (size_t id = 1; id < l->cap_sites; id++) {
 		const struct site_live *s = &l->sites[id];
-		bool saved = s->epoch == l->peak_epoch;
+		bool saved = s->epoch == p->epoch;
 		uint64_t bytes = saved ? s->at_peak : s->bytes;
 		uint64_t count = saved ? s->at_peak_count : s->count;
 		if (s->known && bytes && peak_kind(s->mem) &&
 		    !RUN(l, S_PEAK_ROW, (int64_t)id, (int64_t)bytes, (int64_t)count))
 			return false;
 	}
-	if (!put_meta(l, "peak_bytes", l->peak) || !put_meta(l, "peak_seq", l->peak_seq) ||
-	    !put_meta(l, "peak_time_ns", l->peak_time_ns))
+	if (!put_meta(l, "peak_bytes", p->peak) || !put_meta(l, "peak_seq", p->peak_seq) ||
+	    !put_meta(l, "peak_time_ns", p->peak_time_ns))
 		return false;
-	l->written_epoch = l->peak_epoch;
+	l->written_epoch = p->epoch;
 	return true;
 }
 
@@ -1353,12 +1277,12 @@ static uint64_t used_bytes(struct mt_live *l)
 	return (uint64_t)(pages - free_pages) * (uint64_t)size;
 }
 
-static void persist(struct mt_live *l, struct live_alloc *a)
+static void persist(struct mt_live *l, live_alloc *a)
 {
-	if (a->persisted || !RUN(l, S_PERSIST, (int64_t)a->seq, (int64_t)a->time_ns, a->site,
+	if ((a->user & PERSISTED) || !RUN(l, S_PERSIST, (int64_t)a->seq, (int64_t)a->time_ns, a->site,
 				 (int64_t)a->address, (int64_t)a->bytes))
 		return;
-	a->persisted = true;
+	a->user |= PERSISTED;
 }
 
 /* Segments [head, head + n) leave the ring: their allocations still live
@@ -1372,18 +1296,18 @@ static bool drop_segments(struct mt_live *l, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		live += l->segs[l->head + i].live;
-	for (size_t i = 0; ok && live && i < l->live.used; i++) {
-		struct live_alloc *a = &l->live.slab[i];
-		if (a->used && !a->persisted && a->seq >= first->first && a->seq <= to) {
+	live_alloc *a;
+	for (size_t pos = 0; ok && live && (a = trace_live_next(&l->set, &pos));) {
+		if (!(a->user & PERSISTED) && a->seq >= first->first && a->seq <= to) {
 			persist(l, a);
-			ok = a->persisted;
+			ok = a->user & PERSISTED;
 		}
 	}
 	for (size_t i = 0; ok && i < n; i++) {
 		struct segment *s = &l->segs[l->head + i];
 		for (size_t j = 0; ok && j < s->n_crossing; j++) {
 			persist(l, &s->crossing[j]);
-			ok = s->crossing[j].persisted;
+			ok = s->crossing[j].user & PERSISTED;
 		}
 	}
 	for (size_t i = 0; ok && i < n; i++) {
@@ -1588,8 +1512,10 @@ struct mt_live *mt_live_new(const struct mt_live_options *o)
 	l->op_name = o->op_name;
 	l->pyframe = o->pyframe;
 	l->open.first = UINT64_MAX;
-	if (!u64map_init(&l->live.by_address, 12) || !u64map_init(&l->va_handle, 6) ||
-	    !u64map_init(&l->handle_maps, 6))
+	if (!trace_live_init(&l->set, &(struct trace_live_hooks){ .ctx = l,
+								  .live = became_live,
+								  .gone = became_gone,
+								  .moved = moved }))
 		goto fail;
 	for (int i = 0; i < S_COUNT; i++) {
 		if (sqlite3_prepare_v2(l->db, stmt_sql[i], -1, &l->stmt[i], NULL) != SQLITE_OK) {
@@ -1624,12 +1550,9 @@ void mt_live_free(struct mt_live *l)
 	free(l->open.unpersist);
 	free(l->open.crossing);
 	free(l->chunk);
-	u64map_fini(&l->live.by_address);
-	u64map_fini(&l->va_handle);
-	u64map_fini(&l->handle_maps);
+	trace_live_fini(&l->set);
 	u64map_fini(&l->mapped);
 	u64map_fini(&l->launched);
-	free(l->live.slab);
 	free(l->tl);
 	free(l->sites);
 	free(l->holding);

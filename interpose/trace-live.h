@@ -50,10 +50,11 @@ bool mt_live_flight(const struct mt_live *l);
 /* A site the writer interned (its sites row). */
 void mt_live_site(struct mt_live *l, uint32_t site, const struct mt_site_key *k);
 
-/* Keeps the live set in step with a hooked allocation (site: its site),
- * free or failed free, and fills in the bytes and memory kind of what a
- * free releases. Returns the seq of the allocation a free releases, -1
- * when none is known. */
+/* Keeps the live set (trace/trace-live-set.h) in step with a hooked
+ * allocation (site: its site), free, failed free, map (site: the
+ * mapping's, which holds the memory it maps), unmap or failed unmap, and
+ * fills in the bytes and memory kind of what a free releases. Returns the
+ * seq of the allocation a free releases, -1 when none is known. */
 int64_t mt_live_track(struct mt_live *l, uint64_t seq, uint64_t time_ns, struct mt_event *ev,
 		      uint32_t site);
 

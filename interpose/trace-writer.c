@@ -561,6 +561,18 @@ static uint32_t site_id(struct mt_writer *w, const struct mt_event *ev)
 	return id;
 }
 
+/* The site that holds what a mapping maps (the live-set contract, case
+ * F): the map's columns, with the memory kind of the handle it maps, so
+ * that a live set by site (live_at_*) names the stack that mapped it. */
+static uint32_t mapping_site(struct mt_writer *w, const struct mt_event *ev)
+{
+	struct mt_event m = *ev;
+	if (ev->source != MT_SOURCE_HOOK || ev->status || !ev->address)
+		return 0;
+	m.mem = MT_MEM_VMM_PHYSICAL;
+	return site_id(w, &m);
+}
+
 static void bind_row(sqlite3_stmt *s, int first, const struct event_row *r, unsigned columns)
 {
 	for (unsigned c = 0; c < columns; c++) {
@@ -625,7 +637,8 @@ static void add_event_row(struct mt_writer *w, uint64_t seq, uint64_t t, struct 
 	/* an allocation's site is its own; a free's has the memory kind of
 	 * what it releases, which mt_live_track fills in */
 	uint32_t site = ev->kind == MT_EV_ALLOC ? site_id(w, ev) : 0;
-	int64_t alloc = mt_live_track(w->live, seq, t, ev, site);
+	int64_t alloc = mt_live_track(w->live, seq, t, ev,
+				      ev->kind == MT_EV_MAP ? mapping_site(w, ev) : site);
 	bool narrow = ev->kind == MT_EV_ALLOC || (alloc >= 0 && ev->mem != 0);
 	struct event_row *r;
 

@@ -212,10 +212,8 @@ enum mt_frame_kind {
  * nodes. */
 #define MT_FLIGHT_KEPT_KINDS "3,9,10,12,14,15,16,17,18,21,22,24,25"
 
-/* The live sets at OOMs and marks the writer keeps: the first ones and the
- * last, as the reporter keeps its own (model.h). */
-#define MT_LIVE_OOMS_KEPT 64
-#define MT_LIVE_MARKS_KEPT 1024
+/* How many live sets at OOMs and marks both halves keep:
+ * TRACE_LIVE_OOMS_KEPT, TRACE_LIVE_MARKS_KEPT (trace-live-set.h). */
 
 #define MT_SCHEMA_SQL \
 	MT_SCHEMA_COMMON_SQL MT_SCHEMA_EVENTS_SQL MT_SCHEMA_LIVE_SQL MT_EVENTS_VIEW_SQL

@@ -1,0 +1,480 @@
+/* The live set both halves keep (trace-live-set.h). The rules, each the
+ * reporter's since version 1 (docs/report-json.md, docs/architecture.md
+ * "The live-set contract"):
+ *
+ * - an allocation at an address the set holds releases what was there
+ *   (a free memtrace did not see);
+ * - a free_error undoes the newest free of its address, unless the
+ *   address is live again, when the newer allocation stays (case A);
+ * - cuMemRelease of a mapped handle keeps its memory until its last
+ *   mapping goes; a failed release (free_error) takes the release back
+ *   (case B); an unmap_error puts the mapping just removed back, and the
+ *   memory too if that unmap had freed it (case C); a mapping at an
+ *   address already mapped is an unmap not seen (case D);
+ * - a mapped handle is held by its first live mapping (the stack that
+ *   mapped it), else by the stack that created it (case F);
+ * - graph memory is known by its address but held by no one (case E). */
+#include "trace-live-set.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct vmm_ref {
+	uint64_t seq, va;
+};
+
+struct trace_live_vmm {
+	struct trace_live_holder creator;
+	bool released;
+	struct vmm_ref *maps; /* its live mappings, oldest first */
+	size_t n_maps, cap_maps;
+};
+
+struct trace_live_mapping {
+	uint64_t handle, bytes, seq;
+	struct trace_live_holder holder;
+	bool counted; /* its handle was a live vmm_physical allocation */
+};
+
+enum { RECENT_FREED = 1, RECENT_UNMATCHED, RECENT_RELEASED };
+
+bool trace_live_init(struct trace_live_set *s, const struct trace_live_hooks *h)
+{
+	*s = (struct trace_live_set){ .hooks = *h };
+	if (u64map_init(&s->by_address, 12) && u64map_init(&s->handles, 4) &&
+	    u64map_init(&s->maps, 4))
+		return true;
+	trace_live_fini(s);
+	return false;
+}
+
+static void vmm_free(struct trace_live_vmm *v)
+{
+	if (v) {
+		free(v->maps);
+		free(v);
+	}
+}
+
+void trace_live_fini(struct trace_live_set *s)
+{
+	for (size_t i = 0; s->handles.keys && i <= s->handles.mask; i++) {
+		if (s->handles.keys[i])
+			vmm_free((struct trace_live_vmm *)(uintptr_t)s->handles.vals[i]);
+	}
+	for (size_t i = 0; s->maps.keys && i <= s->maps.mask; i++) {
+		if (s->maps.keys[i])
+			free((void *)(uintptr_t)s->maps.vals[i]);
+	}
+	u64map_fini(&s->by_address);
+	u64map_fini(&s->handles);
+	u64map_fini(&s->maps);
+	free(s->slab);
+	*s = (struct trace_live_set){ 0 };
+}
+
+/* ---- the address map ---- */
+
+struct trace_live_alloc *trace_live_get(const struct trace_live_set *s, uint64_t address)
+{
+	uint64_t *idx = address ? u64map_get(&s->by_address, address) : NULL;
+	return idx ? &s->slab[*idx - 1] : NULL;
+}
+
+struct trace_live_alloc *trace_live_next(const struct trace_live_set *s, size_t *pos)
+{
+	while (s->by_address.keys && *pos <= s->by_address.mask) {
+		size_t i = (*pos)++;
+		if (s->by_address.keys[i])
+			return &s->slab[s->by_address.vals[i] - 1];
+	}
+	return NULL;
+}
+
+bool trace_live_mapped(const struct trace_live_set *s, uint64_t va)
+{
+	return va && u64map_get(&s->maps, va) != NULL;
+}
+
+static struct trace_live_alloc *put(struct trace_live_set *s, const struct trace_live_alloc *a)
+{
+	uint64_t idx = s->free_head;
+	if (idx) {
+		s->free_head = s->slab[idx - 1].seq;
+	} else {
+		if (s->used == s->cap) {
+			size_t cap = s->cap ? s->cap * 2 : 1024;
+			struct trace_live_alloc *p = realloc(s->slab, cap * sizeof(*p));
+			if (!p)
+				return NULL;
+			s->slab = p;
+			s->cap = cap;
+		}
+		idx = ++s->used;
+	}
+	if (!u64map_put(&s->by_address, a->address, idx)) {
+		s->slab[idx - 1] = (struct trace_live_alloc){ .seq = s->free_head };
+		s->free_head = idx;
+		return NULL;
+	}
+	s->slab[idx - 1] = *a;
+	return &s->slab[idx - 1];
+}
+
+static bool take(struct trace_live_set *s, uint64_t address, struct trace_live_alloc *out)
+{
+	uint64_t idx;
+	if (!address || !u64map_del(&s->by_address, address, &idx))
+		return false;
+	*out = s->slab[idx - 1];
+	s->slab[idx - 1] = (struct trace_live_alloc){ .seq = s->free_head };
+	s->free_head = idx;
+	return true;
+}
+
+/* a is live now: the caller's holders first (their epoch is the old
+ * one), then the peak. */
+static void became_live(struct trace_live_set *s, struct trace_live_alloc *a,
+			enum trace_live_why why, uint64_t seq, uint64_t time_ns)
+{
+	if (s->hooks.live)
+		s->hooks.live(s->hooks.ctx, a, why);
+	if (trace_live_peak_kind(a->mem))
+		trace_live_peak_add(&s->peak, a->bytes, seq, time_ns);
+}
+
+static void became_gone(struct trace_live_set *s, const struct trace_live_alloc *a,
+			enum trace_live_why why)
+{
+	if (trace_live_peak_kind(a->mem))
+		trace_live_peak_sub(&s->peak, a->bytes);
+	if (s->hooks.gone)
+		s->hooks.gone(s->hooks.ctx, a, why);
+}
+
+/* ---- VMM handles ---- */
+
+static struct trace_live_vmm *vmm_of(const struct trace_live_set *s, uint64_t handle)
+{
+	uint64_t *p = handle ? u64map_get(&s->handles, handle) : NULL;
+	return p ? (struct trace_live_vmm *)(uintptr_t)*p : NULL;
+}
+
+static struct trace_live_mapping *mapping_at(const struct trace_live_set *s, uint64_t va)
+{
+	uint64_t *p = va ? u64map_get(&s->maps, va) : NULL;
+	return p ? (struct trace_live_mapping *)(uintptr_t)*p : NULL;
+}
+
+/* A vmm_physical allocation a is live at its handle (made, or put back). */
+static bool vmm_created(struct trace_live_set *s, const struct trace_live_alloc *a, bool released)
+{
+	struct trace_live_vmm *v = calloc(1, sizeof(*v)), *old = vmm_of(s, a->address);
+	if (!v)
+		return false;
+	*v = (struct trace_live_vmm){ .creator = a->holder, .released = released };
+	if (!u64map_put(&s->handles, a->address, (uint64_t)(uintptr_t)v)) {
+		free(v);
+		return false;
+	}
+	vmm_free(old);
+	return true;
+}
+
+static void vmm_forget(struct trace_live_set *s, uint64_t handle)
+{
+	uint64_t p;
+	if (handle && u64map_del(&s->handles, handle, &p))
+		vmm_free((struct trace_live_vmm *)(uintptr_t)p);
+}
+
+/* The handle's bytes go to its first live mapping, or to its creator. */
+static void update_holder(struct trace_live_set *s, uint64_t handle, struct trace_live_vmm *v)
+{
+	struct trace_live_alloc *a = trace_live_get(s, handle);
+	const struct trace_live_mapping *mp = v->n_maps ? mapping_at(s, v->maps[0].va) : NULL;
+	struct trace_live_holder to = mp ? mp->holder : v->creator, before;
+
+	if (!a || a->mem != MT_MEM_VMM_PHYSICAL ||
+	    (a->holder.stack == to.stack && a->holder.owner == to.owner))
+		return;
+	before = a->holder;
+	a->holder = to;
+	if (s->hooks.moved)
+		s->hooks.moved(s->hooks.ctx, a, &before);
+}
+
+static bool attach(struct trace_live_set *s, uint64_t handle, uint64_t va, uint64_t seq)
+{
+	struct trace_live_vmm *v = vmm_of(s, handle);
+	size_t i;
+
+	if (!v)
+		return true;
+	if (v->n_maps == v->cap_maps) {
+		size_t cap = v->cap_maps ? v->cap_maps * 2 : 2;
+		struct vmm_ref *p = realloc(v->maps, cap * sizeof(*p));
+		if (!p)
+			return false;
+		v->maps = p;
+		v->cap_maps = cap;
+	}
+	/* in seq order: an unmap_error puts an older mapping back */
+	for (i = v->n_maps; i > 0 && v->maps[i - 1].seq > seq; i--)
+		v->maps[i] = v->maps[i - 1];
+	v->maps[i] = (struct vmm_ref){ .seq = seq, .va = va };
+	v->n_maps++;
+	update_holder(s, handle, v);
+	return true;
+}
+
+/* The mapping at va leaves its handle: true when that freed the handle's
+ * memory (released, and its last mapping), then *freed. */
+static bool detach(struct trace_live_set *s, uint64_t handle, uint64_t va,
+		   struct trace_live_alloc *freed)
+{
+	struct trace_live_vmm *v = vmm_of(s, handle);
+	size_t i;
+
+	if (!v)
+		return false;
+	for (i = 0; i < v->n_maps && v->maps[i].va != va; i++)
+		;
+	if (i == v->n_maps)
+		return false;
+	v->n_maps--;
+	memmove(&v->maps[i], &v->maps[i + 1], (v->n_maps - i) * sizeof(*v->maps));
+	update_holder(s, handle, v);
+	if (!v->released || v->n_maps > 0 || !take(s, handle, freed))
+		return false;
+	vmm_forget(s, handle);
+	became_gone(s, freed, TRACE_LIVE_UNMAPPED);
+	return true;
+}
+
+/* ---- allocations and frees ---- */
+
+/* What was live at address goes: a free not seen (REUSED) or seen. */
+static void release(struct trace_live_set *s, struct trace_live_alloc *old,
+		    enum trace_live_why why)
+{
+	if (old->mem == MT_MEM_VMM_PHYSICAL)
+		vmm_forget(s, old->address);
+	became_gone(s, old, why);
+}
+
+bool trace_live_alloc(struct trace_live_set *s, const struct trace_live_alloc *a)
+{
+	struct trace_live_alloc old, *live;
+
+	if (!a->address)
+		return true;
+	if (take(s, a->address, &old)) {
+		s->reused++;
+		release(s, &old, TRACE_LIVE_REUSED);
+	}
+	if (!(live = put(s, a)))
+		return false;
+	if (a->mem == MT_MEM_VMM_PHYSICAL && !vmm_created(s, a, false)) {
+		take(s, a->address, &old);
+		return false;
+	}
+	became_live(s, live, TRACE_LIVE_ALLOCATED, a->seq, a->time_ns);
+	return true;
+}
+
+static struct trace_live_recent *remember(struct trace_live_recent *ring, unsigned *next,
+					  uint64_t address, uint8_t state)
+{
+	struct trace_live_recent *r = &ring[*next % TRACE_LIVE_RECENT];
+	*next = (*next + 1) % TRACE_LIVE_RECENT;
+	*r = (struct trace_live_recent){ .address = address, .state = state };
+	return r;
+}
+
+/* The newest remembered entry of address (case A: the ring is searched
+ * from the last one written back). */
+static struct trace_live_recent *recent(struct trace_live_recent *ring, unsigned next,
+					uint64_t address)
+{
+	for (unsigned i = 1; i <= TRACE_LIVE_RECENT; i++) {
+		struct trace_live_recent *r =
+			&ring[(next + TRACE_LIVE_RECENT - i) % TRACE_LIVE_RECENT];
+		if (r->state && r->address == address)
+			return r;
+	}
+	return NULL;
+}
+
+enum trace_live_free trace_live_free(struct trace_live_set *s, uint64_t address,
+				     struct trace_live_alloc *out)
+{
+	struct trace_live_alloc *live = trace_live_get(s, address);
+	struct trace_live_vmm *v;
+
+	if (!address)
+		return TRACE_LIVE_FREE_UNMATCHED;
+	if (!live) {
+		s->unmatched_frees++;
+		remember(s->frees, &s->frees_next, address, RECENT_UNMATCHED);
+		return TRACE_LIVE_FREE_UNMATCHED;
+	}
+	*out = *live;
+	/* cuMemRelease of a mapped handle: the memory lives until unmapped */
+	if (live->mem == MT_MEM_VMM_PHYSICAL && (v = vmm_of(s, address)) && v->n_maps) {
+		if (v->released) {
+			s->unmatched_frees++;
+			remember(s->frees, &s->frees_next, address, RECENT_UNMATCHED);
+			return TRACE_LIVE_FREE_UNMATCHED;
+		}
+		v->released = true;
+		remember(s->frees, &s->frees_next, address, RECENT_RELEASED);
+		return TRACE_LIVE_FREE_KEPT;
+	}
+	take(s, address, out);
+	release(s, out, TRACE_LIVE_FREED);
+	remember(s->frees, &s->frees_next, address, RECENT_FREED)->a = *out;
+	return TRACE_LIVE_FREE_DONE;
+}
+
+bool trace_live_free_error(struct trace_live_set *s, uint64_t address, uint64_t seq,
+			   uint64_t time_ns, struct trace_live_alloc *found)
+{
+	struct trace_live_recent *r = address ? recent(s->frees, s->frees_next, address) : NULL;
+	struct trace_live_alloc *back;
+	struct trace_live_vmm *v;
+	uint8_t state;
+
+	if (!r)
+		return false;
+	state = r->state;
+	r->state = 0;
+	*found = (struct trace_live_alloc){ .address = address };
+	switch (state) {
+	case RECENT_UNMATCHED:
+		/* a bad pointer the program passed, not a free memtrace missed */
+		s->unmatched_frees -= s->unmatched_frees > 0;
+		return true;
+	case RECENT_RELEASED:
+		/* the release did not happen: the handle is not released (B) */
+		if ((v = vmm_of(s, address)))
+			v->released = false;
+		if ((back = trace_live_get(s, address)))
+			*found = *back;
+		return true;
+	}
+	*found = r->a;
+	if (trace_live_get(s, address))
+		return true; /* allocated again already: the newer one stays */
+	if (!(back = put(s, &r->a)))
+		return true;
+	if (back->mem == MT_MEM_VMM_PHYSICAL && !vmm_created(s, back, false)) {
+		struct trace_live_alloc drop;
+		take(s, address, &drop);
+		return true;
+	}
+	became_live(s, back, TRACE_LIVE_RESTORED, seq, time_ns);
+	return true;
+}
+
+/* ---- mappings ---- */
+
+bool trace_live_map(struct trace_live_set *s, uint64_t va, uint64_t handle, uint64_t bytes,
+		    uint64_t seq, const struct trace_live_holder *holder)
+{
+	struct trace_live_mapping *mp, *old = mapping_at(s, va);
+	struct trace_live_alloc *h, freed;
+	uint64_t p;
+
+	if (!va) {
+		s->unmatched_maps++;
+		return true;
+	}
+	if (old) {
+		/* an unmap memtrace did not see (case D) */
+		u64map_del(&s->maps, va, &p);
+		s->reused++;
+		if (old->counted)
+			detach(s, old->handle, va, &freed);
+		free(old);
+	}
+	if (!(mp = malloc(sizeof(*mp))))
+		return false;
+	h = trace_live_get(s, handle);
+	*mp = (struct trace_live_mapping){ .handle = handle, .bytes = bytes, .seq = seq,
+					   .holder = *holder,
+					   .counted = h && h->mem == MT_MEM_VMM_PHYSICAL };
+	if (!mp->counted)
+		s->unmatched_maps++;
+	if (!u64map_put(&s->maps, va, (uint64_t)(uintptr_t)mp)) {
+		free(mp);
+		return false;
+	}
+	return !mp->counted || attach(s, handle, va, seq);
+}
+
+void trace_live_unmap(struct trace_live_set *s, uint64_t va, uint64_t seq)
+{
+	struct trace_live_recent *r;
+	struct trace_live_mapping *mp;
+	uint64_t p;
+
+	(void)seq;
+	if (!va)
+		return;
+	r = remember(s->unmaps, &s->unmaps_next, va, RECENT_UNMATCHED);
+	if (!u64map_del(&s->maps, va, &p)) {
+		s->unmatched_unmaps++;
+		return;
+	}
+	mp = (struct trace_live_mapping *)(uintptr_t)p;
+	r->state = RECENT_FREED;
+	r->handle = mp->handle;
+	r->bytes = mp->bytes;
+	r->seq = mp->seq;
+	r->holder = mp->holder;
+	r->counted = mp->counted;
+	free(mp);
+	if (r->counted)
+		r->freed = detach(s, r->handle, va, &r->a);
+}
+
+void trace_live_unmap_error(struct trace_live_set *s, uint64_t va, uint64_t seq,
+			    uint64_t time_ns)
+{
+	struct trace_live_recent *r = va ? recent(s->unmaps, s->unmaps_next, va) : NULL;
+	struct trace_live_mapping *mp;
+	struct trace_live_alloc *back;
+
+	if (!r)
+		return;
+	if (r->state == RECENT_UNMATCHED) {
+		r->state = 0;
+		s->unmatched_unmaps -= s->unmatched_unmaps > 0;
+		return;
+	}
+	r->state = 0;
+	if (r->freed) {
+		/* the unmap had freed the released handle: it is back (case C) */
+		if (!trace_live_get(s, r->handle) && (back = put(s, &r->a))) {
+			if (vmm_created(s, back, true))
+				became_live(s, back, TRACE_LIVE_RESTORED, seq, time_ns);
+			else
+				take(s, r->handle, &r->a);
+		} else {
+			r->counted = false; /* the handle is another allocation now */
+		}
+	}
+	if (mapping_at(s, va))
+		return; /* mapped again already: the newer one stays */
+	if (!(mp = malloc(sizeof(*mp))))
+		return;
+	*mp = (struct trace_live_mapping){ .handle = r->handle, .bytes = r->bytes, .seq = r->seq,
+					   .holder = r->holder, .counted = r->counted };
+	if (!u64map_put(&s->maps, va, (uint64_t)(uintptr_t)mp)) {
+		free(mp);
+		return;
+	}
+	if (mp->counted)
+		attach(s, mp->handle, va, mp->seq);
+}
