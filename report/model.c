@@ -188,19 +188,16 @@ uint32_t model_stack_for(struct model *m, int64_t stack)
  * that never changed again. */
 static void site_touch(struct model *m, struct model_site *s)
 {
-	if (s->epoch < m->peak_epoch) {
+	if (trace_live_touch(m->peak_epoch, &s->epoch)) {
 		s->at_peak = s->live;
 		s->at_peak_count = s->live_count;
-		s->epoch = m->peak_epoch;
 	}
 }
 
 static void op_touch(struct model *m, struct model_op *op)
 {
-	if (op->epoch < m->peak_epoch) {
+	if (trace_live_touch(m->peak_epoch, &op->epoch))
 		op->at_peak = op->live;
-		op->epoch = m->peak_epoch;
-	}
 }
 
 bool model_stack_rounds(const struct model *m, int64_t stack, bool open,

@@ -24,17 +24,19 @@
 
 #include "trace-cause.h"
 #include "trace-event.h"
+#include "trace-live-set.h"
 #include "trace-schema.h"
 #include "util-map.h"
 
 struct trace;
 
 /* OOMs whose live set is kept: the first MODEL_OOM_SNAPSHOTS - 1 and the
- * most recent one (the failure the program usually died of). */
-#define MODEL_OOM_SNAPSHOTS 64
+ * most recent one (the failure the program usually died of); the
+ * writer's live_at_oom keeps the same (trace-live-set.h). */
+#define MODEL_OOM_SNAPSHOTS TRACE_LIVE_OOMS_KEPT
 /* Frees (and unmaps) remembered in case an error event says they did not
- * happen. */
-#define MODEL_RECENT_FREES 64
+ * happen, searched newest first, as the live set's (trace-live-set.h). */
+#define MODEL_RECENT_FREES TRACE_LIVE_RECENT
 /* Memory kinds are 1..MODEL_MEM_KINDS - 1 (MT_MEM_*). */
 #define MODEL_MEM_KINDS 11
 /* The preallocation note looks at this many first device-side allocations
@@ -129,7 +131,7 @@ struct model_site_bytes {
 
 /* Marks whose live sites are kept: the first MODEL_MARK_SNAPSHOTS - 1
  * and the last. Growth looks at MODEL_GROWTH_POINTS points at most. */
-#define MODEL_MARK_SNAPSHOTS 1024
+#define MODEL_MARK_SNAPSHOTS TRACE_LIVE_MARKS_KEPT
 #define MODEL_GROWTH_POINTS 1024
 
 /* After model_finish: each mark, with the sites live then, largest first. */
@@ -505,12 +507,11 @@ bool model_stack_rounds(const struct model *m, int64_t stack, bool open,
 /* Bytes a site held live at point k (an index in points). */
 uint64_t model_site_at_point(const struct model_site *s, size_t k);
 
-/* True for the kinds counted as device memory (device, managed, pool,
- * vmm_physical, array, and graph memory while it is physical). Inline:
- * several calls an event. */
-#define MODEL_DEVICE_KINDS                                                                      \
-	(1u << MT_MEM_DEVICE | 1u << MT_MEM_MANAGED | 1u << MT_MEM_POOL |                       \
-	 1u << MT_MEM_VMM_PHYSICAL | 1u << MT_MEM_ARRAY | 1u << MT_MEM_GRAPH)
+/* True for the kinds counted as device memory: the live set's peak kinds
+ * (trace-live-set.h: device, managed, pool, vmm_physical, array) and
+ * graph memory while it is physical (model-graph.c). Inline: several
+ * calls an event. */
+#define MODEL_DEVICE_KINDS (TRACE_LIVE_PEAK_KINDS | 1u << MT_MEM_GRAPH)
 
 static inline bool model_mem_is_device(int mem)
 {
