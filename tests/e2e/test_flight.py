@@ -219,6 +219,54 @@ class Flight(mtest.TraceTest):
             self.assertEqual(t["live_bytes_at_end"], 41943040 + 4194304)
             self.assertEqual(t["live_allocations_at_end"], 3)
 
+    def test_live_set_cases_one_answer(self):
+        """Cases A and F of the live-set contract (docs/architecture.md),
+        live-cases.c's: a cudaFree that fails during a capture after its
+        address was reused puts back the newer allocation (200 bytes of
+        site_second), and a VMM handle released right after it is mapped
+        is held by the mapping (2 MiB of site_vmm_map). The OOM comes
+        after both have left a flight trace's ring, and so does the OOM
+        itself: the flight report's holders are the writer's live set.
+        The answer on stderr, the full report and the flight report
+        name the same holders."""
+        pairs = 100000
+        runs = {}
+        for env in ({}, {"MEMTRACE_FLIGHT": "1M"}):
+            run = self.run_program("live-cases", [str(pairs)],
+                                   trace="flight.db" if env else "full.db",
+                                   env={**env, "MEMTRACE_QUIET": "0"})
+            self.assertEqual(run.rc, 0, run.stderr)
+            lines = [l for l in run.stderr.splitlines() if l.startswith("memtrace:")]
+            at = next(i for i, l in enumerate(lines) if "out of memory" in l)
+            self.assertEqual(lines[at + 1], "memtrace:   this process holds 2.0 MiB in "
+                             "2 allocations; the largest holders:")
+            self.assertEqual(lines[at + 2].split(), ["memtrace:", "2.0", "MiB", "in", "1:",
+                                                     "site_vmm_map", "(live-cases)"])
+            self.assertEqual(lines[at + 3].split(), ["memtrace:", "200", "bytes", "in", "1:",
+                                                     "site_second", "(live-cases)"])
+            runs["flight" if env else "full"] = run
+        reps = {k: self.report(r.trace) for k, r in runs.items()}
+        flight = reps["flight"]["trace"]["flight"]
+        self.assertGreater(flight["ring_first_seq"], reps["flight"]["ooms"][0]["seq"])
+
+        def holders(rep):
+            return [(h["frames"][0]["function"], h["bytes"], h["count"])
+                    for h in rep["ooms"][0]["holders"]]
+
+        def leaks(rep):
+            return [(l["frames"][0]["function"], l["bytes"], l["mem"]) for l in rep["leaks"]]
+
+        want = [("site_vmm_map", 2 * MiB, 1), ("site_second", 200, 1)]
+        self.assertEqual(holders(reps["full"]), want)
+        self.assertEqual(holders(reps["flight"]), want)
+        self.assertEqual(leaks(reps["flight"]), leaks(reps["full"]))
+        for rep in reps.values():
+            self.assertEqual((rep["totals"]["peak_bytes"], rep["totals"]["live_bytes_at_end"]),
+                             (2 * MiB + 200 + 4096, 2 * MiB + 200))
+        texts = {k: self.report_text(r.trace) for k, r in runs.items()}
+        self.assertEqual(no_cause(oom_section(texts["flight"])),
+                         no_cause(oom_section(texts["full"])))
+
     def mount_small(self, size):
         """A tmpfs of size bytes, unmounted at the end; skips where none can
         be mounted (not root)."""
