@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util-size.h"
+
 /* Stack ids are dense from 1 (stack-table.c); past this many, the stacks
  * have no rounds and no growth is told for them. */
 #define MT_CAUSE_MAX_STACKS (1u << 20)
@@ -233,21 +235,10 @@ static void judge(struct mt_cause *c, const struct mt_cause_oom *o, struct verdi
 
 /* ---- the words ---- */
 
-static void fmt_size(char *out, size_t n, uint64_t b)
+/* A size as the report writes it (trace/util-size.h). */
+static void size_into(char *out, size_t n, uint64_t b)
 {
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)b / 1024;
-	unsigned u = 0;
-
-	if (b < 1024) {
-		snprintf(out, n, "%llu bytes", (unsigned long long)b);
-		return;
-	}
-	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(out, n, "%.1f %s", v, units[u]);
+	snprintf(out, n, "%s", fmt_size(b).s);
 }
 
 struct too_big {
@@ -301,17 +292,17 @@ static size_t say_too_big(struct mt_cause *c, const struct mt_cause_oom *o, mt_c
 	size_t len = 0;
 
 	step_of(c, o, &t);
-	fmt_size(need, sizeof(need), t.need);
-	fmt_size(step, sizeof(step), t.step);
-	fmt_size(req, sizeof(req), o->requested);
-	fmt_size(room, sizeof(room), t.room);
-	fmt_size(before, sizeof(before), t.before);
+	size_into(need, sizeof(need), t.need);
+	size_into(step, sizeof(step), t.step);
+	size_into(req, sizeof(req), o->requested);
+	size_into(room, sizeof(room), t.room);
+	size_into(before, sizeof(before), t.before);
 	SAY("memtrace:   cause (too_big): the step in progress needed %s (%s allocated since "
 	    "memory was last given back",
 	    need, step);
 	if (t.top_bytes) {
 		name(ctx, t.top, where, sizeof(where));
-		fmt_size(a, sizeof(a), t.top_bytes);
+		size_into(a, sizeof(a), t.top_bytes);
 		SAY(", the most of it by %s (%s)", where, a);
 	}
 	SAY(", and the %s asked for)", req);
@@ -320,7 +311,7 @@ static size_t say_too_big(struct mt_cause *c, const struct mt_cause_oom *o, mt_c
 	SAY("; nothing was kept from one repetition to the next");
 	if (t.request_scales) {
 		name(ctx, o->stack, where, sizeof(where));
-		fmt_size(a, sizeof(a), t.asked_before);
+		size_into(a, sizeof(a), t.asked_before);
 		SAY("; %s asked for at most %s before: it scales with the batch or input", where,
 		    a);
 	}
@@ -344,8 +335,8 @@ void mt_cause_answer(struct mt_cause *c, const struct mt_cause_oom *o, mt_cause_
 	switch (v.cause) {
 	case TRACE_CAUSE_GROWTH:
 		name(ctx, v.stack, where, sizeof(where));
-		fmt_size(a, sizeof(a), v.rounds.kept_bytes / v.rounds.kept);
-		fmt_size(b, sizeof(b), v.rounds.kept_bytes);
+		size_into(a, sizeof(a), v.rounds.kept_bytes / v.rounds.kept);
+		size_into(b, sizeof(b), v.rounds.kept_bytes);
 		SAY("memtrace:   cause (growth): memory kept across iterations: %s kept %s in each "
 		    "of %llu repetitions in a row (%s together), while the rest of each "
 		    "repetition's memory was given back\n",
@@ -359,8 +350,8 @@ void mt_cause_answer(struct mt_cause *c, const struct mt_cause_oom *o, mt_cause_
 		len = say_too_big(c, o, name, ctx, out, n);
 		break;
 	case TRACE_CAUSE_FRAGMENTATION:
-		fmt_size(a, sizeof(a), o->device_free);
-		fmt_size(b, sizeof(b), o->requested);
+		size_into(a, sizeof(a), o->device_free);
+		size_into(b, sizeof(b), o->requested);
 		SAY("memtrace:   cause (fragmentation): the device had %s free, more than the %s "
 		    "asked for: the free memory is in pieces, none large enough\n",
 		    a, b);
@@ -368,7 +359,7 @@ void mt_cause_answer(struct mt_cause *c, const struct mt_cause_oom *o, mt_cause_
 		    "see the tensors in the cached segments with `memtrace run --per-tensor`\n");
 		break;
 	case TRACE_CAUSE_ORPHANED_GRAPHS:
-		fmt_size(a, sizeof(a), o->graph_live);
+		size_into(a, sizeof(a), o->graph_live);
 		/* whether they are left behind shows only at the end of the run */
 		SAY("memtrace:   cause (orphaned_graphs): %llu executable graph%s not destroyed so "
 		    "far and %s of graph memory not freed (the report tells which are never "
@@ -381,7 +372,7 @@ void mt_cause_answer(struct mt_cause *c, const struct mt_cause_oom *o, mt_cause_
 		break;
 	case TRACE_CAUSE_PREALLOCATED:
 		name(ctx, v.stack, where, sizeof(where));
-		fmt_size(a, sizeof(a), v.bytes);
+		size_into(a, sizeof(a), v.bytes);
 		SAY("memtrace:   cause (preallocated): one allocation of %s by %s, among the first "
 		    "on device %d: a framework's arena, whose tensors memtrace does not see\n",
 		    a, where, o->device);
@@ -389,7 +380,7 @@ void mt_cause_answer(struct mt_cause *c, const struct mt_cause_oom *o, mt_cause_
 		    "TF_FORCE_GPU_ALLOW_GROWTH=true; JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false\n");
 		break;
 	case TRACE_CAUSE_NOT_OURS:
-		fmt_size(a, sizeof(a), v.bytes);
+		size_into(a, sizeof(a), v.bytes);
 		SAY("memtrace:   cause (not_ours): %s in use on the device is not this process's "
 		    "allocations\n",
 		    a);

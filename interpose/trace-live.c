@@ -31,6 +31,9 @@
 #include "trace-schema.h"
 #include "trace-user-frame.h"
 #include "u64map.h"
+#include "util-demangle.h"
+#include "util-math.h"
+#include "util-size.h"
 
 /* An OOM less than this long after the previous one is the same episode:
  * the program is retrying or giving up, and has had its summary. */
@@ -304,7 +307,7 @@ static void site_add(struct mt_live *l, uint64_t site, uint64_t bytes)
 	if (!s)
 		return;
 	touch(l, s);
-	s->bytes += bytes;
+	s->bytes = sat_add(s->bytes, bytes);
 	s->count++;
 	hold(l, (uint32_t)site, s);
 }
@@ -315,7 +318,7 @@ static void site_sub(struct mt_live *l, uint64_t site, uint64_t bytes)
 	if (!s || !s->count)
 		return;
 	touch(l, s);
-	s->bytes = s->bytes > bytes ? s->bytes - bytes : 0;
+	s->bytes = sat_sub(s->bytes, bytes);
 	s->count--;
 	if (!s->count)
 		unhold(l, s);
@@ -323,7 +326,8 @@ static void site_sub(struct mt_live *l, uint64_t site, uint64_t bytes)
 
 static void mem_add(struct mt_live *l, int mem, uint64_t bytes)
 {
-	if (mem > 0 && mem < KINDS && (l->mem_live[mem] += bytes) > l->mem_peak[mem]) {
+	if (mem > 0 && mem < KINDS && (l->mem_live[mem] = sat_add(l->mem_live[mem], bytes)) >
+					      l->mem_peak[mem]) {
 		l->mem_peak[mem] = l->mem_live[mem];
 		l->mem_peak_dirty = true;
 	}
@@ -332,7 +336,7 @@ static void mem_add(struct mt_live *l, int mem, uint64_t bytes)
 static void mem_sub(struct mt_live *l, int mem, uint64_t bytes)
 {
 	if (mem > 0 && mem < KINDS)
-		l->mem_live[mem] = l->mem_live[mem] > bytes ? l->mem_live[mem] - bytes : 0;
+		l->mem_live[mem] = sat_sub(l->mem_live[mem], bytes);
 }
 
 /* ---- the ring's segments ---- */
@@ -747,39 +751,12 @@ static bool write_capped(struct mt_live *l, enum stmt row, enum stmt clear, uint
 
 /* ---- the out-of-memory summary ---- */
 
-static void fmt_size(char *out, size_t n, uint64_t b)
-{
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)b / 1024;
-	unsigned u = 0;
-	if (b < 1024) {
-		snprintf(out, n, "%llu bytes", (unsigned long long)b);
-		return;
-	}
-	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(out, n, "%.1f %s", v, units[u]);
-}
-
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
-/* C++ names as the program's libstdc++ demangles them, when it has one. */
+/* C++ names as the report writes them (trace/util-demangle.c). */
 static const char *demangled(const char *name, char *out, size_t n)
 {
-	static demangle_fn fn;
-	static bool looked;
-	if (!looked) {
-		*(void **)&fn = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-		looked = true;
-	}
-	int status = -1;
-	char *d = fn && name[0] == '_' && name[1] == 'Z' ? fn(name, NULL, NULL, &status) : NULL;
-	if (!d || status != 0) {
-		free(d);
+	char *d = trace_demangle(name);
+	if (!d)
 		return name;
-	}
 	snprintf(out, n, "%s", d);
 	free(d);
 	return out;
@@ -888,48 +865,24 @@ static int cmp_holder(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-/* "1,234,567 bytes" */
-static void fmt_bytes(char *out, size_t n, uint64_t v)
-{
-	char digits[24];
-	int len = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
-	size_t k = 0;
-	for (int i = 0; i < len && k + 2 < n; i++) {
-		if (i && (len - i) % 3 == 0)
-			out[k++] = ',';
-		out[k++] = digits[i];
-	}
-	snprintf(out + k, n - k, " bytes");
-}
-
 /* The request (req) and "; device D had F free of T" (dev): when request
  * and free round alike, each exact, and by how much it missed, to two
  * decimals (3.75 KiB), as the report's headline has them. */
 static void oom_sizes(const struct mt_event *ev, char *req, size_t rn, char *dev, size_t n)
 {
-	char f[32], t[32], rb[40], fb[40], s[32];
-	fmt_size(req, rn, ev->bytes);
+	struct fmt_str fs = fmt_size(ev->device_free), ts = fmt_size(ev->device_total);
+	const char *f = fs.s, *t = ts.s;
+	snprintf(req, rn, "%s", fmt_size(ev->bytes).s);
 	dev[0] = '\0';
 	if (!ev->device_total)
 		return;
-	fmt_size(f, sizeof(f), ev->device_free);
-	fmt_size(t, sizeof(t), ev->device_total);
 	if (strcmp(req, f) || ev->bytes <= ev->device_free) {
 		snprintf(dev, n, "; device %d had %s free of %s", ev->device, f, t);
 		return;
 	}
-	uint64_t short_by = ev->bytes - ev->device_free;
-	if (short_by < 1024)
-		fmt_bytes(s, sizeof(s), short_by);
-	else
-		snprintf(s, sizeof(s), "%.2f KiB", (double)short_by / 1024);
-	if (short_by >= (1u << 20))
-		snprintf(s, sizeof(s), "%.2f MiB", (double)short_by / (1u << 20));
-	fmt_bytes(rb, sizeof(rb), ev->bytes);
-	fmt_bytes(fb, sizeof(fb), ev->device_free);
-	snprintf(req + strlen(req), rn - strlen(req), " (%s)", rb);
-	snprintf(dev, n, "; device %d had %s (%s) free of %s, short by %s", ev->device, f, fb, t,
-		 s);
+	snprintf(req + strlen(req), rn - strlen(req), " (%s)", fmt_bytes(ev->bytes).s);
+	snprintf(dev, n, "; device %d had %s (%s) free of %s, short by %s", ev->device, f,
+		 fmt_bytes(ev->device_free).s, t, fmt_size_fine(ev->bytes - ev->device_free).s);
 }
 
 /* The names of the first holders shown and (last) of the failed request's
@@ -1033,13 +986,12 @@ static void summary(struct mt_live *l, const struct mt_event *ev, uint64_t seq)
 	else
 		ADD("memtrace: out of memory: %s of %s failed in %s%s", mt_api_name(ev->api), a,
 		    where, b);
-	fmt_size(a, sizeof(a), l->set.peak.live);
-	ADD("\nmemtrace:   this process holds %s in %llu allocations", a,
+	ADD("\nmemtrace:   this process holds %s in %llu allocations", fmt_size(l->set.peak.live).s,
 	    (unsigned long long)l->set.peak.count);
 	ADD(n ? "; the largest holders:\n" : "\n");
 	for (size_t i = 0; i < n && i < SUMMARY_HOLDERS; i++) {
-		fmt_size(a, sizeof(a), h[i].bytes);
-		ADD("memtrace:   %10s in %llu: %s\n", a, (unsigned long long)h[i].count, names[i]);
+		ADD("memtrace:   %10s in %llu: %s\n", fmt_size(h[i].bytes).s,
+		    (unsigned long long)h[i].count, names[i]);
 	}
 	if (n > SUMMARY_HOLDERS)
 		ADD("memtrace:   (and %zu more)\n", n - SUMMARY_HOLDERS);
@@ -1360,14 +1312,11 @@ bool mt_live_trim(struct mt_live *l)
 		return false;
 	used = l->used_after = used_bytes(l);
 	if (used > high && !l->n_segs && !l->over_told) {
-		char a[32], b[32];
-		fmt_size(a, sizeof(a), used);
-		fmt_size(b, sizeof(b), l->bound);
 		mt_log(MT_USER, "the live allocations and the events flight mode keeps take %s, "
 				"more than MEMTRACE_FLIGHT=%s allows; they are kept, and the trace "
 				"grows past it (a larger MEMTRACE_FLIGHT keeps a ring of recent events "
 				"too)",
-		       a, b);
+		       fmt_size(used).s, fmt_size(l->bound).s);
 		l->over_told = true;
 	}
 	return true;

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "trace-schema.h"
 #include "trace.h"
+#include "util-demangle.h"
 #include "util-mem.h"
 #include "util-str.h"
 
@@ -42,6 +43,9 @@ static const Dwfl_Callbacks offline_callbacks = {
 
 struct symbolizer *symbolizer_new(void)
 {
+#if HAVE_CXA_DEMANGLE
+	trace_demangle_use(__cxa_demangle); /* the one we link */
+#endif
 	return xcalloc(1, sizeof(struct symbolizer));
 }
 
@@ -262,24 +266,13 @@ static void symbolize_frame(struct symbolizer *s, struct trace *t,
  * the demangler recurses, and a trace is untrusted input. */
 static void demangle_frame(struct trace_frame *f)
 {
-#if HAVE_CXA_DEMANGLE
-	int status = -1;
 	char *name;
 
-	if (f->kind != MT_FRAME_NATIVE || !f->function || strncmp(f->function, "_Z", 2) != 0 ||
-	    strlen(f->function) > 4096)
+	if (f->kind != MT_FRAME_NATIVE || !(name = trace_demangle(f->function)))
 		return;
-	name = __cxa_demangle(f->function, NULL, NULL, &status);
-	if (status != 0 || !name) {
-		free(name);
-		return;
-	}
 	free(f->symbol);
 	f->symbol = f->function;
 	f->function = name;
-#else
-	(void)f;
-#endif
 }
 
 void symbolize_trace(struct symbolizer *s, struct trace *t)

@@ -2,6 +2,8 @@
  * one of the escapers here, which replace invalid UTF-8 with U+FFFD. */
 #pragma once
 
+#include "util-size.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -65,21 +67,8 @@ size_t escape_text(FILE *f, const char *s, size_t width);
 /* Code points escape_text would write for s without a limit. */
 size_t text_width(const char *s);
 
-/* A number written for people, returned by value so that several can be
- * arguments of one printf: fmt_size(bytes).s, fmt_seconds(ns).s. */
-struct fmt_str {
-	char s[32];
-};
-
-/* "123 B", "1.5 KiB", "96.0 MiB", "1.0 GiB", "2.0 TiB". */
-struct fmt_str fmt_size(uint64_t bytes);
-
-/* Exact, with thousands separated: "100,663,552 B". */
-struct fmt_str fmt_bytes(uint64_t bytes);
-
-/* fmt_size to two decimals, for a difference that one would round away:
- * "3.75 KiB", "1.5 MiB", "12 B". */
-struct fmt_str fmt_size_fine(uint64_t bytes);
+/* fmt_size, fmt_bytes, fmt_size_fine: trace/util-size.h, shared with the
+ * library's out-of-memory answer. */
 
 /* Nanoseconds as seconds with milliseconds: "1.234 s". */
 struct fmt_str fmt_seconds(int64_t ns);

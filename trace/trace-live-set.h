@@ -20,6 +20,7 @@
 
 #include "trace-schema.h"
 #include "u64map.h"
+#include "util-math.h"
 
 /* OOMs whose live set is kept: the first TRACE_LIVE_OOMS_KEPT - 1 and
  * the latest; marks likewise. The writer's live_at_oom and live_at_mark
@@ -77,7 +78,7 @@ static inline bool trace_live_touch(uint64_t now, uint64_t *epoch)
 static inline bool trace_live_peak_add(struct trace_live_peak *p, uint64_t bytes, uint64_t seq,
 				       uint64_t time_ns)
 {
-	p->live = p->live + bytes < p->live ? UINT64_MAX : p->live + bytes;
+	p->live = sat_add(p->live, bytes);
 	p->count++;
 	if (p->live <= p->peak)
 		return false;
@@ -90,7 +91,7 @@ static inline bool trace_live_peak_add(struct trace_live_peak *p, uint64_t bytes
 
 static inline void trace_live_peak_sub(struct trace_live_peak *p, uint64_t bytes)
 {
-	p->live = p->live > bytes ? p->live - bytes : 0;
+	p->live = sat_sub(p->live, bytes);
 	p->count -= p->count > 0;
 }
 

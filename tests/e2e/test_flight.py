@@ -242,7 +242,7 @@ class Flight(mtest.TraceTest):
                              "2 allocations; the largest holders:")
             self.assertEqual(lines[at + 2].split(), ["memtrace:", "2.0", "MiB", "in", "1:",
                                                      "site_vmm_map", "(live-cases)"])
-            self.assertEqual(lines[at + 3].split(), ["memtrace:", "200", "bytes", "in", "1:",
+            self.assertEqual(lines[at + 3].split(), ["memtrace:", "200", "B", "in", "1:",
                                                      "site_second", "(live-cases)"])
             runs["flight" if env else "full"] = run
         reps = {k: self.report(r.trace) for k, r in runs.items()}

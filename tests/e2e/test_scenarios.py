@@ -295,9 +295,9 @@ class OomRetry(mtest.TraceTest):
         run = self.run_program("oom-retry", device_memory=str(device),
                                env={"MEMTRACE_QUIET": "0"})
         self.assertEqual(run.rc, 0, run.stderr)
-        self.assertIn("memtrace: out of memory: cudaMalloc of 384.0 MiB (402,653,184 bytes) "
+        self.assertIn("memtrace: out of memory: cudaMalloc of 384.0 MiB (402,653,184 B) "
                       "failed in allocate_batch (oom-retry); device 0 had 384.0 MiB "
-                      "(402,649,344 bytes) free of 1.1 GiB, short by 3.75 KiB\n", run.stderr)
+                      "(402,649,344 B) free of 1.1 GiB, short by 3.75 KiB\n", run.stderr)
         oom = self.report(run.trace)["ooms"][0]
         self.assertEqual((oom["device_free"], oom["shortfall_bytes"]), (batch - short, short))
         text = self.report_text(run.trace, "--width", "10000")
