@@ -11,7 +11,7 @@ struct api_info {
 static const struct api_info apis[MT_API_COUNT] = {
 #define MT_HOOK(lib, ret, name_, params, args) [MT_API_##name_] = { #name_, MT_LIB_##lib, false },
 #define MT_REAL(lib, ret, name_, params, args) [MT_API_##name_] = { #name_, MT_LIB_##lib, true },
-#define MT_NAME(name_) [MT_API_##name_] = { #name_, false, false },
+#define MT_NAME(lib, name_) [MT_API_##name_] = { #name_, MT_LIB_##lib, false },
 #define MT_LIB_RT false
 #define MT_LIB_DRV true
 #include "hooks.def"

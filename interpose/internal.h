@@ -56,7 +56,7 @@ enum mt_api {
 	MT_API_NONE = 0,
 #define MT_HOOK(lib, ret, name, params, args) MT_API_##name,
 #define MT_REAL(lib, ret, name, params, args) MT_API_##name,
-#define MT_NAME(name) MT_API_##name,
+#define MT_NAME(lib, name) MT_API_##name,
 #include "hooks.def"
 	MT_API_COUNT,
 };
@@ -91,6 +91,12 @@ struct mt_event {
  * place in the trace's order is not in it: that is the cell it is pushed
  * into (mt_queue_push). */
 _Static_assert(sizeof(struct mt_event) == 80, "an event is 80 bytes");
+
+/* ---- framework-oom.c: a framework allocator's own OOM, from its log line ---- */
+/* text is one write to stderr; true when it is a BFC allocator's "ran out
+ * of memory" warning: *bytes the request as rounded, *device from the
+ * allocator's name (GPU_<n>_bfc), else -1. */
+bool mt_bfc_oom_parse(const char *text, size_t len, uint64_t *bytes, int *device);
 
 /* ---- log.c: the one error funnel ---- */
 enum mt_who {

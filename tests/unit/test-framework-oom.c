@@ -1,0 +1,77 @@
+/* framework-oom.c: the BFC allocator's "ran out of memory" line, as XLA
+ * 0.10 (JAX) writes it on stderr, read into the request and the device;
+ * anything else is not one. */
+#include <check.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* One fwrite of absl's, as jax 0.10.2 printed it on the simulated device. */
+static const char xla_line[] =
+	"W1203 07:19:15.938552   15743 bfc_allocator.cc:514] Allocator (GPU_0_bfc) ran out of "
+	"memory trying to allocate 1.00GiB (rounded to 1073741824)requested by op \n";
+
+static bool parse(const char *text, uint64_t *bytes, int *device)
+{
+	return mt_bfc_oom_parse(text, strlen(text), bytes, device);
+}
+
+START_TEST(xla_line_read)
+{
+	uint64_t bytes = 0;
+	int device = 7;
+	ck_assert(parse(xla_line, &bytes, &device));
+	ck_assert_uint_eq(bytes, 1073741824u);
+	ck_assert_int_eq(device, 0);
+}
+END_TEST
+
+START_TEST(device_from_name)
+{
+	uint64_t bytes = 0;
+	int device = 0;
+	ck_assert(parse("Allocator (GPU_12_bfc) ran out of memory trying to allocate 2.0KiB "
+			"(rounded to 2048)requested by op MatMul\n",
+			&bytes, &device));
+	ck_assert_uint_eq(bytes, 2048);
+	ck_assert_int_eq(device, 12);
+	ck_assert(parse("Allocator (gpu_host_bfc) ran out of memory trying to allocate 1.0KiB "
+			"(rounded to 1024)requested by op \n",
+			&bytes, &device));
+	ck_assert_int_eq(device, -1);
+}
+END_TEST
+
+START_TEST(not_the_line)
+{
+	uint64_t bytes = 0;
+	int device = 0;
+	ck_assert(!parse("", &bytes, &device));
+	ck_assert(!parse("memtrace: out of memory: cudaMalloc of 1.0 GiB failed\n", &bytes, &device));
+	/* the summary that follows the line, and the line without its size */
+	ck_assert(!parse("If the cause is memory fragmentation maybe the environment variable "
+			 "'TF_GPU_ALLOCATOR=cuda_malloc_async' will improve the situation.\n",
+			 &bytes, &device));
+	ck_assert(!parse("Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.00GiB\n",
+			 &bytes, &device));
+	ck_assert(!parse("Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.00GiB "
+			 "(rounded to 0)requested by op\n",
+			 &bytes, &device));
+	/* a length that stops inside the number reads only what is there */
+	ck_assert(mt_bfc_oom_parse(xla_line, strstr(xla_line, "741824") - xla_line, &bytes,
+				   &device));
+	ck_assert_uint_eq(bytes, 1073);
+}
+END_TEST
+
+Suite *framework_oom_suite(void);
+Suite *framework_oom_suite(void)
+{
+	Suite *s = suite_create("framework-oom");
+	TCase *tc = tcase_create("bfc");
+	tcase_add_test(tc, xla_line_read);
+	tcase_add_test(tc, device_from_name);
+	tcase_add_test(tc, not_the_line);
+	suite_add_tcase(s, tc);
+	return s;
+}
