@@ -1,0 +1,236 @@
+"""Real JAX under memtrace, checked against JAX's own accounting (issue 32;
+shared design notes, "The truth is somebody else's number").
+
+programs/step.py (a jitted MLP training step, then a batch that does not
+fit) runs twice on `scripts/sim-run --capacity 1G` with the jax of
+`scripts/framework-python jax`, under each of XLA's allocator settings:
+plain, and under LD_PRELOAD=libmemtrace.so. It prints
+jax.Device.memory_stats() after training, before and after the failed
+step, and the error's message, as one JSON line. The tests assert that
+the exit status and those figures are the same both ways, and that the
+report's figures equal them. The only device memory XLA does not count
+is the default workspace of the simulated cuBLAS's handle (32 MiB,
+tests/sim/README.md), found in the trace by its stack and added, as in
+tests/torch.
+
+The OOM is XLA's own: its BFC arena cannot serve the step's buffers and
+no CUDA call fails (docs/capture.md, "A framework allocator's own OOM").
+
+Skips (exit 77) only when scripts/framework-python jax exits 77."""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+BUILD = os.environ["MEMTRACE_BUILD"]
+SOURCE = os.environ["MEMTRACE_SOURCE"]
+LIB = os.path.join(BUILD, "interpose", "libmemtrace.so")
+REPORTER = os.path.join(BUILD, "report", "memtrace-report")
+SIM_RUN = os.path.join(SOURCE, "scripts", "sim-run")
+PROGRAMS = os.path.join(SOURCE, "tests", "jax", "programs")
+MiB = 1 << 20
+CUBLAS_WORKSPACE = 32 * MiB  # the simulated cuBLAS's default on a 9.0 device
+OOM_BATCH = 300000  # rows of 512 floats: the step's buffers need 3.44 GiB
+SKIP = 77
+
+PYTHON = None
+
+
+def framework_python():
+    """The jax python, or None when scripts/framework-python says 77."""
+    proc = subprocess.run([os.path.join(SOURCE, "scripts", "framework-python"), "jax"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if proc.returncode == SKIP:
+        lines = proc.stderr.strip().splitlines()
+        print("SKIP: jax cannot be had here: " + (lines[-1] if lines else "(no reason given)"))
+        return None
+    if proc.returncode != 0 or not proc.stdout.strip():
+        sys.exit(f"FAIL: scripts/framework-python jax exited {proc.returncode}:\n{proc.stderr}")
+    return proc.stdout.strip()
+
+
+def run_env(extra):
+    env = dict(os.environ)
+    for k in list(env):
+        if (k.startswith("MEMTRACE_") and k not in ("MEMTRACE_BUILD", "MEMTRACE_SOURCE")) \
+                or k.startswith("CUDASIM_") or k.startswith("XLA_") or k.startswith("JAX_") \
+                or k in ("LD_PRELOAD", "CUDA_VISIBLE_DEVICES", "TF_CPP_MIN_LOG_LEVEL"):
+            del env[k]
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(extra)
+    return env
+
+
+def jax_size(n):
+    """A size as XLA's messages write it (tsl::strings::HumanReadableNumBytes)."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):.2f}{unit}"
+    return f"{n}B"
+
+
+class JaxTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="memtrace-jax-")
+        self.tmp = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def run_program(self, setting, traced):
+        extra = dict(setting)
+        trace = None
+        if traced:
+            trace = os.path.join(self.tmp, "step.db")
+            extra.update({"LD_PRELOAD": LIB, "MEMTRACE_OUTPUT": trace, "MEMTRACE_CUPTI": "off"})
+        start = time.monotonic()
+        proc = subprocess.run(
+            [SIM_RUN, "--capacity", "1G", "--", PYTHON, os.path.join(PROGRAMS, "step.py"),
+             "--oom", str(OOM_BATCH)],
+            env=run_env(extra), cwd=self.tmp, capture_output=True, text=True, timeout=300)
+        lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+        print(f"step.py {setting or 'default'} {'under memtrace' if traced else 'plain'}: "
+              f"exit {proc.returncode}, {time.monotonic() - start:.1f} s, JAX's figures "
+              f"{lines[-1] if lines else None}")
+        self.assertTrue(lines, f"step.py printed no figures; stderr:\n{proc.stderr[-4000:]}")
+        return proc, json.loads(lines[-1]), trace
+
+    def run_both(self, setting):
+        """Plain, then under memtrace: same exit status (0), same figures."""
+        plain, fig, _ = self.run_program(setting, traced=False)
+        traced, traced_fig, trace = self.run_program(setting, traced=True)
+        self.assertEqual(plain.returncode, 0, plain.stderr[-4000:])
+        self.assertEqual(traced.returncode, plain.returncode, traced.stderr[-4000:])
+        self.assertEqual(traced_fig, fig, "JAX's figures changed under memtrace")
+        self.assertEqual(fig["platform"], "gpu")
+        self.assertTrue(fig["error"].startswith("RESOURCE_EXHAUSTED: Out of memory while "
+                                                "trying to allocate "), fig["error"])
+        return traced, fig, trace
+
+    def report(self, trace, *args):
+        proc = subprocess.run([REPORTER, trace, *args], capture_output=True, text=True,
+                              timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return proc.stdout
+
+    def workspaces(self, trace):
+        """The cuBLAS handles' default workspaces, from the trace: device
+        allocations whose stack passes through cublasCreate of the
+        simulated libcublas. [(seq, bytes, freed at seq or None)]."""
+        conn = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+        self.addCleanup(conn.close)
+        rows = conn.execute("""
+            SELECT a.seq, a.bytes, f.seq FROM allocs a
+              JOIN sites s ON s.id = a.site
+              LEFT JOIN frees f ON f.alloc = a.seq
+             WHERE EXISTS (SELECT 1 FROM stack_frames sf
+                             JOIN frames fr ON fr.id = sf.frame
+                             JOIN modules m ON m.id = fr.module
+                            WHERE sf.stack = s.stack
+                              AND m.path LIKE '%/libcublas.so%'
+                              AND fr.function LIKE 'cublasCreate%')
+             ORDER BY a.seq""").fetchall()
+        for seq, size, _ in rows:
+            self.assertEqual(size, CUBLAS_WORKSPACE, f"cuBLAS allocation {seq} is not 32 MiB")
+        self.assertEqual(len(rows), 1, f"cuBLAS workspaces: {rows}")
+        return rows
+
+    def check_oom(self, rep, text, stderr, fig, ws_bytes):
+        """XLA's own OOM, no CUDA call failing: the request JAX names, the
+        arena's bytes live at it, the user's line, first in the report."""
+        bfc = [o for o in rep["ooms"] if o["api"] == "BFCAllocator"]
+        self.assertEqual(len(bfc), 1, rep["ooms"])
+        oom = bfc[0]
+        self.assertIn(f"allocate {jax_size(oom['requested_bytes'])}.", fig["error"])
+        self.assertEqual(oom["live_bytes"], fig["after_oom"]["pool_bytes"] + ws_bytes)
+        self.assertEqual(oom["device_total"], 1 << 30)
+        where = f"main (step.py:{tag_line('step.py', 'oom')})"
+        paragraphs = [p for p in text.split("\n\n")[1:] if not p.startswith("Note:")]
+        first = " ".join(paragraphs[0].split())
+        self.assertTrue(first.startswith("OUT OF MEMORY: BFCAllocator of "), text)
+        self.assertIn(f" in {where};", first)
+        self.assertIn(f"memtrace: out of memory: BFCAllocator of", stderr)
+        self.assertIn(f"failed in {where}", stderr)
+
+    # ---- the tests ----
+
+    def test_default_preallocation(self):
+        """XLA's default: 75 % of the device taken at start as one arena,
+        reported as the framework's arena (diagnosis preallocated), not as
+        a leak; the jitted step's OOM inside it, with no CUDA call failing."""
+        traced, fig, trace = self.run_both({})
+        rep = self.report_json(trace)
+        (_, ws, ws_freed), = self.workspaces(trace)
+        arena = fig["trained"]["pool_bytes"]
+        self.assertEqual(arena, fig["trained"]["bytes_limit"])
+        self.assertEqual(rep["totals"]["peak_bytes"], fig["after_oom"]["peak_pool_bytes"] + ws)
+        self.assertEqual([o["api"] for o in rep["ooms"]], ["BFCAllocator"])
+        self.assertEqual(rep["diagnosis"]["cause"], "preallocated", rep["diagnosis"])
+        self.assertIn(f"{arena // MiB}.0 MiB", rep["diagnosis"]["evidence"])
+        # the arena is given back at exit: no leak but the cuBLAS workspace
+        self.assertEqual(rep["totals"]["live_bytes_at_end"], ws)
+        self.check_oom(rep, self.report(trace), traced.stderr, fig, ws)
+
+    def test_no_preallocation(self):
+        """XLA_PYTHON_CLIENT_PREALLOCATE=false: the arena grows as the steps
+        need it; memtrace's peak is the arena's peak, and the OOM comes
+        when the arena reached its limit (75 %), still with no CUDA call
+        failing."""
+        traced, fig, trace = self.run_both({"XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
+        rep = self.report_json(trace)
+        (_, ws, _), = self.workspaces(trace)
+        self.assertLess(fig["trained"]["pool_bytes"], fig["trained"]["bytes_limit"])
+        self.assertEqual(fig["after_oom"]["pool_bytes"], fig["after_oom"]["bytes_limit"])
+        self.assertEqual(rep["totals"]["peak_bytes"], fig["after_oom"]["peak_pool_bytes"] + ws)
+        self.assertEqual([o["api"] for o in rep["ooms"]], ["BFCAllocator"])
+        self.check_oom(rep, self.report(trace), traced.stderr, fig, ws)
+
+    def test_platform_allocator(self):
+        """XLA_PYTHON_CLIENT_ALLOCATOR=platform: no arena limit below the
+        device; memtrace's peak and live bytes at the end are JAX's
+        peak_pool_bytes and pool_bytes (plus the workspace); the OOM is a
+        allocator's own; before it, the cuMemCreate calls that asked for
+        more than the device had while the arena grew (XLA then asked for
+        less, and went on)."""
+        traced, fig, trace = self.run_both({"XLA_PYTHON_CLIENT_ALLOCATOR": "platform"})
+        rep = self.report_json(trace)
+        (_, ws, _), = self.workspaces(trace)
+        self.assertEqual(fig["trained"]["bytes_limit"], 1 << 30)
+        t = rep["totals"]
+        self.assertEqual(t["peak_bytes"], fig["after_oom"]["peak_pool_bytes"] + ws)
+        self.assertEqual(t["live_bytes_at_end"], fig["after_oom"]["pool_bytes"] + ws)
+        apis = [o["api"] for o in rep["ooms"]]
+        self.assertEqual(apis[-1], "BFCAllocator", apis)
+        self.assertTrue(all(a == "cuMemCreate" for a in apis[:-1]), apis)
+        bfc = rep["ooms"][-1]
+        self.assertIn(f"allocate {jax_size(bfc['requested_bytes'])}.", fig["error"])
+
+    def report_json(self, trace):
+        return json.loads(self.report(trace, "--format", "json"))
+
+
+def tag_line(program, tag):
+    """The line of programs/PROGRAM that ends in the comment "# @TAG"."""
+    with open(os.path.join(PROGRAMS, program)) as f:
+        lines = [n for n, line in enumerate(f, 1) if line.rstrip().endswith("# @" + tag)]
+    assert len(lines) == 1, (program, tag)
+    return lines[0]
+
+
+def main():
+    global PYTHON
+    PYTHON = framework_python()
+    if PYTHON is None:
+        return SKIP
+    result = unittest.main(verbosity=2, exit=False).result
+    if not result.wasSuccessful():
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
