@@ -158,6 +158,38 @@ class JaxTest(unittest.TestCase):
 
     # ---- the tests ----
 
+    def test_simulated_libraries_match_the_wheels(self):
+        """What the simulated libraries define for XLA is what the wheels'
+        libraries define, with the same version node, and what XLA's
+        plugin names (it links no CUDA library: it looks each function
+        up with dlsym by a name kept in its binary, so those names are
+        its imports). A JAX whose plugin stops naming them, or a cuDNN
+        that drops them, fails here, not deep inside XLA."""
+        site = subprocess.run([PYTHON, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        plugin = os.path.join(site, "jax_plugins", "xla_cuda13", "xla_cuda_plugin.so")
+        with open(plugin, "rb") as f:
+            names = f.read()
+        sim_cudnn = os.path.join(BUILD, "tests", "sim", "dnn", "libcudnn.so.9")
+        real_cudnn = os.path.join(site, "nvidia", "cudnn", "lib", "libcudnn.so.9")
+        self.assertIn("SONAME", soname_line(sim_cudnn))
+        self.assertIn("[libcudnn.so.9]", soname_line(sim_cudnn))
+        sim = defined(sim_cudnn)
+        real = set(defined(real_cudnn))
+        self.assertGreater(len(sim), 10)
+        for sym in sim:
+            self.assertTrue(sym.endswith("@libcudnn.so.9"), sym)
+            self.assertTrue(sym in real, f"the wheel's cuDNN has no {sym}")
+            name = sym.split("@")[0]
+            self.assertIn(b"\0" + name.encode() + b"\0", names,
+                          f"XLA's plugin never names {name}")
+        # the driver functions added for XLA (tests/sim/README.md, "For JAX")
+        for name in ("cuModuleLoadFatBinary", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
+                     "cuMemcpyDtoDAsync_v2", "cuTensorMapEncodeTiled"):
+            self.assertIn(b"\0" + name.encode() + b"\0", names, f"XLA's plugin never names {name}")
+            self.assertIn(name, [s.split("@")[0] for s in defined(
+                os.path.join(BUILD, "tests", "sim", "libcuda.so.1"))])
+
     def test_default_preallocation(self):
         """XLA's default: 75 % of the device taken at start as one arena,
         reported as the framework's arena (diagnosis preallocated), not as
@@ -211,6 +243,25 @@ class JaxTest(unittest.TestCase):
 
     def report_json(self, trace):
         return json.loads(self.report(trace, "--format", "json"))
+
+
+def defined(lib):
+    """SYMBOL@VERSION (or SYMBOL@Base) of each function LIB defines."""
+    out = subprocess.run(["readelf", "--dyn-syms", "-W", lib], capture_output=True, text=True,
+                         check=True).stdout
+    syms = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[3] == "FUNC" and f[6] != "UND":
+            name = f[7].replace("@@", "@")
+            syms.append(name if "@" in name else name + "@Base")
+    return syms
+
+
+def soname_line(lib):
+    out = subprocess.run(["readelf", "-d", "-W", lib], capture_output=True, text=True,
+                         check=True).stdout
+    return next((l for l in out.splitlines() if "(SONAME)" in l), "")
 
 
 def tag_line(program, tag):

@@ -46,6 +46,25 @@ expect 0 "" -- env
 grep -qx 'CUDASIM_DEVICE_MEMORY=16G' "$tmp/out" || bad "the default capacity is not 16G"
 expect 0 "" --capacity=512m -- env
 grep -qx 'CUDASIM_DEVICE_MEMORY=512m' "$tmp/out" || bad "--capacity=512m did not reach CMD"
+# For JAX: XLA's flags in front of the user's; the device nodes as stat()
+# sees them, one per simulated device.
+XLA_FLAGS=--mine "$simrun" -- env >"$tmp/out" 2>&1
+grep -qx 'XLA_FLAGS=--xla_gpu_enable_command_buffer= --xla_gpu_autotune_level=0 --mine' "$tmp/out" ||
+	bad "XLA_FLAGS not set in front of the user's: $(grep XLA_FLAGS "$tmp/out")"
+grep -qx 'JAX_SKIP_CUDA_CONSTRAINTS_CHECK=1' "$tmp/out" || bad "JAX_SKIP_CUDA_CONSTRAINTS_CHECK not set"
+expect 0 "" -- python3 -c 'import os, stat; assert stat.S_ISCHR(os.stat("/dev/nvidia0").st_mode); assert os.access("/dev/nvidiactl", os.R_OK); assert not os.path.exists("/dev/nvidia1")'
+CUDASIM_DEVICE_COUNT=2 expect 0 "" -- python3 -c 'import os; assert os.path.exists("/dev/nvidia1")'
+# The simulated cuDNN for a Python with jax and without torch only.
+mkdir -p "$tmp/jax/jax" "$tmp/both/jax" "$tmp/both/torch/lib"
+: >"$tmp/jax/jax/__init__.py"
+: >"$tmp/both/jax/__init__.py"
+: >"$tmp/both/torch/__init__.py"
+if [ -f "$build/tests/sim/dnn/libcudnn.so.9" ]; then
+	PYTHONPATH=$tmp/jax expect 0 "" -- python3 -c 'import os; assert "/dnn/libcudnn.so.9" in os.environ["LD_PRELOAD"]'
+	PYTHONPATH=$tmp/both expect 0 "" -- python3 -c 'import os; assert "libcudnn" not in os.environ["LD_PRELOAD"]'
+	expect 0 "" -- python3 -c 'import os; assert "libcudnn" not in os.environ["LD_PRELOAD"]'
+fi
+
 # An LD_PRELOAD already there stays first.
 LD_PRELOAD=/lib/first.so "$simrun" -- env >"$tmp/out" 2>&1
 grep -q '^LD_PRELOAD=/lib/first.so .*libcudart.so.13' "$tmp/out" || bad "LD_PRELOAD not kept first"
