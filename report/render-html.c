@@ -983,21 +983,6 @@ static bool runtime_frame(const struct trace *t, const struct trace_frame *f)
 	return mod && trace_module_is_runtime(mod->path);
 }
 
-/* The frames [from, to) of s are all the C runtime's and the loader's. */
-static bool c_runtime_only(const struct trace *t, const struct trace_stack *s, uint32_t from,
-			   uint32_t to)
-{
-	for (uint32_t d = from; d < to; d++) {
-		const struct trace_module *mod = trace_frame_module(t, trace_stack_frame(t, s, d));
-		const char *base = mod ? path_basename(mod->path) : "";
-
-		if (!has_prefix(base, "libc.so") && !has_prefix(base, "libc-") &&
-		    !has_prefix(base, "ld-linux") && !has_prefix(base, "ld.so"))
-			return false;
-	}
-	return true;
-}
-
 static void path_frame(const struct html *h, const struct trace_frame *fr)
 {
 	_autofree_ char *label = render_frame_label(h->t, fr, true);
@@ -1008,8 +993,9 @@ static void path_frame(const struct html *h, const struct trace_frame *fr)
 }
 
 /* The frames [from, to) of s, outermost first, each followed by a
- * separator but the last when last: runs of the runtime's frames folded
- * into a <details> that shows them on a click. */
+ * separator but the last when last: a run of the runtime's frames is a
+ * "⋯" and, hidden until the path's one toggle shows them (print_path),
+ * the frames themselves. */
 static void path_frames(const struct html *h, const struct trace_stack *s, uint32_t from,
 			uint32_t to, bool last)
 {
@@ -1021,15 +1007,15 @@ static void path_frames(const struct html *h, const struct trace_stack *s, uint3
 		while (d - run > from && runtime_frame(h->t, trace_stack_frame(h->t, s, d - run - 1)))
 			run++;
 		if (run) {
-			fprintf(h->f, "<details class=\"rt\"><summary>%u %s frame%s</summary>", run,
-				c_runtime_only(h->t, s, d - run, d) ? "C runtime" : "interpreter",
-				run == 1 ? "" : "s");
+			fprintf(h->f, "<span class=\"rt-fold\" title=\"%u frame%s of the runtime\">⋯</span>"
+				      "<span class=\"rt\">",
+				run, run == 1 ? "" : "s");
 			for (uint32_t k = 0; k < run; k++) {
 				if (k)
 					fputs("<span class=\"sep\">›</span>", h->f);
 				path_frame(h, trace_stack_frame(h->t, s, d - k - 1));
 			}
-			fputs("</details>", h->f);
+			fputs("</span>", h->f);
 			d -= run;
 		} else {
 			path_frame(h, trace_stack_frame(h->t, s, --d));
@@ -1039,13 +1025,32 @@ static void path_frames(const struct html *h, const struct trace_stack *s, uint3
 	}
 }
 
-/* The failing call, outermost first, ending in the call that failed; the
- * innermost frames in view, the runtime's (the interpreter, libffi, the
- * C runtime) folded. */
+/* How many frames of s are the runtime's (the interpreter, libffi, the C
+ * runtime), and where the innermost PATH_FRAMES of the others begin
+ * (*split: the frames from it outwards go behind "outer frames"). */
+static uint32_t runtime_frames(const struct html *h, const struct trace_stack *s,
+			       uint32_t *split)
+{
+	uint32_t n = 0, shown = 0;
+
+	*split = s->depth;
+	for (uint32_t d = 0; d < s->depth; d++) {
+		if (runtime_frame(h->t, trace_stack_frame(h->t, s, d)))
+			n++;
+		else if (++shown == PATH_FRAMES + 1 && *split == s->depth)
+			*split = d;
+	}
+	return n;
+}
+
+/* The failing call, outermost first, ending in the call that failed: the
+ * user's frames (and others not the runtime's) in view, the innermost
+ * PATH_FRAMES of them outside "outer frames"; all the runtime's frames
+ * (the interpreter, libffi, the C runtime) folded behind one toggle. */
 static void print_path(const struct html *h, int64_t stack, const char *api)
 {
 	const struct trace_stack *s = trace_find_stack(h->t, stack);
-	uint32_t n = s ? s->depth : 0;
+	uint32_t n = s ? s->depth : 0, split = 0, rt;
 
 	fputs("<div class=\"path\"><h3>The path that led there</h3>", h->f);
 	if (!n) {
@@ -1055,18 +1060,25 @@ static void print_path(const struct html *h, int64_t stack, const char *api)
 		fputs("</div>\n", h->f);
 		return;
 	}
-	if (n > PATH_FRAMES) {
-		fprintf(h->f, "<details><summary>%u outer frames</summary>", n - PATH_FRAMES);
-		path_frames(h, s, PATH_FRAMES, n, false);
+	rt = runtime_frames(h, s, &split);
+	if (rt) /* one path a page: the headline's */
+		fprintf(h->f, "<input type=\"checkbox\" class=\"rt-show\" id=\"rt-show\"><label "
+			      "for=\"rt-show\" class=\"rt-label\">show the %u frame%s of the runtime "
+			      "(⋯: the interpreter, libffi, the C runtime)</label>",
+			rt, rt == 1 ? "" : "s");
+	fputs("<div class=\"frames\">", h->f);
+	if (split < n) {
+		fprintf(h->f, "<details><summary>%u outer frames</summary>", n - split);
+		path_frames(h, s, split, n, false);
 		fputs("</details>", h->f);
 	}
-	path_frames(h, s, 0, n < PATH_FRAMES ? n : PATH_FRAMES, !api);
+	path_frames(h, s, 0, split, !api);
 	if (api) {
 		fputs("<span class=\"fr k-cuda\">", h->f);
 		esc(h, api);
 		fputs("</span>", h->f);
 	}
-	fputs("</div>\n", h->f);
+	fputs("</div></div>\n", h->f);
 }
 
 /* Who held the memory at the failure (or the peak): the largest holders. */

@@ -129,18 +129,28 @@ class UserFrame(mtest.TraceTest):
         self.assertRegex(holders, r'<td class="lbl">' + re.escape(both.replace("<", "&lt;")) +
                          r' <span class="cnt">×%d</span>' % len(given["activations"]))
         self.assertNotIn("ffi_call", h1 + holders)
-        # The path: every frame of the failing stack (the JSON's), the
-        # interpreter's and libffi's folded in a <details>, ending in the
-        # call that failed.
+        # The path: every frame of the failing stack (the JSON's), ending
+        # in the call that failed; in view, the user's frames; the
+        # interpreter's and libffi's folded behind the path's one toggle
         rep = self.report(trace)
         oom = rep["ooms"][-1]
-        path = re.search(r'<div class="path">.*?</div>', html).group(0)
-        shown = re.findall(r'<span class="fr k-\w+">(.*?)</span>', path)
+        path = re.search(r'<div class="path">.*?</div>\n', html).group(0)
+        frame = r'<span class="fr k-\w+">(.*?)</span>'
+        shown = re.findall(frame, path)
         self.assertEqual(shown[-1], oom["api"])
         self.assertEqual(len(shown) - 1, len(oom["frames"]), path)
-        folded = "".join(re.findall(r'<details class="rt">.*?</details>', path))
+        self.assertEqual(path.count('class="rt-show"'), 1, path)
+        runs = re.findall(r'<span class="rt">((?:<span class="(?:fr k-\w+|sep)">.*?</span>)*)'
+                          r'</span>', path)
+        folded = "".join(runs)
         self.assertIn("ffi_call", folded)
+        self.assertIn("PyObject", folded)
         self.assertNotIn("helper_callers.py", folded)
+        in_view = re.findall(frame, re.sub(r'<span class="rt">((?:<span class="(?:fr k-\w+|sep)">'
+                                          r'.*?</span>)*)</span>', "", path))
+        self.assertEqual(in_view[-1], oom["api"])
+        self.assertTrue(in_view[:-1] and all(NAME in f for f in in_view[:-1]), in_view)
+        self.assertEqual(in_view[-2], self.alloc)  # the user's innermost frame kept
         innermost = oom["frames"][0]
         self.assertIn(innermost["function"] or "%s+0x%x" % (innermost["module"],
                                                             innermost["offset"]), shown[-2])
