@@ -11,13 +11,17 @@
 #include <stdint.h>
 
 #include "trace-event.h"
+#include "trace-schema.h"
 #include "trace-timeline.h"
 #include "model.h"
 #include "util-map.h"
 
-#define TIMELINE_BUCKETS 2048
+/* The writer's flight-mode timeline has as many buckets and live sets
+ * (interpose/live-timeline.c), so that the reporter lays its buckets on
+ * its own: one number each, in trace-schema.h. */
+#define TIMELINE_BUCKETS MT_TIMELINE_BUCKETS
 /* live sets kept; a power of two dividing TIMELINE_BUCKETS */
-#define TIMELINE_SNAPSHOTS 64
+#define TIMELINE_SNAPSHOTS MT_TIMELINE_SNAPSHOTS
 /* stacks a snapshot keeps, the largest; the rest is summed in other_* */
 #define TIMELINE_SNAPSHOT_STACKS 1000
 #define TIMELINE_MARKERS 4096

@@ -165,7 +165,8 @@ enum mt_frame_kind {
  * live_at_time are the whole run's device bytes live, in
  * MT_TIMELINE_BUCKETS buckets of meta timeline_width_ns, and its live set
  * at MT_TIMELINE_SNAPSHOTS moments evenly spread (the reporter's own
- * timeline, report/model-timeline.h, is made the same way). */
+ * timeline, report/model-timeline.h, is made the same way, with these
+ * two numbers). */
 #define MT_SCHEMA_LIVE_SQL                                                          \
 	"CREATE TABLE live_at_peak(site INTEGER PRIMARY KEY, bytes INTEGER NOT NULL,"  \
 	" count INTEGER NOT NULL);"                                                   \
