@@ -36,9 +36,20 @@ struct CUlib_st {
 	struct CUlib_st *next;       /* every library */
 };
 
+/* A module's __device__ variable, given device memory at its first
+ * cuModuleGetGlobal and freed with the module. */
+struct sim_global {
+	char *name;
+	uintptr_t addr;
+	size_t size;                 /* as the image's symbol table says */
+	CUdevice device;
+	struct sim_global *next;
+};
+
 struct CUmod_st {
 	struct sim_image image;
 	uint32_t owner;              /* the context it was loaded in */
+	struct sim_global *globals;
 	struct CUmod_st *next;       /* every module */
 };
 
@@ -300,6 +311,12 @@ module_delete(CUmodule mod)
 	CUmodule *at;
 
 	functions_drop(NULL, mod, 0);
+	for (struct sim_global *g = mod->globals, *next; g; g = next) {
+		next = g->next;
+		sim_arena_free(&sim_drv.dev[g->device].arena, g->addr);
+		free(g->name);
+		free(g);
+	}
 	for (at = &sim_modules; *at != mod; at = &(*at)->next)
 		;
 	*at = mod->next;
@@ -495,6 +512,107 @@ cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 		rc = CUDA_ERROR_NOT_FOUND;
 	else if (!(*hfunc = function_get(NULL, hmod, name, hmod->owner)))
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	sim_unlock();
+	return rc;
+}
+
+/* The size of the data object NAME in an ELF image's symbol table (a
+ * cubin, as XLA loads them); false for anything else. */
+static bool
+elf_object(const struct sim_image *im, const char *name, size_t *size)
+{
+	const unsigned char *p = im->bytes;
+	Elf64_Ehdr h;
+
+	if (im->size < sizeof(h) || memcmp(p, ELFMAG, SELFMAG) || p[EI_CLASS] != ELFCLASS64)
+		return false;
+	memcpy(&h, p, sizeof(h));
+	if (h.e_shentsize != sizeof(Elf64_Shdr) || h.e_shoff > im->size ||
+	    h.e_shnum > (im->size - h.e_shoff) / sizeof(Elf64_Shdr))
+		return false;
+	for (unsigned i = 0; i < h.e_shnum; i++) {
+		Elf64_Shdr sh, strs;
+		memcpy(&sh, p + h.e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_type != SHT_SYMTAB || sh.sh_entsize != sizeof(Elf64_Sym) ||
+		    sh.sh_link >= h.e_shnum || sh.sh_offset > im->size ||
+		    sh.sh_size > im->size - sh.sh_offset)
+			continue;
+		memcpy(&strs, p + h.e_shoff + sh.sh_link * sizeof(strs), sizeof(strs));
+		if (strs.sh_offset > im->size || strs.sh_size > im->size - strs.sh_offset)
+			continue;
+		for (size_t off = 0; off + sizeof(Elf64_Sym) <= sh.sh_size; off += sizeof(Elf64_Sym)) {
+			Elf64_Sym sym;
+			memcpy(&sym, p + sh.sh_offset + off, sizeof(sym));
+			if (ELF64_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_name >= strs.sh_size)
+				continue;
+			const char *at = (const char *)p + strs.sh_offset + sym.st_name;
+			size_t room = strs.sh_size - sym.st_name;
+			if (strnlen(at, room) < room && strcmp(at, name) == 0) {
+				*size = sym.st_size;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* Lock held, module alive. */
+static CUresult
+global_new(CUmodule mod, CUcontext ctx, const char *name, struct sim_global **out)
+{
+	struct sim_global *g;
+	size_t size;
+
+	if (!elf_object(&mod->image, name, &size))
+		return CUDA_ERROR_NOT_FOUND;
+	if (!(g = calloc(1, sizeof(*g))) || !(g->name = strdup(name))) {
+		free(g);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (!sim_arena_alloc(&sim_drv.dev[ctx->device].arena, size ? size : 1, mod->owner,
+			     SIM_KIND_MODULE_GLOBAL, &g->addr)) {
+		free(g->name);
+		free(g);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memset((void *)g->addr, 0, size);
+	g->size = size;
+	g->device = ctx->device;
+	g->next = mod->globals;
+	mod->globals = g;
+	*out = g;
+	return CUDA_SUCCESS;
+}
+
+/* A __device__ variable of a module (XLA keeps its constants so): device
+ * memory of the symbol's size, given at the first request (the real
+ * driver gives it at load) and zero-filled (the real one copies the
+ * image's initial value), the same address after. */
+CUresult CUDAAPI
+cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
+{
+	struct sim_global *g = NULL;
+	CUcontext ctx;
+	CUresult rc;
+
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	sim_lock();
+	rc = sim_ctx_enter(&ctx);
+	if (rc == CUDA_SUCCESS && !module_alive(hmod))
+		rc = CUDA_ERROR_INVALID_HANDLE;
+	if (rc == CUDA_SUCCESS) {
+		for (g = hmod->globals; g && strcmp(g->name, name); g = g->next)
+			;
+		if (!g)
+			rc = global_new(hmod, ctx, name, &g);
+	}
+	if (rc == CUDA_SUCCESS) {
+		if (dptr)
+			*dptr = (CUdeviceptr)g->addr;
+		if (bytes)
+			*bytes = g->size;
+	}
 	sim_unlock();
 	return rc;
 }

@@ -193,6 +193,7 @@ static const struct sim_proc sim_procs[] = {
 	PROC(cuModuleLoadData, 2000, cuModuleLoadData),
 	PROC(cuModuleLoadDataEx, 2010, cuModuleLoadDataEx),
 	PROC(cuModuleLoadFatBinary, 2000, cuModuleLoadFatBinary),
+	PROC(cuModuleGetGlobal, 3020, cuModuleGetGlobal_v2),
 	PROC(cuTensorMapEncodeTiled, 12000, cuTensorMapEncodeTiled),
 	PROC(cuModuleUnload, 2000, cuModuleUnload),
 	PROC(cuModuleGetFunction, 2000, cuModuleGetFunction),

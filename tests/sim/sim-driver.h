@@ -46,6 +46,7 @@ enum sim_kind {
 	SIM_KIND_GRAPH_CHUNK,  /* device memory the graph memory pool holds */
 	SIM_KIND_GRAPH_VA,     /* the address range of a graph allocation */
 	SIM_KIND_EVENT,
+	SIM_KIND_MODULE_GLOBAL, /* a module's __device__ variable (cuModuleGetGlobal) */
 };
 
 struct CUctx_st {
