@@ -1,0 +1,155 @@
+/* live-cause.c: the cause the library's OOM answer gives, fed the events
+ * of the seeds of tests/e2e/test_cause.py by hand (a leak per step, a
+ * batch raised past the device, an arena, graphs kept), with no process
+ * and no trace: what the sanitizer builds run of it. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "live-cause.h"
+
+#define MiB (1ull << 20)
+#define GiB (1ull << 30)
+
+static void name(void *ctx, uint32_t stack, char *out, size_t n)
+{
+	(void)ctx;
+	snprintf(out, n, "stack%u", stack);
+}
+
+/* The answer at an OOM of `requested` on stack, with `live` held by the
+ * stacks 1..n_stacks on a 1 GiB device. */
+static void answer(struct mt_cause *c, uint32_t stack, uint64_t requested, uint64_t live,
+		   uint32_t n_stacks, char *out, size_t n)
+{
+	uint32_t holders[8];
+
+	for (uint32_t i = 0; i < n_stacks; i++)
+		holders[i] = i + 1;
+	struct mt_cause_oom o = {
+		.stack = stack, .requested = requested, .has_device = true,
+		.device_free = GiB > live ? GiB - live : 0, .device_total = GiB, .live = live,
+		.peak = live, .holders = holders, .n_holders = n_stacks,
+	};
+	mt_cause_answer(c, &o, name, NULL, out, n);
+}
+
+START_TEST(leak_per_step_is_growth)
+{
+	/* weights 4 x 64 MiB (stack 1); each step a 16 MiB scratch (stack 3)
+	 * freed, a 32 MiB activation kept (stack 2): 23 steps, then the 24th's
+	 * activation does not fit */
+	struct mt_cause *c = mt_cause_new();
+	char out[2048];
+	uint64_t live = 0;
+
+	ck_assert_ptr_nonnull(c);
+	for (int i = 0; i < 4; i++, live += 64 * MiB)
+		mt_cause_alloc(c, 1, 0, 64 * MiB);
+	for (int step = 0; step < 23; step++, live += 32 * MiB) {
+		mt_cause_alloc(c, 3, 0, 16 * MiB);
+		mt_cause_alloc(c, 2, 0, 32 * MiB);
+		mt_cause_release(c, 3, 16 * MiB);
+	}
+	mt_cause_alloc(c, 3, 0, 16 * MiB);
+	answer(c, 2, 32 * MiB, live + 16 * MiB, 3, out, sizeof(out));
+	ck_assert_msg(strstr(out, "cause (growth): memory kept across iterations: stack2 kept "
+				  "32.0 MiB in each of 23 repetitions"),
+		      "%s", out);
+	ck_assert_msg(strstr(out, "\nmemtrace:   try: "), "%s", out);
+	mt_cause_free(c);
+}
+END_TEST
+
+START_TEST(batch_raised_is_too_big)
+{
+	/* weights 4 x 64 MiB (stack 1); step b: 4 activations of b x 4 MiB
+	 * (stack 2), all freed; at b = 64 the fourth does not fit */
+	struct mt_cause *c = mt_cause_new();
+	char out[2048];
+
+	for (int i = 0; i < 4; i++)
+		mt_cause_alloc(c, 1, 0, 64 * MiB);
+	for (uint64_t b = 1; b < 64; b *= 2) {
+		for (int l = 0; l < 4; l++)
+			mt_cause_alloc(c, 2, 0, b * 4 * MiB);
+		for (int l = 0; l < 4; l++)
+			mt_cause_release(c, 2, b * 4 * MiB);
+	}
+	for (int l = 0; l < 3; l++)
+		mt_cause_alloc(c, 2, 0, 256 * MiB);
+	answer(c, 2, 256 * MiB, GiB, 2, out, sizeof(out));
+	ck_assert_msg(strstr(out, "cause (too_big): the step in progress needed 1.0 GiB "
+				  "(768.0 MiB allocated since memory was last given back"),
+		      "%s", out);
+	mt_cause_free(c);
+}
+END_TEST
+
+START_TEST(arena_is_preallocated)
+{
+	struct mt_cause *c = mt_cause_new();
+	char out[2048];
+
+	mt_cause_alloc(c, 1, 0, 820 * MiB);
+	mt_cause_alloc(c, 2, 0, 32 * MiB);
+	mt_cause_alloc(c, 2, 0, 64 * MiB);
+	answer(c, 2, 128 * MiB, 916 * MiB, 2, out, sizeof(out));
+	ck_assert_msg(strstr(out, "cause (preallocated): one allocation of 820.0 MiB by stack1"),
+		      "%s", out);
+	mt_cause_free(c);
+}
+END_TEST
+
+START_TEST(graphs_kept_lead)
+{
+	/* executable graphs alive with graph memory not freed lead, as the
+	 * report's orphaned graphs lead its causes */
+	struct mt_cause *c = mt_cause_new();
+	char out[2048];
+	uint32_t holders[1] = { 1 };
+
+	for (int i = 0; i < 17; i++)
+		mt_cause_exec(c, true);
+	mt_cause_exec(c, false);
+	mt_cause_alloc(c, 1, 0, 64 * MiB);
+	struct mt_cause_oom o = {
+		.stack = 1, .live = 64 * MiB, .peak = 64 * MiB, .graph_live = 1088 * MiB,
+		.holders = holders, .n_holders = 1,
+	};
+	mt_cause_answer(c, &o, name, NULL, out, sizeof(out));
+	ck_assert_msg(strstr(out, "cause (orphaned_graphs): 16 executable graphs not destroyed so "
+				  "far"),
+		      "%s", out);
+	mt_cause_free(c);
+}
+END_TEST
+
+START_TEST(no_state_no_cause)
+{
+	char out[64] = "x";
+	struct mt_cause_oom o = { 0 };
+
+	mt_cause_answer(NULL, &o, name, NULL, out, sizeof(out));
+	ck_assert_str_eq(out, "");
+	mt_cause_alloc(NULL, 1, 0, 1);
+	mt_cause_release(NULL, 1, 1);
+	mt_cause_exec(NULL, true);
+	mt_cause_free(NULL);
+}
+END_TEST
+
+Suite *live_cause_suite(void);
+Suite *live_cause_suite(void)
+{
+	Suite *s = suite_create("live-cause");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, leak_per_step_is_growth);
+	tcase_add_test(tc, batch_raised_is_too_big);
+	tcase_add_test(tc, arena_is_preallocated);
+	tcase_add_test(tc, graphs_kept_lead);
+	tcase_add_test(tc, no_state_no_cause);
+	suite_add_tcase(s, tc);
+	return s;
+}
