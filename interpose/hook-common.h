@@ -42,6 +42,7 @@
 						  .handle = MT_U64(HANDLE) },                   \
 				at_);                                                          \
 		mt_leave();                                                                    \
+		mt_torch_poll();                                                               \
 		return rc;                                                                     \
 	}
 

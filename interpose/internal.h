@@ -120,6 +120,7 @@ struct mt_config {
 	int depth; /* native frames */
 	bool quiet;
 	bool follow; /* trace children (fork, exec) too */
+	bool tensors; /* MEMTRACE_TENSORS: a framework allocator's actions (PyTorch's) */
 	char rank[64]; /* RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID at load; "0" */
 	uint64_t flight; /* MEMTRACE_FLIGHT in bytes; 0: the full trace */
 #define MT_FLIGHT_MIN (1ull << 20) /* the least it can be */
@@ -436,6 +437,9 @@ static inline void mt_record_release_done(unsigned release)
 void mt_record_free(const struct mt_rec *r, unsigned release);
 /* Any other kind (map, unmap, pools), with a stack. */
 void mt_record_event(const struct mt_rec *r);
+/* A framework allocator's action (r->kind: MT_EV_TENSOR_* and
+ * MT_EV_CACHE_SEGMENT_*), on device; r->no_stack for frees. */
+void mt_record_tensor(const struct mt_rec *r, int16_t device);
 /* A mark (memtrace_mark, nvtxMark): label is an interned name id. */
 void mt_record_mark(unsigned api, uint32_t label);
 /* An event another witness saw (CUPTI), already filled in; it is queued
@@ -464,6 +468,28 @@ static inline bool mt_capture_none(void)
 }
 
 /* ==== layer 4: the witnesses (and hook-real.h, hook-common.h, cupti.h) ==== */
+
+/* ---- hook-torch.c: PyTorch's caching allocator, its tensors ---- */
+/* Where the tracker stands: polled after each recorded allocation until
+ * it is on or off (one relaxed load then). */
+enum mt_torch_state {
+	MT_TORCH_UNTRIED, /* not looked for yet */
+	MT_TORCH_ABSENT, /* no libc10_cuda.so loaded (looked again now and then) */
+	MT_TORCH_WAITING, /* loaded, its allocator not initialized yet */
+	MT_TORCH_BUSY, /* a thread is attaching */
+	MT_TORCH_ON, /* the tracker records torch's allocator actions */
+	MT_TORCH_OFF, /* MEMTRACE_TENSORS=0, or torch without a usable tracker */
+};
+extern _Atomic int mt_torch_state;
+void mt_torch_poll_slow(void);
+static inline void mt_torch_poll(void)
+{
+	if (MT_UNLIKELY(atomic_load_explicit(&mt_torch_state, memory_order_relaxed) <
+			MT_TORCH_BUSY))
+		mt_torch_poll_slow();
+}
+/* MEMTRACE_TENSORS=0: never looked for (preload.c, at load). */
+void mt_torch_disable(void);
 
 /* ---- hook-fd.c: close, close_range, closefrom, dup2, dup3, pipe, pipe2 ---- */
 /* Finds the real functions (called at load). */

@@ -211,6 +211,8 @@ __attribute__((constructor)) static void mt_constructor(void)
 	mt_hook_fd_init();
 	mt_config_load(&config, (mt_getenv_fn)getenv);
 	mt_record_set_start(start);
+	if (!config.tensors)
+		mt_torch_disable();
 	if (!config.follow)
 		stop_following();
 	offer_nvtx();

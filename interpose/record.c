@@ -364,6 +364,27 @@ void mt_record_event(const struct mt_rec *r)
 	errno = saved_errno;
 }
 
+/* A framework allocator's action (hook-torch.c), on the thread that made
+ * it, inside the framework's allocator: its device is the one the
+ * framework names, not a CUDA question. Its ticket now, so that it
+ * follows the CUDA call that gave the segment and precedes the one that
+ * returns it. Frees carry no stack, as CUDA frees do; the allocator's
+ * OOM is in the file before the framework raises it (rule 6). */
+void mt_record_tensor(const struct mt_rec *r, int16_t device)
+{
+	int saved_errno = errno;
+	struct mt_order at = order_now();
+	struct mt_event ev = { 0 };
+	fill_common(&ev, r, at.time_ns);
+	ev.kind = r->kind;
+	ev.device = device;
+	ev.stack = r->no_stack ? 0 : capture_stack();
+	uint64_t cell = mt_queue_push(rec.queue, at.ticket, &ev);
+	if (r->kind == MT_EV_TENSOR_OOM)
+		wait_committed(cell);
+	errno = saved_errno;
+}
+
 void mt_record_mark(unsigned api, uint32_t label)
 {
 	int saved_errno = errno;

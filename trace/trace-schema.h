@@ -37,7 +37,23 @@ enum mt_event_kind {
 	MT_EV_GRAPH_MEM_TRIM = 23, /* device */
 	MT_EV_GRAPH_FREE_NODE = 24, /* address; handle = the graph, or 0 when captured */
 	MT_EV_CAPTURE_JOIN = 25, /* stream joins the capture of the stream in address */
+	/* A framework's caching allocator, seen from inside it (PyTorch's
+	 * allocator trace, interpose/hook-torch.c): the tensors inside the
+	 * segments the CUDA calls gave it. address, bytes (the block's or
+	 * the segment's), stream, device, handle = the private pool (a CUDA
+	 * graph's), 0 for the default pool. Kinds 26 + torch's action. */
+	MT_EV_TENSOR_ALLOC = 26, /* a block handed to a tensor */
+	MT_EV_TENSOR_FREE_REQUESTED = 27, /* the tensor released it (allocated bytes drop) */
+	MT_EV_TENSOR_FREE = 28, /* the block is free in the cache (its streams done) */
+	MT_EV_CACHE_SEGMENT_ALLOC = 29, /* the cache took a segment from the device */
+	MT_EV_CACHE_SEGMENT_FREE = 30, /* ... gave one back (empty_cache, an OOM retry) */
+	MT_EV_CACHE_SEGMENT_MAP = 31, /* expandable segments: pages mapped */
+	MT_EV_CACHE_SEGMENT_UNMAP = 32, /* ... unmapped */
+	MT_EV_TENSOR_OOM = 33, /* the allocator gave up: bytes = the block asked for,
+				* address = the device's free bytes as it read them */
 };
+#define MT_EV_TENSOR_FIRST MT_EV_TENSOR_ALLOC
+#define MT_EV_TENSOR_LAST MT_EV_TENSOR_OOM
 
 enum mt_mem_kind {
 	MT_MEM_DEVICE = 1,

@@ -20,7 +20,7 @@ lib=$(ldd /bin/sh | awk '/libc\.so/ { print $3 }')
 [ -e "$lib" ] || { echo "no libc to preload found; skipping"; exit 77; }
 export MEMTRACE_LIB="$lib"
 for v in PYTORCH_CUDA_ALLOC_CONF TF_GPU_ALLOCATOR XLA_PYTHON_CLIENT_ALLOCATOR \
-	XLA_PYTHON_CLIENT_PREALLOCATE MEMTRACE_FOLLOW MEMTRACE_QUIET LD_PRELOAD; do
+	XLA_PYTHON_CLIENT_PREALLOCATE MEMTRACE_FOLLOW MEMTRACE_TENSORS MEMTRACE_QUIET LD_PRELOAD; do
 	unset "$v"
 done
 
@@ -90,10 +90,16 @@ lacks XLA_PYTHON_CLIENT_PREALLOCATE "no --per-tensor"
 run -- --no-follow
 has MEMTRACE_FOLLOW=0 "--no-follow"
 lacks PYTORCH_CUDA_ALLOC_CONF "--no-follow"
+lacks MEMTRACE_TENSORS "--no-follow"
+
+# --no-tensors: the CUDA calls only, the caching allocator untouched
+run -- --no-tensors
+has MEMTRACE_TENSORS=0 "--no-tensors"
+lacks PYTORCH_CUDA_ALLOC_CONF "--no-tensors"
 
 # the help says it all
 "$memtrace" run --help >"$tmp/out"
-for word in --per-tensor --no-follow MEMTRACE_FOLLOW PYTORCH_CUDA_ALLOC_CONF TF_GPU_ALLOCATOR \
+for word in --per-tensor --no-follow --no-tensors MEMTRACE_TENSORS MEMTRACE_FOLLOW PYTORCH_CUDA_ALLOC_CONF TF_GPU_ALLOCATOR \
 	XLA_PYTHON_CLIENT_ALLOCATOR XLA_PYTHON_CLIENT_PREALLOCATE; do
 	grep -q -- "$word" "$tmp/out" || fail "run --help does not mention $word"
 done

@@ -1,0 +1,152 @@
+"""Tensors inside PyTorch's cache (issue 31): torch's allocator actions
+recorded by memtrace from outside, with the caching allocator on and the
+program unchanged, checked against torch's own accounting in the same
+run (memory_snapshot(), memory_stats(), memory_reserved()). Uses
+test_torch.py's helpers; skips (77) as it does."""
+import os
+import sqlite3
+import subprocess
+import sys
+import unittest
+
+import test_torch as base
+
+MiB = base.MiB
+TENSOR_ALLOC, FREE_REQUESTED, TENSOR_FREE = 26, 27, 28
+SEGMENT_ALLOC, SEGMENT_FREE, SEGMENT_MAP, SEGMENT_UNMAP, TENSOR_OOM = 29, 30, 31, 32, 33
+
+
+class TensorTest(unittest.TestCase):
+    setUp = base.TorchTest.setUp
+    tearDown = base.TorchTest.tearDown
+    run_program = base.TorchTest.run_program
+    run_both = base.TorchTest.run_both
+    report = base.TorchTest.report
+    report_json = base.TorchTest.report_json
+
+    def tensor_events(self, trace):
+        """[(seq, kind, address, bytes, innermost Python frame as
+        (file's base name, line) or None)] of the trace's tensor events."""
+        conn = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+        self.addCleanup(conn.close)
+        rows = conn.execute("""
+            SELECT e.seq, e.kind, e.address, e.bytes,
+                   (SELECT fr.file || ':' || fr.line FROM stack_frames sf
+                      JOIN frames fr ON fr.id = sf.frame
+                     WHERE sf.stack = e.stack AND fr.kind = 1
+                     ORDER BY sf.depth LIMIT 1)
+              FROM other_events e WHERE e.kind BETWEEN 26 AND 33 ORDER BY e.seq""").fetchall()
+        out = []
+        for seq, kind, addr, size, where in rows:
+            if where:
+                path, line = where.rsplit(":", 1)
+                where = (os.path.basename(path), int(line))
+            out.append((seq, kind, addr, size, where))
+        return out
+
+    def test_tensor_events_are_torchs(self):
+        """Every live tensor of memory_snapshot() is a tensor allocation of
+        the trace at its address, of its requested size, made on the
+        program's line; the segments' bytes are memory_reserved(), their
+        running peak max_memory_reserved()."""
+        run = self.run_both("tensors")
+        fig = run.figures
+        events = self.tensor_events(run.trace)
+        live, reserved, peak = {}, 0, 0
+        for seq, kind, addr, size, where in events:
+            if kind == TENSOR_ALLOC:
+                live[addr] = (size, where)
+            elif kind == FREE_REQUESTED:
+                del live[addr]
+            elif kind in (SEGMENT_ALLOC, SEGMENT_MAP):
+                reserved += size
+            elif kind in (SEGMENT_FREE, SEGMENT_UNMAP):
+                reserved -= size
+            peak = max(peak, reserved)
+        self.assertEqual(reserved, fig["memory_reserved"])
+        self.assertEqual(peak, fig["max_memory_reserved"])
+        self.assertEqual(len(live), fig["allocations"])
+        active = sorted((a, req) for a, _, req, state in fig["blocks"]
+                        if state == "active_allocated")
+        self.assertEqual(sorted((a, s) for a, (s, _) in live.items()), active)
+        # each tensor made on its line of the program
+        lines = {tag: base.tag_line("tensors.py", tag)
+                 for tag in ("small", "mid", "big", "gone", "many")}
+        made = sorted(w[1] for _, (_, w) in live.items() if w and w[0] == "tensors.py")
+        self.assertEqual(made, sorted([lines["small"], lines["mid"], lines["big"]] +
+                                      [lines["many"]] * 4))
+        freed = [e for e in events if e[1] == TENSOR_ALLOC and e[4] == ("tensors.py",
+                                                                         lines["gone"])]
+        self.assertEqual(len(freed), 1)
+        self.assertIn(freed[0][2], {e[2] for e in events if e[1] == FREE_REQUESTED})
+
+    def test_sigkill_after_oom(self):
+        """Killed right after the OutOfMemoryError: the trace still holds
+        the allocator's OOM (the tensor's size, rounded up to 512 bytes as
+        torch's allocator rounds it), and the tensors and segments up to
+        it are torch's at the failure: memory_reserved() then, and the
+        snapshot's live blocks, each made on its line."""
+        plain = self.run_program("tensors_oom_kill", traced=False)
+        run = self.run_program("tensors_oom_kill", traced=True)
+        self.assertEqual((plain.rc, run.rc), (-9, -9), run.stderr)
+        self.assertEqual(run.figures, plain.figures)
+        fig = run.figures
+        obs, = fig["observer"]
+        events = self.tensor_events(run.trace)
+        ooms = [e for e in events if e[1] == TENSOR_OOM]
+        self.assertEqual(len(ooms), 1, "the allocator's OOM is not in the trace")
+        oom_seq, _, device_free, asked, where = ooms[0]
+        self.assertEqual(asked, -(-fig["request_bytes"] // 512) * 512)
+        self.assertEqual(device_free, obs["device_free"])
+        self.assertEqual(where, ("tensors_oom_kill.py", base.tag_line("tensors_oom_kill.py",
+                                                                      "huge")))
+        live, reserved = {}, 0
+        for seq, kind, addr, size, w in events:
+            if seq > oom_seq:
+                break
+            if kind == TENSOR_ALLOC:
+                live[addr] = (size, w)
+            elif kind == FREE_REQUESTED:
+                del live[addr]
+            elif kind in (SEGMENT_ALLOC, SEGMENT_MAP):
+                reserved += size
+            elif kind in (SEGMENT_FREE, SEGMENT_UNMAP):
+                reserved -= size
+        self.assertEqual(reserved, obs["reserved"])
+        self.assertEqual(reserved, fig["memory_reserved"])
+        active = sorted((a, req) for a, _, req, state in fig["blocks"]
+                        if state == "active_allocated")
+        self.assertEqual(sorted((a, s) for a, (s, _) in live.items()), active)
+        lines = sorted(w[1] for s, w in live.values())
+        self.assertEqual(lines, [base.tag_line("tensors_oom_kill.py", "weights")] * 3 +
+                         [base.tag_line("tensors_oom_kill.py", "acts")])
+
+    def test_tensors_off(self):
+        """MEMTRACE_TENSORS=0: no tensor event, the program unchanged."""
+        plain = self.run_program("tensors", traced=False)
+        trace = os.path.join(self.tmp, "off.db")
+        proc = subprocess.run(
+            [base.SIM_RUN, "--capacity", "1G", "--", base.PYTHON,
+             os.path.join(base.PROGRAMS, "tensors.py")],
+            env=base.run_env({"LD_PRELOAD": base.LIB, "MEMTRACE_OUTPUT": trace,
+                              "MEMTRACE_CUPTI": "off", "MEMTRACE_TENSORS": "0"}),
+            cwd=self.tmp, capture_output=True, text=True, timeout=300)
+        traced = base.Run(proc, trace, 0)
+        self.assertEqual((traced.rc, traced.figures), (plain.rc, plain.figures))
+        self.assertEqual(self.tensor_events(traced.trace), [])
+
+
+def main():
+    base.PYTHON = base.framework_python()
+    if base.PYTHON is None:
+        return base.SKIP
+    result = unittest.main(verbosity=2, exit=False).result
+    if not result.wasSuccessful():
+        return 1
+    if result.skipped and len(result.skipped) == result.testsRun:
+        return base.SKIP
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
