@@ -224,3 +224,11 @@ size_t model_cupti_alone_live(const struct model *m);
 size_t model_cupti_leaks(const struct model *m, struct model_group *out);
 void model_cupti_mark(struct model *m, const struct trace_event *ev);
 void model_cupti_finish(struct model *m);
+
+/* model-torch.c: a framework allocator's actions (MT_EV_TENSOR_*,
+ * MT_EV_CACHE_*): its segments and the tensors' blocks inside them. */
+void model_torch_event(struct model *m, const struct trace_event *ev);
+/* A CUDA OOM: the cache as it was then, into o->framework. */
+void model_torch_at_oom(struct model *m, struct model_oom *o);
+void model_torch_finish(struct model *m);
+void model_torch_fini(struct model *m);

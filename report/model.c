@@ -74,9 +74,12 @@ void model_init(struct model *m)
 void model_fini(struct model *m)
 {
 	model_moment_fini(m);
-	for (size_t i = 0; i < m->n_ooms; i++)
+	for (size_t i = 0; i < m->n_ooms; i++) {
 		free(m->ooms[i].holders);
+		free(m->ooms[i].framework.holders);
+	}
 	free(m->ooms);
+	model_torch_fini(m);
 	for (size_t i = 0; i < m->n_sites; i++)
 		free(m->sites[i].runs);
 	free(m->sites);
@@ -793,6 +796,7 @@ static void on_oom(struct model *m, const struct trace_event *ev)
 	model_device_oom(m, ev);
 	maybe_snapshot(m, m->n_ooms);
 	model_moment_oom(m, ev);
+	model_torch_at_oom(m, o);
 	m->n_ooms++;
 }
 
@@ -852,6 +856,14 @@ void model_feed(struct model *m, const struct trace_event *ev)
 	case MT_EV_GRAPH_MEM_TRIM:
 	case MT_EV_GRAPH_FREE_NODE:
 	case MT_EV_CAPTURE_JOIN: model_graph_event(m, ev); break;
+	case MT_EV_TENSOR_ALLOC:
+	case MT_EV_TENSOR_FREE_REQUESTED:
+	case MT_EV_TENSOR_FREE:
+	case MT_EV_CACHE_SEGMENT_ALLOC:
+	case MT_EV_CACHE_SEGMENT_FREE:
+	case MT_EV_CACHE_SEGMENT_MAP:
+	case MT_EV_CACHE_SEGMENT_UNMAP:
+	case MT_EV_TENSOR_OOM: model_torch_event(m, ev); break;
 	default: m->unknown_events++; break;
 	}
 	if (m->moment.wanted)
@@ -975,6 +987,7 @@ void model_finish(struct model *m)
 	if (m->finished)
 		return;
 	model_moment_finish(m); /* the live set as the trace left it */
+	model_torch_finish(m);
 	model_cupti_finish(m); /* before the graphs: CUPTI's own go to them */
 	model_graph_finish(m);
 	model_points_close(m);

@@ -236,6 +236,21 @@ struct model_cupti {
 	struct model_cupti_priv *priv;
 };
 
+/* A framework's cache at one moment (model-torch.c): what its tensors
+ * hold inside the segments it took from the device (PyTorch's caching
+ * allocator, from its own actions in the trace). */
+struct model_framework {
+	bool has; /* the trace has the allocator's actions up to here */
+	bool has_request; /* requested is known (the allocator's own OOM) */
+	uint64_t requested; /* the block the allocator was asked for */
+	uint64_t allocated; /* bytes of blocks held by tensors: memory_allocated() */
+	uint64_t reserved; /* bytes of its segments: memory_reserved() */
+	uint64_t largest_free; /* the largest free range inside a segment */
+	uint64_t tensors; /* blocks held by tensors */
+	struct model_group *holders; /* by the tensor's stack, largest first */
+	size_t n_holders;
+};
+
 struct model_oom {
 	int64_t seq, time_ns, api, stack;
 	int device; /* -1: unknown */
@@ -263,6 +278,7 @@ struct model_oom {
 	 * released_*: device memory freed since the failure before it. */
 	int64_t retry_of;
 	uint64_t released_bytes, released_count;
+	struct model_framework framework; /* the cache's tensors at the failure */
 };
 
 struct model_mem {
@@ -386,6 +402,10 @@ struct model {
 	uint64_t reused_addresses; /* allocations (or mappings) at an address still live */
 	uint64_t untracked_allocs; /* allocations without address or memory kind */
 	uint64_t unknown_events;   /* event kinds this version does not know */
+	uint64_t tensor_events;    /* a framework allocator's actions (MT_EV_TENSOR_*, MT_EV_CACHE_*) */
+	struct model_torch *torch; /* their state (model-torch.c); NULL: none */
+	struct model_framework framework_peak; /* when its reserved bytes peaked */
+	struct model_framework framework_end;
 	uint64_t unmatched_maps;   /* maps of a handle not live (or no handle) */
 	uint64_t unmatched_unmaps; /* unmaps of a range not mapped (and not failed) */
 	uint64_t unmap_errors;

@@ -8,6 +8,7 @@
 #include "diagnose.h"
 #include "render.h"
 #include "trace-schema.h"
+#include "util-math.h"
 #include "util-mem.h"
 #include "util-str.h"
 
@@ -874,6 +875,35 @@ static void write_diagnosis(struct jw *w, const struct trace *t, const struct mo
 	diagnoses_fini(&d);
 }
 
+/* A framework's cache at one moment (model-torch.c): null when the
+ * trace has none of its allocator's actions. */
+static void write_framework(struct jw *w, const struct trace *t, const char *key,
+			    const struct model_framework *f, bool with_request)
+{
+	if (!f->has) {
+		jw_null(w, key);
+		return;
+	}
+	jw_open(w, key, '{', false);
+	jw_str(w, "allocator", "pytorch_caching");
+	if (with_request) {
+		if (f->has_request)
+			jw_u64(w, "requested_bytes", f->requested);
+		else
+			jw_null(w, "requested_bytes");
+	}
+	jw_u64(w, "allocated_bytes", f->allocated);
+	jw_u64(w, "reserved_bytes", f->reserved);
+	jw_u64(w, "free_in_cache_bytes", sat_sub(f->reserved, f->allocated));
+	jw_u64(w, "largest_free_block", f->largest_free);
+	jw_u64(w, "tensors", f->tensors);
+	jw_open(w, "holders", '[', false);
+	for (size_t i = 0; i < f->n_holders; i++)
+		write_group(w, t, &f->holders[i], false);
+	jw_close(w, ']');
+	jw_close(w, '}');
+}
+
 static void write_oom(struct jw *w, const struct trace *t, const struct model *m,
 		      const struct model_oom *o, const struct render_opts *opts)
 {
@@ -925,6 +955,7 @@ static void write_oom(struct jw *w, const struct trace *t, const struct model *m
 	} else {
 		jw_null(w, "holders");
 	}
+	write_framework(w, t, "framework", &o->framework, true);
 	write_diagnosis(w, t, m, o);
 	jw_close(w, '}');
 }
@@ -997,6 +1028,10 @@ void render_json(FILE *f, const struct trace *t, const struct model *m,
 	write_growth(w, t, m, &all);
 	write_graphs(w, t, m, &all);
 	write_cupti(w, t, m);
+	jw_open(w, "framework", '{', false);
+	write_framework(w, t, "at_peak", &m->framework_peak, false);
+	write_framework(w, t, "at_end", &m->framework_end, false);
+	jw_close(w, '}');
 	jw_close(w, '}');
 	jw_putc(w, '\n');
 	jw_flush(w);

@@ -360,6 +360,49 @@ static void print_holders(const struct text *tx, const struct model_oom *o)
 	fputc('\n', tx->f);
 }
 
+/* A framework's cache at one moment (model-torch.c): its reserved and
+ * allocated bytes, the tensors that hold blocks by the stack that made
+ * them and, at an OOM where it is the cause, fragmentation and what to
+ * try. */
+static void print_framework(const struct text *tx, const char *when,
+			    const struct model_framework *f, const struct model_oom *o)
+{
+	uint64_t free_b = f->reserved > f->allocated ? f->reserved - f->allocated : 0;
+	size_t shown = render_limit(tx->o, f->n_holders);
+
+	if (!f->has)
+		return;
+	say(tx, 2, "Inside PyTorch's cache %s: %s reserved, %s of it allocated to %" PRIu64
+		   " %s, %s free in the cache (largest free block %s)%s%s.",
+	    when, fmt_size(f->reserved).s, fmt_size(f->allocated).s, f->tensors,
+	    plural(f->tensors, "tensor", "tensors"), fmt_size(free_b).s,
+	    fmt_size(f->largest_free).s, f->has_request ? "; the tensor asked for was " : "",
+	    f->has_request ? fmt_size(f->requested).s : "");
+	if (o && f->has_request && o->has_device_free && f->requested > f->largest_free &&
+	    f->requested > (uint64_t)o->device_free &&
+	    f->requested <= free_b + (uint64_t)o->device_free)
+		say(tx, 4, "Fragmentation: the cache's free %s and the device's free %s would "
+			   "hold it together, but no free range is that large. Try "
+			   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
+			   "torch.cuda.empty_cache() between phases, or fewer distinct tensor "
+			   "sizes.",
+		    fmt_size(free_b).s, fmt_size((uint64_t)o->device_free).s);
+	fputc('\n', tx->f);
+	if (!f->n_holders)
+		return;
+	_autofree_ char *title = xasprintf("Tensors in the cache %s, by allocating stack", when);
+	section_title(tx, title, shown, f->n_holders, plural(f->n_holders, "stack", "stacks"));
+	line(tx, 0, "       bytes  tensors  allocated at");
+	for (size_t i = 0; i < shown; i++) {
+		const struct model_group *g = &f->holders[i];
+		_autofree_ char *cells =
+			xasprintf("  %10s  %7" PRIu64 "  ", fmt_size(g->bytes).s, g->count);
+
+		stack_row(tx, cells, g->stack);
+	}
+	fputc('\n', tx->f);
+}
+
 static void print_device(const struct text *tx)
 {
 	const struct model *m = tx->m;
@@ -851,9 +894,13 @@ void render_text(FILE *f, const struct trace *t, const struct model *m,
 		print_growth(&tx, true);
 	if (!oom) /* the cause of the leaks, under their story */
 		print_diagnosis(&tx);
-	if (oom)
+	if (oom) {
 		print_holders(&tx, oom);
+		print_framework(&tx, "at the failure", &oom->framework, oom);
+	}
 	print_device(&tx);
+	if (!oom)
+		print_framework(&tx, "at the end", &m->framework_end, NULL);
 	print_kinds(&tx);
 	print_pools(&tx);
 	print_sites(&tx);

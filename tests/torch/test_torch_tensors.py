@@ -44,6 +44,48 @@ class TensorTest(unittest.TestCase):
             out.append((seq, kind, addr, size, where))
         return out
 
+    @staticmethod
+    def by_line(framework):
+        """The framework object's holders by the innermost Python line:
+        {(file's base name, line): [bytes, count]}."""
+        out = {}
+        for h in framework["holders"]:
+            py = [f for f in h["frames"] if f["kind"] == "python"]
+            key = (os.path.basename(py[0]["file"]), py[0]["line"]) if py else None
+            sums = out.setdefault(key, [0, 0])
+            sums[0] += h["bytes"]
+            sums[1] += h["count"]
+        return out
+
+    @staticmethod
+    def expected_by_line(program, by_tag):
+        return {(program, base.tag_line(program, tag)): sums for tag, sums in by_tag.items()}
+
+    def test_report_framework(self):
+        """The report's framework object at the end and at the peak: torch's
+        memory_allocated(), memory_reserved(), max_memory_reserved(), its
+        live tensors, the largest free block of memory_snapshot(), and the
+        holders by Python line equal to the blocks the program's tensors
+        of each line hold."""
+        run = self.run_both("tensors")
+        fig = run.figures
+        rep = self.report_json(run.trace)
+        end = rep["framework"]["at_end"]
+        self.assertIsNotNone(end, "no framework object")
+        self.assertEqual(end["allocator"], "pytorch_caching")
+        self.assertEqual(end["allocated_bytes"], fig["memory_allocated"])
+        self.assertEqual(end["reserved_bytes"], fig["memory_reserved"])
+        self.assertEqual(end["free_in_cache_bytes"],
+                         fig["memory_reserved"] - fig["memory_allocated"])
+        self.assertEqual(end["tensors"], fig["allocations"])
+        self.assertEqual(end["largest_free_block"], fig["largest_free"])
+        self.assertEqual(self.by_line(end), self.expected_by_line("tensors.py", fig["by_tag"]))
+        # torch did not split the first segment: that tensor's block is
+        # bigger than the 11 MiB it asked for
+        self.assertGreater(fig["by_tag"]["whole"][0], 11 * MiB)
+        self.assertEqual(rep["framework"]["at_peak"]["reserved_bytes"],
+                         fig["max_memory_reserved"])
+
     def test_tensor_events_are_torchs(self):
         """Every live tensor of memory_snapshot() is a tensor allocation of
         the trace at its address, of its requested size, made on the
@@ -71,9 +113,9 @@ class TensorTest(unittest.TestCase):
         self.assertEqual(sorted((a, s) for a, (s, _) in live.items()), active)
         # each tensor made on its line of the program
         lines = {tag: base.tag_line("tensors.py", tag)
-                 for tag in ("small", "mid", "big", "gone", "many")}
+                 for tag in ("whole", "small", "mid", "big", "gone", "many")}
         made = sorted(w[1] for _, (_, w) in live.items() if w and w[0] == "tensors.py")
-        self.assertEqual(made, sorted([lines["small"], lines["mid"], lines["big"]] +
+        self.assertEqual(made, sorted([lines["whole"], lines["small"], lines["mid"], lines["big"]] +
                                       [lines["many"]] * 4))
         freed = [e for e in events if e[1] == TENSOR_ALLOC and e[4] == ("tensors.py",
                                                                          lines["gone"])]
@@ -120,6 +162,31 @@ class TensorTest(unittest.TestCase):
         lines = sorted(w[1] for s, w in live.values())
         self.assertEqual(lines, [base.tag_line("tensors_oom_kill.py", "weights")] * 3 +
                          [base.tag_line("tensors_oom_kill.py", "acts")])
+        # The report of the killed trace: the retry's framework object is
+        # torch's cache when it raised.
+        rep = self.report_json(run.trace)
+        self.assertEqual(rep["trace"]["end"], "running")  # never closed
+        retry = rep["ooms"][-1]
+        self.assertIsNotNone(retry["retry_of"])
+        fw = retry["framework"]
+        self.assertIsNotNone(fw, "no framework object at the OOM")
+        self.assertEqual(fw["requested_bytes"], asked)
+        self.assertEqual(retry["requested_bytes"], obs["alloc"])
+        self.assertEqual(fw["allocated_bytes"], fig["memory_allocated"])
+        self.assertEqual(fw["reserved_bytes"], obs["reserved"])
+        self.assertEqual(fw["largest_free_block"], fig["largest_free"])
+        self.assertEqual(self.by_line(fw),
+                         self.expected_by_line("tensors_oom_kill.py", fig["by_tag"]))
+        # The text report, under the failure: the cache and its tensors'
+        # lines, the weights' first.
+        text = " ".join(self.report(run.trace).split())
+        self.assertIn(f"Inside PyTorch's cache at the failure: {obs['reserved'] / MiB:.1f} MiB "
+                      f"reserved, {fig['memory_allocated'] / MiB:.1f} MiB of it allocated to 4 "
+                      "tensors", text)
+        tensors = text.split("Tensors in the cache at the failure")[1]
+        weights = fig["by_tag"]["weights"][0] / MiB
+        self.assertIn(f"{weights:.1f} MiB 3 <listcomp> (tensors_oom_kill.py:"
+                      f"{base.tag_line('tensors_oom_kill.py', 'weights')})", tensors)
 
     def test_tensors_off(self):
         """MEMTRACE_TENSORS=0: no tensor event, the program unchanged."""

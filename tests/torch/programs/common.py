@@ -57,3 +57,17 @@ def tried_to_allocate(message):
     """The size torch's OOM message names, as it wrote it."""
     m = re.search(r"Tried to allocate ([0-9.]+ (?:bytes|KiB|MiB|GiB))", message)
     return m.group(1) if m else None
+
+
+def blocks_by_tag(snapshot, tensors):
+    """What memory_snapshot() says the tensors of each tag hold: {tag: [the
+    sum of their blocks' sizes, how many]}; tensors maps a tag to a list
+    of tensors."""
+    size = {b["address"]: b["size"] for s in snapshot for b in s["blocks"]}
+    return {tag: [sum(size[t.data_ptr()] for t in ts), len(ts)] for tag, ts in tensors.items()}
+
+
+def largest_inactive(snapshot):
+    """The largest free block of memory_snapshot()."""
+    return max([b["size"] for s in snapshot for b in s["blocks"] if b["state"] == "inactive"],
+               default=0)

@@ -9,7 +9,7 @@ import signal
 
 import torch
 
-from common import OomObserver, emit, figures
+from common import OomObserver, blocks_by_tag, emit, figures, largest_inactive
 
 MiB = 1 << 20
 weights = [torch.empty(64 * MiB, dtype=torch.uint8, device="cuda") for _ in range(3)]  # @weights
@@ -24,5 +24,7 @@ except torch.cuda.OutOfMemoryError:
 snapshot = torch.cuda.memory_snapshot()
 blocks = sorted([b["address"], b["size"], b["requested_size"], b["state"]]
                 for s in snapshot for b in s["blocks"])
-emit(figures(blocks=blocks, observer=observer.calls, request_bytes=900 * MiB + 1000))
+by_tag = blocks_by_tag(snapshot, {"weights": weights, "acts": [acts]})
+emit(figures(blocks=blocks, observer=observer.calls, request_bytes=900 * MiB + 1000,
+             by_tag=by_tag, largest_free=largest_inactive(snapshot)))
 os.kill(os.getpid(), signal.SIGKILL)
