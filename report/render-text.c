@@ -381,7 +381,7 @@ static void print_framework(const struct text *tx, const char *when,
 	if (o && f->has_request && o->has_device_free && f->requested > f->largest_free &&
 	    f->requested > (uint64_t)o->device_free &&
 	    f->requested <= free_b + (uint64_t)o->device_free)
-		say(tx, 4, "Fragmentation: the cache's free %s and the device's free %s would "
+		say(tx, 4, "  Fragmentation: the cache's free %s and the device's free %s would "
 			   "hold it together, but no free range is that large. Try "
 			   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
 			   "torch.cuda.empty_cache() between phases, or fewer distinct tensor "
