@@ -13,10 +13,15 @@ torch.cuda.synchronize()) once in each variant, in a fresh process on
 that other load on the machine falls on all of them alike:
 
   plain          torch's caching allocator
-  memtrace       the same under LD_PRELOAD=libmemtrace.so
+  memtrace       the same under LD_PRELOAD=libmemtrace.so (with torch's
+                 allocator actions, the tensor events, as by default)
+  memtrace/no-tensors
+                 the same with MEMTRACE_TENSORS=0: the CUDA calls only
   torch-history  the same with torch.cuda.memory._record_memory_history()
                  (torch's recorder: every block's alloc and free with its
                  Python and C++ stack, max_entries 100000)
+  torch-history/py
+                 the same with stacks='python': Python stacks only
   plain/pt, memtrace/pt
                  the same two with memtrace run --per-tensor's setting,
                  PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync (every
@@ -52,11 +57,13 @@ SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 WARMUP = 5
 
 VARIANTS = [
-    ("plain", False, False, False),
-    ("memtrace", True, False, False),
-    ("torch-history", False, True, False),
-    ("plain/pt", False, False, True),
-    ("memtrace/pt", True, False, True),
+    ("plain", False, "", False),
+    ("memtrace", True, "", False),
+    ("memtrace/no-tensors", True, "", False),
+    ("torch-history", False, "all", False),
+    ("torch-history/py", False, "python", False),
+    ("plain/pt", False, "", True),
+    ("memtrace/pt", True, "", True),
 ]
 
 
@@ -68,7 +75,7 @@ def worker(steps, history):
     out = {"steps": steps}
     try:
         if history:
-            torch.cuda.memory._record_memory_history(max_entries=100000)
+            torch.cuda.memory._record_memory_history(max_entries=100000, stacks=history)
         torch.manual_seed(0)
         model = torch.nn.Sequential(
             torch.nn.Linear(512, 1024), torch.nn.GELU(), torch.nn.LayerNorm(1024),
@@ -107,10 +114,12 @@ def run_variant(args, python, name, traced, history, per_tensor, tmp):
         trace = os.path.join(tmp, f"{name.replace('/', '-')}-{time.monotonic_ns()}.db")
         env.update(LD_PRELOAD=os.path.join(args.build, "interpose", "libmemtrace.so"),
                    MEMTRACE_OUTPUT=trace, MEMTRACE_CUPTI="off", MEMTRACE_QUIET="1")
+        if name.endswith("/no-tensors"):
+            env["MEMTRACE_TENSORS"] = "0"
     cmd = [os.path.join(SOURCE, "scripts", "sim-run"), "--capacity", args.capacity, "--",
            python, os.path.abspath(__file__), "--worker", "--steps", str(args.steps)]
     if history:
-        cmd.append("--history")
+        cmd += ["--history", history]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
     if proc.returncode != 0 or not lines:
@@ -133,7 +142,7 @@ def main():
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--capacity", default="4G")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--history", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--history", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker(args.steps, args.history)
