@@ -132,9 +132,9 @@ struct verdict {
 	uint64_t bytes;		    /* preallocated: the arena; not_ours: unexplained */
 };
 
-static void consider(struct verdict *v, enum trace_cause cause, bool leads)
+static void consider(struct verdict *v, enum trace_cause cause, bool leads, bool beyond)
 {
-	int rank = trace_cause_rank(cause, leads);
+	int rank = trace_cause_rank(cause, leads, beyond);
 
 	if (!v->cause || rank < v->rank)
 		*v = (struct verdict){ .cause = cause, .rank = rank };
@@ -198,6 +198,7 @@ static void judge(struct mt_cause *c, const struct mt_cause_oom *o, struct verdi
 				: 0;
 	uint64_t unexplained = used > o->live + o->graph_live ? used - o->live - o->graph_live : 0;
 	bool leads = trace_cause_not_ours_leads(unexplained, o->requested, o->live);
+	bool beyond = o->has_device && trace_cause_beyond_device(o->requested, o->device_total);
 	struct verdict g = { 0 };
 	uint32_t arena_stack = 0;
 	uint64_t arena = 0;
@@ -205,32 +206,33 @@ static void judge(struct mt_cause *c, const struct mt_cause_oom *o, struct verdi
 	*v = (struct verdict){ 0 };
 	if (o->has_device && o->requested &&
 	    trace_cause_fragmentation(o->device_free, o->requested))
-		consider(v, TRACE_CAUSE_FRAGMENTATION, leads);
+		consider(v, TRACE_CAUSE_FRAGMENTATION, leads, beyond);
 	if (graphs_hold(c, o))
-		consider(v, TRACE_CAUSE_ORPHANED_GRAPHS, leads);
+		consider(v, TRACE_CAUSE_ORPHANED_GRAPHS, leads, beyond);
 	if (growth(c, o, &g)) {
-		consider(v, TRACE_CAUSE_GROWTH, leads);
+		consider(v, TRACE_CAUSE_GROWTH, leads, beyond);
 		if (v->cause == TRACE_CAUSE_GROWTH) {
 			v->stack = g.stack;
 			v->rounds = g.rounds;
 		}
 	}
 	if (preallocated(c, o, &arena_stack, &arena)) {
-		consider(v, TRACE_CAUSE_PREALLOCATED, leads);
+		consider(v, TRACE_CAUSE_PREALLOCATED, leads, beyond);
 		if (v->cause == TRACE_CAUSE_PREALLOCATED) {
 			v->stack = arena_stack;
 			v->bytes = arena;
 		}
 	}
 	if (o->has_device && trace_cause_not_ours(unexplained, o->requested, o->device_total)) {
-		consider(v, TRACE_CAUSE_NOT_OURS, leads);
+		consider(v, TRACE_CAUSE_NOT_OURS, leads, beyond);
 		if (v->cause == TRACE_CAUSE_NOT_OURS)
 			v->bytes = unexplained;
 	}
-	/* nothing that explains the failure by itself: the step did not fit
-	 * (it leads unless others or an arena rank before it) */
-	if (!v->cause || v->rank > TRACE_CAUSE_EXPLAINS)
-		consider(v, TRACE_CAUSE_TOO_BIG, leads);
+	/* nothing that explains the failure by itself, or a request beyond
+	 * the device: the step did not fit (it leads unless others or an
+	 * arena rank before it, and always beyond the device) */
+	if (!v->cause || v->rank > TRACE_CAUSE_EXPLAINS || beyond)
+		consider(v, TRACE_CAUSE_TOO_BIG, leads, beyond);
 }
 
 /* ---- the words ---- */
@@ -297,8 +299,13 @@ static size_t say_too_big(struct mt_cause *c, const struct mt_cause_oom *o, mt_c
 	size_into(req, sizeof(req), o->requested);
 	size_into(room, sizeof(room), t.room);
 	size_into(before, sizeof(before), t.before);
-	SAY("memtrace:   cause (too_big): the step in progress needed %s (%s allocated since "
-	    "memory was last given back",
+	SAY("memtrace:   cause (too_big): ");
+	if (o->has_device && trace_cause_beyond_device(o->requested, o->device_total)) {
+		size_into(a, sizeof(a), o->device_total);
+		SAY("the %s asked for is more than the device's %s: it cannot fit, whatever "
+		    "else is freed; ", req, a);
+	}
+	SAY("the step in progress needed %s (%s allocated since memory was last given back",
 	    need, step);
 	if (t.top_bytes) {
 		name(ctx, t.top, where, sizeof(where));

@@ -32,6 +32,13 @@ static struct diagnosis *add(struct diagnoses *d, enum diag_kind kind, const cha
 	return &d->items[d->n++];
 }
 
+/* The request alone is more than the device (trace_cause_beyond_device). */
+static bool beyond_device(const struct model_oom *o)
+{
+	return o->has_device_total && o->device_total > 0 &&
+	       trace_cause_beyond_device(o->requested, (uint64_t)o->device_total);
+}
+
 static uint64_t oom_total(const struct model *m, const struct model_oom *o)
 {
 	if (o->has_device_total && o->device_total > 0)
@@ -373,6 +380,7 @@ static void rule_too_big(const struct trace *t, const struct model *m, const str
 	uint64_t room = total > before + others ? total - before - others : 0;
 	const struct model_group *held = NULL, *grew = NULL, *top = NULL;
 	_autofree_ char *held_s = NULL, *scale = NULL, *where = NULL, *fit = NULL, *top_s = NULL;
+	_autofree_ char *beyond = NULL;
 	struct diagnosis *x;
 
 	for (size_t i = 0; o->has_holders && i < o->n_holders; i++) {
@@ -387,6 +395,10 @@ static void rule_too_big(const struct trace *t, const struct model *m, const str
 		    (!grew || g->rounds.open_bytes > grew->rounds.open_bytes))
 			grew = g;
 	}
+	if (beyond_device(o))
+		beyond = xasprintf("the %s asked for is more than the device's %s: it cannot fit, "
+				   "whatever else is freed; ", fmt_size(o->requested).s,
+				   fmt_size((uint64_t)o->device_total).s);
 	if (top) {
 		_autofree_ char *w = render_stack_label(t, top->stack, true);
 
@@ -435,9 +447,9 @@ static void rule_too_big(const struct trace *t, const struct model *m, const str
 		return;
 	}
 	x = add(d, DIAG_TOO_BIG, "The working set does not fit",
-		xasprintf("the step in progress needed %s (%s allocated since memory was last "
+		xasprintf("%sthe step in progress needed %s (%s allocated since memory was last "
 			  "given back%s, and the %s asked for)%s; %s%s",
-			  fmt_size(need).s, fmt_size(o->round_bytes).s, top_s ? top_s : "",
+			  beyond ? beyond : "", fmt_size(need).s, fmt_size(o->round_bytes).s, top_s ? top_s : "",
 			  fmt_size(o->requested).s, fit,
 			  repeated_holder(t, o) ? "no memory was given back, so no repetition shows "
 					       "what it kept (see Also)"
@@ -457,7 +469,8 @@ static int rank(const struct diagnosis *x, const struct model_oom *o)
 {
 	if (x->weak)	/* after every cause the events tell */
 		return 7;
-	return trace_cause_rank((enum trace_cause)x->kind, o && not_ours_leads(o));
+	return trace_cause_rank((enum trace_cause)x->kind, o && not_ours_leads(o),
+				o && beyond_device(o));
 }
 
 void diagnose_oom(const struct trace *t, const struct model *m, const struct model_oom *o,
@@ -480,7 +493,7 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 		 * not fit */
 		for (size_t i = 0; i < d->n; i++)
 			explained |= rank(&d->items[i], o) <= TRACE_CAUSE_EXPLAINS;
-		if (!explained) {
+		if (!explained || beyond_device(o)) {
 			rule_too_big(t, m, o, d);
 			rule_growth_repeated(t, o, d);
 		}

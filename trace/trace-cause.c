@@ -57,8 +57,15 @@ bool trace_cause_arena(uint64_t bytes, uint64_t device_total)
 	return device_total && (double)bytes >= TRACE_ARENA_SHARE * (double)device_total;
 }
 
-int trace_cause_rank(enum trace_cause c, bool not_ours_leads)
+bool trace_cause_beyond_device(uint64_t requested, uint64_t device_total)
 {
+	return device_total && requested > device_total;
+}
+
+int trace_cause_rank(enum trace_cause c, bool not_ours_leads, bool beyond_device)
+{
+	if (c == TRACE_CAUSE_TOO_BIG && beyond_device)
+		return -1;
 	switch (c) {
 	case TRACE_CAUSE_ORPHANED_GRAPHS: return 0;
 	case TRACE_CAUSE_GROWTH: return 1;

@@ -178,10 +178,15 @@ bool trace_cause_not_ours_leads(uint64_t unexplained, uint64_t requested, uint64
 /* preallocated: an early allocation of at least TRACE_ARENA_SHARE of the device */
 bool trace_cause_arena(uint64_t bytes, uint64_t device_total);
 
+/* The request alone is more than the device's memory: no arena, pieces
+ * or memory kept explain the failure, since it could never succeed. */
+bool trace_cause_beyond_device(uint64_t requested, uint64_t device_total);
+
 /* Which cause leads when several apply (the lowest first): memory kept
  * (graphs left behind, growth), which also cuts the free memory into
  * pieces; then the pieces; then whose memory filled the device; too_big
- * last, when nothing above explains the failure. */
-int trace_cause_rank(enum trace_cause c, bool not_ours_leads);
+ * last, when nothing above explains the failure, and first when the
+ * request is beyond the device (trace_cause_beyond_device). */
+int trace_cause_rank(enum trace_cause c, bool not_ours_leads, bool beyond_device);
 /* A cause of this rank explains an OOM by itself: too_big does not apply. */
 #define TRACE_CAUSE_EXPLAINS 2

@@ -146,6 +146,19 @@ class CauseTest(mtest.TraceTest):
         self.assertEqual(diag["cause"], "growth", diag)
         self.assertEqual(diag["bytes"], 2 * mtest.MiB)
 
+    def test_beyond_the_device(self):
+        # beyond_device.py: an arena, then a request larger than the
+        # device: too_big leads (check() in test_tuned), saying so, with the
+        # arena after it; the stderr answer says the same
+        run = self.run_python(os.path.join(HERE, "beyond_device.py"), quiet=False)
+        diag = self.report(run.trace)["ooms"][-1]["diagnosis"]
+        self.assertEqual(diag["cause"], "too_big", diag)
+        self.assertIn("the 2.0 GiB asked for is more than the device's 1.0 GiB",
+                      diag["evidence"])
+        self.assertEqual([a["cause"] for a in diag["also"]], ["preallocated"], diag)
+        self.assertIn("memtrace:   cause (too_big): the 2.0 GiB asked for is more than the "
+                      "device's 1.0 GiB", run.stderr)
+
     def test_kept_without_frees(self):
         # kept_cached.py: outputs kept, nothing ever freed (a cache of its
         # own); no round boundary in the trace
