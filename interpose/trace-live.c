@@ -137,7 +137,8 @@ static const char *const stmt_sql[S_COUNT] = {
  * device's total). */
 #define SNAPSHOT_SITES 32
 
-#define KINDS 32
+#define KINDS 64 /* above every event kind */
+_Static_assert(MT_EV_TENSOR_LAST < KINDS, "kind_totals counts every kind");
 
 struct mt_live {
 	sqlite3 *db;

@@ -13,6 +13,8 @@
 #include "util-math.h"
 #include "util-mem.h"
 
+_Static_assert(MT_EV_TENSOR_LAST < TRACE_TRIMMED_KINDS, "kind_totals read for every kind");
+
 static void finalize(sqlite3_stmt **s)
 {
 	sqlite3_finalize(*s);

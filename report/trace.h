@@ -118,7 +118,8 @@ struct trace_trimmed_site {
 	uint64_t allocs, alloc_bytes, frees, free_bytes;
 };
 
-#define TRACE_TRIMMED_KINDS 32
+/* above every event kind (trace-schema.h: asserted in trace-read-flight.c) */
+#define TRACE_TRIMMED_KINDS 64
 
 /* A bucket of the writer's timeline (table timeline): device bytes live
  * in [bucket * width, (bucket + 1) * width) ns. */
