@@ -25,6 +25,7 @@ struct cause_early {
 	unsigned n;
 	uint64_t bytes[TRACE_EARLY_ALLOCS];
 	uint32_t stack[TRACE_EARLY_ALLOCS];
+	uint8_t mem[TRACE_EARLY_ALLOCS]; /* an arena is the first of its kind */
 };
 
 struct mt_cause {
@@ -67,7 +68,7 @@ static struct cause_stack *stack_at(struct mt_cause *c, uint32_t id)
 	return &c->stacks[id];
 }
 
-static void early(struct mt_cause *c, uint32_t stack, int device, uint64_t bytes)
+static void early(struct mt_cause *c, uint32_t stack, int device, int mem, uint64_t bytes)
 {
 	unsigned i;
 
@@ -81,17 +82,18 @@ static void early(struct mt_cause *c, uint32_t stack, int device, uint64_t bytes
 	struct cause_early *e = &c->early[i];
 	if (e->n < TRACE_EARLY_ALLOCS) {
 		e->bytes[e->n] = bytes;
+		e->mem[e->n] = (uint8_t)mem;
 		e->stack[e->n++] = stack;
 	}
 }
 
-void mt_cause_alloc(struct mt_cause *c, uint32_t stack, int device, uint64_t bytes)
+void mt_cause_alloc(struct mt_cause *c, uint32_t stack, int device, int mem, uint64_t bytes)
 {
 	struct cause_stack *s;
 
 	if (!c)
 		return;
-	early(c, stack, device, bytes);
+	early(c, stack, device, mem, bytes);
 	trace_round_next(&c->run);
 	if (!(s = stack_at(c, stack)))
 		return;
@@ -164,6 +166,18 @@ static bool growth(struct mt_cause *c, const struct mt_cause_oom *o, struct verd
 	return found;
 }
 
+/* An arena is the first allocation of its kind on its device: one that
+ * grew region by region to its limit (JAX with
+ * XLA_PYTHON_CLIENT_PREALLOCATE=false) took smaller ones first. */
+static bool first_of_kind(const struct cause_early *e, unsigned j)
+{
+	for (unsigned i = 0; i < j; i++) {
+		if (e->mem[i] == e->mem[j])
+			return false;
+	}
+	return true;
+}
+
 static bool preallocated(const struct mt_cause *c, const struct mt_cause_oom *o, uint32_t *stack,
 			 uint64_t *bytes)
 {
@@ -172,6 +186,8 @@ static bool preallocated(const struct mt_cause *c, const struct mt_cause_oom *o,
 
 		for (unsigned j = 0; e->device == o->device && j < e->n; j++) {
 			if (trace_cause_arena(e->bytes[j], o->device_total)) {
+				if (!first_of_kind(e, j))
+					return false; /* grown region by region */
 				*stack = e->stack[j];
 				*bytes = e->bytes[j];
 				return true;

@@ -26,9 +26,9 @@ struct mt_cause;
 struct mt_cause *mt_cause_new(void);
 void mt_cause_free(struct mt_cause *c);
 
-/* A device-side allocation (the kinds of the device peak) of `bytes` on
- * stack, device; its release. */
-void mt_cause_alloc(struct mt_cause *c, uint32_t stack, int device, uint64_t bytes);
+/* A device-side allocation (the kinds of the device peak) of `bytes` of
+ * kind mem on stack, device; its release. */
+void mt_cause_alloc(struct mt_cause *c, uint32_t stack, int device, int mem, uint64_t bytes);
 void mt_cause_release(struct mt_cause *c, uint32_t stack, uint64_t bytes);
 /* An executable graph made (created) or destroyed. */
 void mt_cause_exec(struct mt_cause *c, bool created);

@@ -448,7 +448,7 @@ static void cause_add(struct mt_live *l, uint64_t site, const live_alloc *a, boo
 	if (!s || !trace_live_peak_kind(a->mem))
 		return;
 	if (add)
-		mt_cause_alloc(l->cause, s->stack, s->device, a->bytes);
+		mt_cause_alloc(l->cause, s->stack, s->device, a->mem, a->bytes);
 	else
 		mt_cause_release(l->cause, s->stack, a->bytes);
 }

@@ -81,7 +81,7 @@ void model_device_alloc(struct model *m, const struct trace_event *ev)
 		return;
 	d->early[d->n_early++] = (struct model_early_alloc){
 		.seq = ev->seq, .time_ns = ev->time_ns, .api = ev->api, .stack = ev->stack,
-		.bytes = ev->bytes,
+		.bytes = ev->bytes, .mem = (int)ev->mem,
 	};
 }
 
@@ -163,9 +163,21 @@ static int cmp_note(const void *a, const void *b)
 /* A framework that preallocates takes one huge block early: the first
  * of the device's first MODEL_EARLY_ALLOCS device-side allocations that is
  * at least MODEL_ARENA_SHARE of the device (JAX takes 75 % of it,
- * TensorFlow nearly all that is free). A caching allocator that grows its
- * segments on demand (PyTorch's first ones: 2 MiB, 20 MiB, then what a
- * large tensor asks, such as 512 MiB of a 1 GiB device) is no arena. */
+ * TensorFlow nearly all that is free) and the first of its kind there
+ * (trace_cause_arena_first). A caching allocator that grows its segments
+ * on demand (PyTorch's first ones: 2 MiB, 20 MiB, then what a large tensor
+ * asks, such as 512 MiB of a 1 GiB device) is no arena, nor is an arena
+ * that grew region by region to its limit (JAX with
+ * XLA_PYTHON_CLIENT_PREALLOCATE=false: 2, 4, 8, 16 MiB, then 738 MiB). */
+static bool first_of_kind(const struct model_device *d, size_t i)
+{
+	for (size_t j = 0; j < i; j++) {
+		if (d->early[j].mem == d->early[i].mem)
+			return false;
+	}
+	return true;
+}
+
 static void note_preallocation(struct model *m, const struct model_device *d)
 {
 	if (!d->has_total)
@@ -175,6 +187,8 @@ static void note_preallocation(struct model *m, const struct model_device *d)
 
 		if ((double)e->bytes < MODEL_ARENA_SHARE * (double)d->total)
 			continue;
+		if (!first_of_kind(d, i))
+			return;
 		m->notes[m->n_notes++] = (struct model_note){
 			.kind = MODEL_NOTE_PREALLOCATION, .seq = e->seq, .time_ns = e->time_ns,
 			.api = e->api, .stack = e->stack, .device = d->id, .bytes = e->bytes,

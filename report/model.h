@@ -299,6 +299,7 @@ struct model_pool {
 struct model_early_alloc {
 	int64_t seq, time_ns, api, stack;
 	uint64_t bytes;
+	int mem; /* its kind: an arena is the first of its kind */
 };
 
 struct model_device {

@@ -31,7 +31,8 @@ const char *trace_cause_name(enum trace_cause c);
 /* not_ours: at least the request, or this share of the device */
 #define TRACE_NOT_OURS_SHARE 0.10
 /* preallocated: one of a device's first TRACE_EARLY_ALLOCS device-side
- * allocations of at least this share of the device */
+ * allocations of at least this share of the device, and the first of its
+ * memory kind there (an arena grown region by region is none) */
 #define TRACE_EARLY_ALLOCS 16
 #define TRACE_ARENA_SHARE 0.70
 

@@ -225,7 +225,9 @@ class JaxTest(unittest.TestCase):
         self.assertEqual(fig["after_oom"]["pool_bytes"], fig["after_oom"]["bytes_limit"])
         self.assertEqual(rep["totals"]["peak_bytes"], fig["after_oom"]["peak_pool_bytes"] + ws)
         self.assertEqual([o["api"] for o in rep["ooms"]], ["BFCAllocator"])
-        self.check_oom(rep, self.report(trace), traced.stderr, fig, ws)
+        text = self.report(trace)
+        self.check_oom(rep, text, traced.stderr, fig, ws)
+        self.check_no_arena(rep, text, traced.stderr)
 
     def test_platform_allocator(self):
         """XLA_PYTHON_CLIENT_ALLOCATOR=platform: no arena limit below the
@@ -246,6 +248,19 @@ class JaxTest(unittest.TestCase):
         self.assertTrue(all(a == "cuMemCreate" for a in apis[:-1]), apis)
         bfc = rep["ooms"][-1]
         self.assertIn(f"allocate {jax_size(bfc['requested_bytes'])}.", fig["error"])
+        self.check_no_arena(rep, self.report(trace), traced.stderr)
+
+    def check_no_arena(self, rep, text, stderr):
+        """The arena grew as the steps asked (JAX's pool_bytes below its
+        limit after training, checked by the caller): no preallocation
+        note, no preallocated cause, in the JSON, the text or on stderr,
+        though its last region may be most of the device."""
+        self.assertEqual([n for n in rep["notes"] if n["kind"] == "preallocation"], [])
+        diag = rep["diagnosis"]
+        causes = [diag["cause"]] + [a["cause"] for a in diag.get("also", [])]
+        self.assertNotIn("preallocated", causes, diag)
+        self.assertNotIn("preallocating", text)
+        self.assertNotIn("(preallocated)", stderr)
 
     def report_json(self, trace):
         return json.loads(self.report(trace, "--format", "json"))

@@ -709,9 +709,9 @@ START_TEST(test_oom_unexplained)
 }
 END_TEST
 
-/* One allocation of at least half the device among its first 16
- * device-side allocations; the device's size from the devices table, a
- * device event or an OOM. */
+/* One allocation of at least 70 % of the device among its first 16
+ * device-side allocations, the first of its kind there; the device's size
+ * from the devices table, a device event or an OOM. */
 START_TEST(test_preallocation)
 {
 	struct model m;
@@ -719,11 +719,15 @@ START_TEST(test_preallocation)
 
 	setup(&m);
 	model_device_info(&m, 0, 1000, true, 990);
-	alloc_on(&m, 1, 0, 0x1000, 10, 1);
+	model_device_info(&m, 3, 1000, true, 990);
+	alloc(&m, 1, 0x1000, 10, MT_MEM_VMM_PHYSICAL, 1); /* another kind */
 	alloc(&m, 2, 0x2000, 900, MT_MEM_HOST_PINNED, 1); /* not device memory */
-	alloc_on(&m, 3, 0, 0x3000, 699, 1);		  /* less than 70 % */
-	alloc_on(&m, 4, 0, 0x4000, 700, 2);		  /* this one */
-	alloc_on(&m, 5, 0, 0x5000, 800, 3);		  /* only the first is noted */
+	alloc(&m, 3, 0x3000, 699, MT_MEM_VMM_PHYSICAL, 1); /* less than 70 % */
+	alloc_on(&m, 4, 0, 0x4000, 700, 2);		   /* this one */
+	alloc_on(&m, 5, 0, 0x5000, 800, 3);		   /* only the first is noted */
+	/* device 3: an arena grown region by region is none */
+	alloc_on(&m, 6, 3, 0x6000, 10, 7);
+	alloc_on(&m, 7, 3, 0x7000, 800, 7);
 	for (int i = 0; i < MODEL_EARLY_ALLOCS; i++)
 		alloc_on(&m, 10 + i, 1, 0x10000 + (uint64_t)i * 0x100, 1, 4);
 	alloc_on(&m, 40, 1, 0x20000, 2000, 5); /* the 17th on device 1: too late */

@@ -45,13 +45,13 @@ START_TEST(leak_per_step_is_growth)
 
 	ck_assert_ptr_nonnull(c);
 	for (int i = 0; i < 4; i++, live += 64 * MiB)
-		mt_cause_alloc(c, 1, 0, 64 * MiB);
+		mt_cause_alloc(c, 1, 0, 1, 64 * MiB);
 	for (int step = 0; step < 23; step++, live += 32 * MiB) {
-		mt_cause_alloc(c, 3, 0, 16 * MiB);
-		mt_cause_alloc(c, 2, 0, 32 * MiB);
+		mt_cause_alloc(c, 3, 0, 1, 16 * MiB);
+		mt_cause_alloc(c, 2, 0, 1, 32 * MiB);
 		mt_cause_release(c, 3, 16 * MiB);
 	}
-	mt_cause_alloc(c, 3, 0, 16 * MiB);
+	mt_cause_alloc(c, 3, 0, 1, 16 * MiB);
 	answer(c, 2, 32 * MiB, live + 16 * MiB, 3, out, sizeof(out));
 	ck_assert_msg(strstr(out, "cause (growth): memory kept across iterations: stack2 kept "
 				  "32.0 MiB in each of 23 repetitions"),
@@ -69,15 +69,15 @@ START_TEST(batch_raised_is_too_big)
 	char out[2048];
 
 	for (int i = 0; i < 4; i++)
-		mt_cause_alloc(c, 1, 0, 64 * MiB);
+		mt_cause_alloc(c, 1, 0, 1, 64 * MiB);
 	for (uint64_t b = 1; b < 64; b *= 2) {
 		for (int l = 0; l < 4; l++)
-			mt_cause_alloc(c, 2, 0, b * 4 * MiB);
+			mt_cause_alloc(c, 2, 0, 1, b * 4 * MiB);
 		for (int l = 0; l < 4; l++)
 			mt_cause_release(c, 2, b * 4 * MiB);
 	}
 	for (int l = 0; l < 3; l++)
-		mt_cause_alloc(c, 2, 0, 256 * MiB);
+		mt_cause_alloc(c, 2, 0, 1, 256 * MiB);
 	answer(c, 2, 256 * MiB, GiB, 2, out, sizeof(out));
 	ck_assert_msg(strstr(out, "cause (too_big): the step in progress needed 1.0 GiB "
 				  "(768.0 MiB allocated since memory was last given back"),
@@ -91,11 +91,39 @@ START_TEST(arena_is_preallocated)
 	struct mt_cause *c = mt_cause_new();
 	char out[2048];
 
-	mt_cause_alloc(c, 1, 0, 820 * MiB);
-	mt_cause_alloc(c, 2, 0, 32 * MiB);
-	mt_cause_alloc(c, 2, 0, 64 * MiB);
+	mt_cause_alloc(c, 1, 0, 1, 820 * MiB);
+	mt_cause_alloc(c, 2, 0, 1, 32 * MiB);
+	mt_cause_alloc(c, 2, 0, 1, 64 * MiB);
 	answer(c, 2, 128 * MiB, 916 * MiB, 2, out, sizeof(out));
 	ck_assert_msg(strstr(out, "cause (preallocated): one allocation of 820.0 MiB by stack1"),
+		      "%s", out);
+	mt_cause_free(c);
+}
+END_TEST
+
+/* An arena grown region by region to its limit (JAX with
+ * XLA_PYTHON_CLIENT_PREALLOCATE=false: cuMemCreate of 2, 4, 8 MiB, then
+ * 738 MiB; a cuBLAS workspace of another kind between) is no
+ * preallocation; the same 738 MiB first of its kind is. */
+START_TEST(grown_arena_is_not_preallocated)
+{
+	struct mt_cause *c = mt_cause_new();
+	char out[2048];
+
+	mt_cause_alloc(c, 1, 0, 5, 2 * MiB);
+	mt_cause_alloc(c, 1, 0, 5, 4 * MiB);
+	mt_cause_alloc(c, 1, 0, 5, 8 * MiB);
+	mt_cause_alloc(c, 3, 0, 1, 32 * MiB);
+	mt_cause_alloc(c, 2, 0, 5, 738 * MiB);
+	answer(c, 2, 300 * MiB, 784 * MiB, 3, out, sizeof(out));
+	ck_assert_msg(!strstr(out, "preallocated"), "%s", out);
+	mt_cause_free(c);
+
+	c = mt_cause_new();
+	mt_cause_alloc(c, 3, 0, 1, 32 * MiB);
+	mt_cause_alloc(c, 2, 0, 5, 738 * MiB);
+	answer(c, 2, 300 * MiB, 770 * MiB, 3, out, sizeof(out));
+	ck_assert_msg(strstr(out, "cause (preallocated): one allocation of 738.0 MiB by stack2"),
 		      "%s", out);
 	mt_cause_free(c);
 }
@@ -112,7 +140,7 @@ START_TEST(graphs_kept_lead)
 	for (int i = 0; i < 17; i++)
 		mt_cause_exec(c, true);
 	mt_cause_exec(c, false);
-	mt_cause_alloc(c, 1, 0, 64 * MiB);
+	mt_cause_alloc(c, 1, 0, 1, 64 * MiB);
 	struct mt_cause_oom o = {
 		.stack = 1, .live = 64 * MiB, .peak = 64 * MiB, .graph_live = 1088 * MiB,
 		.holders = holders, .n_holders = 1,
@@ -132,7 +160,7 @@ START_TEST(no_state_no_cause)
 
 	mt_cause_answer(NULL, &o, name, NULL, out, sizeof(out));
 	ck_assert_str_eq(out, "");
-	mt_cause_alloc(NULL, 1, 0, 1);
+	mt_cause_alloc(NULL, 1, 0, 1, 1);
 	mt_cause_release(NULL, 1, 1);
 	mt_cause_exec(NULL, true);
 	mt_cause_free(NULL);
@@ -148,6 +176,7 @@ Suite *live_cause_suite(void)
 	tcase_add_test(tc, leak_per_step_is_growth);
 	tcase_add_test(tc, batch_raised_is_too_big);
 	tcase_add_test(tc, arena_is_preallocated);
+	tcase_add_test(tc, grown_arena_is_not_preallocated);
 	tcase_add_test(tc, graphs_kept_lead);
 	tcase_add_test(tc, no_state_no_cause);
 	suite_add_tcase(s, tc);
