@@ -118,6 +118,8 @@ check "--help: names jax's pin and its CUDA 13 plugin" grep -q 'jax\[cuda13\]==0
 check "--help: names the environment" grep -qF "$venv" <<<"$out"
 check "--help: nothing on stderr" test -z "$err"
 check "--help: names keras over torch's environment" grep -q "over torch's environment" <<<"$out"
+check "--help: names tensorflow's pin with its CUDA 12 libraries" grep -qF 'tensorflow[and-cuda]==2.21.0' <<<"$out"
+check "--help: names tensorflow's environment" grep -qF "$tmp/cache/memtrace/venv-tensorflow-2.21.0" <<<"$out"
 
 # 2. wrong arguments
 run_case
@@ -197,5 +199,21 @@ check "pip fails: ends with the cause" \
 	last_line_starts "memtrace: pip could not install torch==2.15.0: the package index has no torch==2.15.0"
 check "pip fails: removes the environment" test ! -e "$venv"
 check "pip fails: nothing on stdout" test -z "$out"
+
+# 8. tensorflow: its own environment, its CUDA 12 build checked
+tfvenv=$tmp/cache/memtrace/venv-tensorflow-2.21.0
+run_case tensorflow
+check "tensorflow: exits 0" test "$rc" = 0
+check "tensorflow: prints its interpreter" test "$out" = "$tfvenv/bin/python"
+check "tensorflow: pip installs the and-cuda extra" grep -qF -- '-m pip install --disable-pip-version-check --no-input --log '"$tfvenv"'.log tensorflow[and-cuda]==2.21.0' "$tmp/calls"
+check "tensorflow: checks the CUDA 12 build" grep -qF 'get_build_info().get("cuda_version"' "$tmp/calls"
+check "tensorflow: writes the marker" grep -qxF 'tensorflow[and-cuda]==2.21.0' "$tfvenv/.memtrace-complete"
+MEMTRACE_FRAMEWORKS=required STUB_PIP_FAIL=1 run_case tensorflow
+check "tensorflow: still complete, reused" test "$rc" = 0
+rm -f "$tfvenv/.memtrace-complete"
+MEMTRACE_FRAMEWORKS=required STUB_PIP_FAIL=1 run_case tensorflow
+check "tensorflow, required, pip fails: exits 1" test "$rc" = 1
+check "tensorflow, required, pip fails: says it fails rather than skips" \
+	grep -q 'could not install tensorflow\[and-cuda\]==2.21.0.*MEMTRACE_FRAMEWORKS=required: a failure, not a skip' <<<"$err"
 
 exit $fail
