@@ -2,15 +2,17 @@
  * the start of a trace at the first recorded CUDA call (the file, the
  * queue, the stack table, the writer, CUPTI, each handed what it calls
  * back), its stop at exit, fork, and the public API (memtrace.h). This is
- * the top layer: it wires the others (internal.h) and nothing calls up
+ * the top layer: it wires the others (core/core.h names them) and nothing calls up
  * into it but the start callback it gives record.c. The hook-path rules
  * are in record.c, where every wrapper goes through. */
 #include "clock.h"
 #include "config.h"
+#include "carry.h"
 #include "cupti.h"
 #include "hook-real.h"
 #include "memtrace.h"
 #include "python.h"
+#include "writer.h"
 
 #include <dlfcn.h>
 #include <errno.h>

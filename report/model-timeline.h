@@ -17,7 +17,7 @@
 #include "util-map.h"
 
 /* The writer's flight-mode timeline has as many buckets and live sets
- * (interpose/live-timeline.c), so that the reporter lays its buckets on
+ * (interpose/writer/live-timeline.c), so that the reporter lays its buckets on
  * its own: one number each, in trace-schema.h. */
 #define TIMELINE_BUCKETS MT_TIMELINE_BUCKETS
 /* live sets kept; a power of two dividing TIMELINE_BUCKETS */

@@ -2,7 +2,7 @@
  * and the rules that decide between causes, shared by the reporter
  * (report/model.c keeps the rounds, report/diagnose.c words each cause
  * with its evidence) and the capture library's out-of-memory answer on
- * stderr (interpose/live-cause.c), so both give the same cause for the
+ * stderr (interpose/writer/live-cause.c), so both give the same cause for the
  * same events. Pure functions: no SQLite, no allocation, constant work
  * per call. docs/report.md, "The cause", states the rules. */
 #pragma once

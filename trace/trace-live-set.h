@@ -3,7 +3,7 @@
  * free releases and a failed free puts back, VMM handles kept while
  * mapped and held by their mapping, which memory kinds count toward the
  * device peak, the lazy-epoch peak, and how many live sets at OOMs and
- * marks are kept. The writer (interpose/trace-live.c: flight mode, the
+ * marks are kept. The writer (interpose/writer/trace-live.c: flight mode, the
  * live_at_* and site_totals tables, the out-of-memory answer on stderr)
  * keeps its live set here; the reporter (report/model*.c) keeps its
  * richer records in its own map but takes its kinds, peak epoch and caps

@@ -1,4 +1,4 @@
-/* The trace schema, shared by the writer (interpose/trace-writer.c) and the
+/* The trace schema, shared by the writer (interpose/writer/trace-writer.c) and the
  * reader (report/trace-read.c). Keep in step with docs/trace-format.md. */
 #pragma once
 
@@ -38,7 +38,7 @@ enum mt_event_kind {
 	MT_EV_GRAPH_FREE_NODE = 24, /* address; handle = the graph, or 0 when captured */
 	MT_EV_CAPTURE_JOIN = 25, /* stream joins the capture of the stream in address */
 	/* A framework's caching allocator, seen from inside it (PyTorch's
-	 * allocator trace, interpose/hook-torch.c): the tensors inside the
+	 * allocator trace, interpose/hooks/hook-torch.c): the tensors inside the
 	 * segments the CUDA calls gave it. address, bytes (the block's or
 	 * the segment's), stream, device, handle = the private pool (a CUDA
 	 * graph's), 0 for the default pool. Kinds 26 + torch's action. */

@@ -9,7 +9,8 @@
  * per-call counter (PyTorch's emit_nvtx: "aten::mm, seq = 12, op_id = 7,
  * sizes = [...]") are cut at the first such field, so one operation is
  * one name. See docs/capture.md. */
-#include "internal.h"
+#include "core.h"
+#include "carry.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -12,7 +12,8 @@
  * as names arrive; when it is used up, frames of new code objects are left
  * out (see docs/python.md). */
 #include "python-names.h"
-#include "internal.h"
+#include "core.h"
+#include "carry.h"
 
 #include <stdatomic.h>
 #include <string.h>

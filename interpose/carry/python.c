@@ -18,7 +18,8 @@
  * - What a frame becomes (its token) is remembered per thread, by code
  *   object and instruction: see "the memo" below. */
 #include "python.h"
-#include "internal.h"
+#include "core.h"
+#include "carry.h"
 #include "python-layout.h"
 #include "python-names.h"
 

@@ -6,12 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A Python frame travels through the stack table as a token that no
- * user-space return address can be: the top bit set, then the id of the
- * (function, file) pair in python.c's table, then the line number. */
-#define MT_PYFRAME_BIT (1ull << 63)
-#define MT_PYFRAME_LINE_BITS 24
-#define MT_IS_PYFRAME(ip) (((uint64_t)(ip)&MT_PYFRAME_BIT) != 0)
+#include "core.h" /* a Python frame's token: MT_PYFRAME_BIT */
 
 /* Once, when the trace starts (and again, cheaply, until an interpreter is
  * found: Python may be loaded late by an embedding program). */

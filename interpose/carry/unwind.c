@@ -6,7 +6,8 @@
 #include <link.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core.h"
+#include "carry.h"
 
 static uintptr_t self_lo, self_hi;
 

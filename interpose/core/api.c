@@ -1,6 +1,6 @@
 /* The names of the functions in hooks.def and which library each belongs
  * to: for the trace's apis table and for finding the real functions. */
-#include "internal.h"
+#include "core.h"
 
 struct api_info {
 	const char *name;

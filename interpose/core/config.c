@@ -1,7 +1,7 @@
 /* Settings from the environment, read once in the library constructor
  * (before the program can change its environment). A bad value gets one
  * message and the default; the program runs on. See docs/usage.md. */
-#include "internal.h"
+#include "core.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
  * number was lost, SQLite's calls on it fail with EIO (the VFS's read, write,
  * truncate, lock and map calls), so not even a checkpoint at exit can write
  * into the program's file. docs/architecture.md, "The descriptor guard". */
-#include "internal.h"
+#include "core.h"
 
 #include <errno.h>
 #include <fcntl.h>

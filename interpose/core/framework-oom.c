@@ -12,7 +12,7 @@
  * That line is the evidence (docs/capture.md, "A framework's own OOM"):
  * the allocator's name, the device in it, the request as the arena rounded
  * it. This file reads it; hook-log.c sees it go by. */
-#include "internal.h"
+#include "core.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * the program may have closed or redirected stdout, and we may be called
  * from any thread at any time), and are rate-limited so that a broken
  * environment cannot flood the program's stderr. */
-#include "internal.h"
+#include "core.h"
 
 #include <errno.h>
 #include <stdatomic.h>

@@ -28,7 +28,7 @@
  * and a producer reads the consumer's `tail` only on every poke_every-th
  * ticket, so that line stays in the consumer's cache. */
 #include "clock.h"
-#include "internal.h"
+#include "core.h"
 #include "queue.h"
 #include "trace-schema.h"
 

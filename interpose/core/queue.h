@@ -1,10 +1,10 @@
 /* The queue's layout (queue.c), for what a producer does on every event
  * without a call: take a ticket (mt_queue_ticket, below) and name the
  * release it is running in its slot (mt_queue_release_slot). Everything
- * else goes through the functions declared in internal.h. */
+ * else goes through the functions declared in core.h. */
 #pragma once
 
-#include "internal.h"
+#include "core.h"
 
 #include <stdatomic.h>
 

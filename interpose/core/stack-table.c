@@ -8,7 +8,7 @@
  * front with MAP_NORESERVE and only touched as stacks arrive: the bound is
  * the reservation (see docs/architecture.md). When the table is full,
  * mt_stack_intern returns 0 ("no stack") and events keep flowing. */
-#include "internal.h"
+#include "core.h"
 
 #include <sched.h>
 #include <stdatomic.h>

@@ -4,7 +4,7 @@
  * /proc/self/task/TID/comm left to read by then. A fixed table filled
  * once a thread, read by the writer once a thread; past it, the writer
  * falls back to /proc. */
-#include "internal.h"
+#include "core.h"
 
 #include <stdatomic.h>
 #include <string.h>

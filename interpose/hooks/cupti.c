@@ -13,6 +13,7 @@
  *
  * Whatever goes wrong (no libcupti, too old, another tool holds it, no
  * usable device) is said once, and the hooks go on alone. */
+#include "carry.h"
 #include "cupti.h"
 
 #include "clock.h"

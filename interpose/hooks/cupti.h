@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "core.h"
 
 /* ---- the three calls the rest of the library makes ---- */
 

@@ -7,7 +7,7 @@
 #include <cuda_runtime_api.h>
 #include <stdatomic.h>
 
-#include "internal.h"
+#include "hooks.h"
 
 /* cuda.h maps the old name to the current ABI; the old ABI is hooked too. */
 #undef cuGetProcAddress

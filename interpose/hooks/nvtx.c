@@ -10,7 +10,11 @@
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
-#include "internal.h"
+#include "core.h"
+#include "writer.h"
+#include "carry.h"
+#include "record.h"
+#include "hooks.h"
 
 #include <stdint.h>
 

@@ -48,7 +48,10 @@
  * graph memory and free nodes of the captured graph: the capture-stream
  * table at the end of this file says which streams those are. */
 #include "clock.h"
-#include "internal.h"
+#include "core.h"
+#include "writer.h"
+#include "carry.h"
+#include "record.h"
 #include "python.h"
 #include "queue.h"
 #include "trace-schema.h"
@@ -156,7 +159,7 @@ static bool ensure_started(void)
 
 /* ---- the guard ---- */
 
-/* mt_enter (internal.h) found the trace not running. */
+/* mt_enter (record.h) found the trace not running. */
 bool mt_enter_slow(void)
 {
 	/* Starting creates files and a thread: whatever errno that leaves

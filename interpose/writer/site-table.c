@@ -2,7 +2,8 @@
  * open addressing with linear probing on the whole key, ids from 1 in
  * the order first seen. Writer thread only; it never shrinks (a program
  * has few sites: stacks times threads times streams, not events). */
-#include "internal.h"
+#include "core.h"
+#include "writer.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,8 @@
  * of the file's .symtab for the out-of-memory summary). Never called on
  * an application thread. The reporter adds file:line and static
  * symbols from debug info later (report/symbolize.c). */
-#include "internal.h"
+#include "core.h"
+#include "writer.h"
 
 #include <dlfcn.h>
 #include <elf.h>

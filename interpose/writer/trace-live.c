@@ -26,7 +26,6 @@
 
 #include "live-cause.h"
 #include "live-timeline.h"
-#include "python.h"
 #include "trace-live-set.h"
 #include "trace-schema.h"
 #include "trace-user-frame.h"

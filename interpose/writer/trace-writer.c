@@ -7,10 +7,10 @@
  * repeating columns interned as sites. The schema is
  * docs/trace-format.md (trace/trace-schema.h). */
 #include "clock.h"
-#include "internal.h"
+#include "core.h"
+#include "writer.h"
 #include "trace-live.h"
 #include "trace-schema.h"
-#include "python.h"
 #include "u64map.h"
 #include "config.h"
 

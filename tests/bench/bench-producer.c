@@ -1,5 +1,5 @@
 /* bench-producer: what an event costs the application thread, without
- * preload, CUDA or the writer: interpose/record.c's recording path called
+ * preload, CUDA or the writer: interpose/record/record.c's recording path called
  * through producer-core.c, at the bottom of a call
  * chain of a chosen depth, on one or more threads, with a consumer that
  * discards (or no consumer: --stalled).

@@ -1,9 +1,9 @@
 /* The application-thread half of a recorded event, without preload and
- * without CUDA: interpose/record.c's own mt_record_alloc and
+ * without CUDA: interpose/record/record.c's own mt_record_alloc and
  * mt_record_free (clock, thread id, operation, native unwind, Python
  * frames, stack intern, current device, queue push), from the record
- * path's library (libmemtrace-record.a) and the capture core
- * (libmemtrace-core.a). The device is asked of a stand-in for the runtime,
+ * path's layer (libmemtrace-record.a) on the carry, writer and core
+ * layers. The device is asked of a stand-in for the runtime,
  * a thread-local read as in the real one. A consumer thread drains the
  * queue and discards (or, with bp_start(stalled = true), nobody drains a
  * queue big enough for every event). This is a shared library so that
@@ -12,7 +12,10 @@
 #include "producer-core.h"
 
 #include "clock.h"
-#include "internal.h"
+#include "core.h"
+#include "writer.h"
+#include "carry.h"
+#include "record.h"
 #include "python.h"
 #include "queue.h"
 #include "trace-schema.h"

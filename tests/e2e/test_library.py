@@ -41,9 +41,10 @@ class LibraryTest(mtest.TraceTest):
             doc = f.read()
         missing = []
         for part in ("interpose", "report", "trace"):
-            for name in sorted(os.listdir(os.path.join(mtest.SOURCE, part))):
-                if name.endswith((".c", ".h", ".def")) and f"`{name}`" not in doc:
-                    missing.append(f"{part}/{name}")
+            for folder, _, names in sorted(os.walk(os.path.join(mtest.SOURCE, part))):
+                for name in sorted(names):
+                    if name.endswith((".c", ".h", ".def")) and f"`{name}`" not in doc:
+                        missing.append(os.path.relpath(os.path.join(folder, name), mtest.SOURCE))
         self.assertEqual(missing, [])
 
     def test_rtld_next_from_another_preload_keeps_its_meaning(self):

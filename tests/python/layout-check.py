@@ -1,4 +1,4 @@
-"""The per-version offsets of interpose/python-layout.c against the headers
+"""The per-version offsets of interpose/carry/python-layout.c against the headers
 of every CPython installed (pyenv's, and the system's python3): compiles
 layout-dump.c against each and checks that the row it prints is in the
 table verbatim (spaces aside). Exit status 77 (SKIP) when no interpreter

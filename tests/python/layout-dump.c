@@ -1,4 +1,4 @@
-/* Prints the row of interpose/python-layout.c for the CPython whose headers
+/* Prints the row of interpose/carry/python-layout.c for the CPython whose headers
  * it is compiled against:
  *   cc -DPy_BUILD_CORE -I PREFIX/include/python3.X layout-dump.c
  * The rows of that table are this program's output, and the test

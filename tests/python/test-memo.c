@@ -6,8 +6,8 @@
  * be asked again for a frame the memo knows. (test_python.py checks the
  * same end to end on every interpreter installed.) python.c is included, so
  * its static functions are reachable. */
-#include "../../interpose/python.c"
-#include "../../interpose/python-layout.c"
+#include "../../interpose/carry/python.c"
+#include "../../interpose/carry/python-layout.c"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * the segments written by hand. (The real thing is checked end to end by
  * test_python.py on every interpreter.) python.c is included, so its
  * static functions are reachable; what it calls in other files is stubbed. */
-#include "../../interpose/python.c"
+#include "../../interpose/carry/python.c"
 
 #include <stdarg.h>
 #include <stdio.h>

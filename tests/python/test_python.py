@@ -417,7 +417,7 @@ def main():
         Unsupported.exe = exe
     else:
         print("FAIL: Python 3.%d is installed but memtrace does not read its frames yet: "
-              "add its row to interpose/python-layout.c (docs/python.md)" % minor)
+              "add its row to interpose/carry/python-layout.c (docs/python.md)" % minor)
         return 1
     suite = unittest.defaultTestLoader.loadTestsFromTestCase(case)
     result = unittest.TextTestRunner(verbosity=2).run(suite)

@@ -1,4 +1,4 @@
-/* interpose/cupti.c without CUPTI: hand-built activity buffers, in the
+/* interpose/hooks/cupti.c without CUPTI: hand-built activity buffers, in the
  * record layouts of cupti_activity.h, walked and turned into events; the
  * graph callbacks' events. The events that cupti.c would queue go to the
  * sink below, which every parse is given. */

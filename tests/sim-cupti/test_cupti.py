@@ -1,4 +1,4 @@
-"""interpose/cupti.c end to end, on the simulated device and the simulated
+"""interpose/hooks/cupti.c end to end, on the simulated device and the simulated
 CUPTI: a program whose allocations partly bypass every hook, the rule of
 docs/cupti.md applied to its trace (reconcile.py), the flush at an
 out-of-memory failure, where libcupti is looked for, and each way CUPTI

@@ -1,7 +1,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core.h"
+#include "writer.h"
 
 static const char *env_vals[16][2];
 

@@ -15,7 +15,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core.h"
+#include "writer.h"
 
 /* A soft limit of 1024: memtrace's numbers start at 960. */
 static void limit_1024(void)

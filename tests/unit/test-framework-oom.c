@@ -4,7 +4,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core.h"
+#include "writer.h"
 
 /* One fwrite of absl's, as jax 0.10.2 printed it on the simulated device. */
 static const char xla_line[] =

@@ -1,4 +1,4 @@
-/* The writer's timeline (interpose/live-timeline.c): buckets, their
+/* The writer's timeline (interpose/writer/live-timeline.c): buckets, their
  * doubling, and the moments a live set is due. The numbers follow from
  * MT_TIMELINE_FIRST_WIDTH_NS (65536 ns), MT_TIMELINE_BUCKETS (2048) and
  * MT_TIMELINE_SNAPSHOTS (64): a live set every 32 buckets. */

@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "internal.h"
+#include "core.h"
+#include "writer.h"
 #include "queue.h"
 #include "trace-schema.h"
 

@@ -1,7 +1,8 @@
 #include <check.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core.h"
+#include "writer.h"
 
 static struct mt_site_key key_of(unsigned i)
 {

@@ -2,7 +2,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core.h"
+#include "writer.h"
 
 static void make_stack(uintptr_t *ips, unsigned n, unsigned variant)
 {

@@ -7,7 +7,8 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "internal.h"
+#include "core.h"
+#include "writer.h"
 #include "queue.h"
 #include "trace-schema.h"
 
