@@ -23,8 +23,9 @@
  * Each layer is given only its own folder and those below as include
  * paths, and is also linked alone into a shared library with
  * --no-undefined against the layers below (interpose/meson.build), so
- * an upward include does not compile and an upward call does not link.
- * Two calls the linker
+ * an upward include does not compile and an upward call does not link;
+ * tests/layers checks the file-level call graph (no cycle outside its
+ * allowlist, the hook tables). Two calls the linker
  * routes up, not written as calls to a layer above: under
  * -Bsymbolic-functions, memtrace's own close() (trace-writer.c,
  * symbols.c, trace-live.c) and dlsym() (python.c) bind to its exported

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""The file-level call graph of one half of memtrace, from its object files,
+checked against its layers (docs/architecture.md, "Capture", "Reporter").
+
+    check-layers.py --allow ALLOWLIST --layer NAME LIB.a... [--layer NAME LIB.a...]...
+
+The layers are given bottom up, each with its static libraries. Every member
+of an archive is one source file; an edge a -> b means a's object names a
+symbol b's defines (nm: U in a, defined in b). The files of trace/ compiled
+into a half (the members named ../trace/...) are the layer "trace", below
+all. A symbol libc defines too (close, dlsym, fwrite: the library's own
+calls that -Bsymbolic-functions binds to its exported wrappers) is a call to
+libc, not to the wrapper's file.
+
+Fails (exit 1) on
+  - an edge from a file to a file of a higher layer (an upward call);
+  - a call cycle between files, once the edges of the allowlist (the hook
+    tables that interposition makes circular by nature) are taken out;
+  - an allowlist edge that is no longer in the graph (so the list stays
+    true).
+"""
+import argparse
+import collections
+import os
+import subprocess
+import sys
+
+
+def libc_symbols():
+    path = None
+    with open("/proc/self/maps") as f:
+        for line in f:
+            if "/libc.so" in line or "/libc-" in line:
+                path = line.split()[-1]
+                break
+    if not path:
+        return set()
+    out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True,
+                         text=True, check=True).stdout
+    return {l.split()[-1].split("@")[0] for l in out.splitlines() if l.strip()}
+
+
+def file_of(member):
+    """An archive member (meson: the source path, '/' as '_', then .o) to
+    (source file name, whether it is trace/'s)."""
+    name = member[:-2] if member.endswith(".o") else member
+    shared = name.startswith(".._")
+    return name.rsplit("_", 1)[-1], shared
+
+
+def read_objects(layers):
+    """{file: (layer index, defined set, undefined set)}"""
+    files = {}
+    for index, (layer, libs) in enumerate(layers):
+        for lib in libs:
+            out = subprocess.run(["nm", "-A", lib], capture_output=True, text=True,
+                                 check=True).stdout
+            for line in out.splitlines():
+                parts = line.split(":")
+                if len(parts) < 3:
+                    continue
+                member = parts[1]
+                fields = parts[-1].split()
+                name, shared = file_of(os.path.basename(member))
+                key = "trace/" + name if shared else name
+                entry = files.setdefault(key, [(-1 if shared else index), set(), set()])
+                if len(fields) == 2 and fields[0] == "U":
+                    entry[2].add(fields[1])
+                elif len(fields) == 3 and fields[1] in "TDBRVWGSCiu":
+                    entry[1].add(fields[2])
+    return files
+
+
+def graph(files, libc):
+    owner = {}
+    for f, (_, defined, _) in files.items():
+        for s in defined:
+            owner.setdefault(s, f)
+    edges = collections.defaultdict(dict)
+    for f, (_, _, undefined) in files.items():
+        for s in undefined:
+            g = owner.get(s)
+            if g and g != f and s not in libc:
+                edges[f].setdefault(g, s)
+    return edges
+
+
+def cycles(nodes, edges):
+    """Strongly connected components of more than one file (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+    sys.setrecursionlimit(10000)
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(nodes):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def read_allow(path):
+    allow = set()
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                a, arrow, b = line.partition("->")
+                allow.add((a.strip(), b.strip()))
+    return allow
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--allow", required=True)
+    ap.add_argument("--layer", nargs="+", action="append", required=True,
+                    metavar=("NAME", "LIB"))
+    args = ap.parse_args()
+    layers = [(l[0], l[1:]) for l in args.layer]
+    names = ["trace"] + [l[0] for l in layers]
+    files = read_objects(layers)
+    edges = graph(files, libc_symbols())
+    allow = read_allow(args.allow)
+    errors = []
+    for a in sorted(edges):
+        for b, sym in sorted(edges[a].items()):
+            la, lb = files[a][0], files[b][0]
+            if lb > la and (a, b) not in allow:
+                errors.append(f"upward call: {a} ({names[la + 1]}) -> {b} ({names[lb + 1]}): {sym}")
+    kept = {a: {b: s for b, s in bs.items() if (a, b) not in allow} for a, bs in edges.items()}
+    for comp in cycles(files, kept):
+        inner = [f"{a} -> {b} ({kept[a][b]})" for a in comp for b in sorted(kept.get(a, {}))
+                 if b in comp]
+        errors.append("call cycle not in the allowlist: " + ", ".join(comp) +
+                      "\n    " + "\n    ".join(inner))
+    present = {(a, b) for a in edges for b in edges[a]}
+    for a, b in sorted(allow):
+        if a in files and (a, b) not in present:
+            errors.append(f"allowlist edge no longer in the graph: {a} -> {b}")
+    print(f"{len(files)} files, {sum(len(v) for v in edges.values())} edges, "
+          f"layers {' < '.join(names)}")
+    for e in errors:
+        print(e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
