@@ -45,6 +45,8 @@ static struct {
 	finalizing_fn finalizing; /* NULL when the version has none */
 	uintptr_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault; 0, 0 if unknown */
 	int name_off; /* of the name python-names.c reads: co_qualname, else co_name */
+	unsigned long (*type_flags)(void *type); /* PyType_GetFlags */
+	uintptr_t tuple_type; /* &PyTuple_Type */
 } py;
 
 enum { PY_ABSENT, PY_READY, PY_UNSUPPORTED };
@@ -84,6 +86,20 @@ static bool python_handle(void **h)
 	dl_iterate_phdr(find_libpython, path);
 	*h = path[0] ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
 	return *h != NULL;
+}
+
+void *mt_python_real(const char *name)
+{
+	void *fn = dlsym(RTLD_NEXT, name);
+	if (fn)
+		return fn;
+	/* libpython loaded with RTLD_LOCAL (an embedding program): its own
+	 * calls came here through the global scope, where this library is
+	 * first, but RTLD_NEXT does not reach it */
+	char path[MT_PATH_MAX] = "";
+	dl_iterate_phdr(find_libpython, path);
+	void *h = path[0] ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL; /* pinned */
+	return h ? dlsym(h, name) : NULL;
 }
 
 static bool python_version(void *h, unsigned *major, unsigned *minor)
@@ -135,6 +151,8 @@ static int discover(void)
 		py.finalizing = (finalizing_fn)dlsym(h, "_Py_IsFinalizing");
 	py.types.code_type = (uintptr_t)dlsym(h, "PyCode_Type");
 	py.types.str_type = (uintptr_t)dlsym(h, "PyUnicode_Type");
+	py.type_flags = (unsigned long (*)(void *))dlsym(h, "PyType_GetFlags");
+	py.tuple_type = (uintptr_t)dlsym(h, "PyTuple_Type");
 	if (!py.this_thread_state || !py.types.addr2line || !py.types.code_type ||
 	    !py.types.str_type) {
 		mt_log(MT_ENV, "Python %u.%u lacks the symbols memtrace reads frames with; stacks "
@@ -553,6 +571,29 @@ unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max)
 	    atomic_load_explicit(&py_state, memory_order_relaxed) == PY_ABSENT)
 		try_discover();
 	return n;
+}
+
+/* Py_TPFLAGS_BASE_EXC_SUBCLASS: the type is an exception's */
+#define PY_EXC_SUBCLASS (1ul << 30)
+
+int mt_python_str(const void *obj, char *out, unsigned cap)
+{
+	if (atomic_load_explicit(&py_state, memory_order_acquire) != PY_READY || !obj)
+		return -1;
+	uintptr_t o = (uintptr_t)obj;
+	uintptr_t type = *(const uintptr_t *)(o + 8); /* ob_type, after ob_refcnt */
+	if (type == py.types.str_type)
+		return mt_py_str_utf8(&py.types, o, out, cap);
+	/* An exception made already: its args[0]. BaseException is
+	 * PyObject_HEAD, dict, args in 3.8 to 3.13 (the versions read here);
+	 * a tuple is PyObject_VAR_HEAD, then its items. */
+	if (!py.type_flags || !py.tuple_type || !(py.type_flags((void *)type) & PY_EXC_SUBCLASS))
+		return -1;
+	uintptr_t args = *(const uintptr_t *)(o + 24);
+	if (!args || *(const uintptr_t *)(args + 8) != py.tuple_type ||
+	    *(const intptr_t *)(args + 16) < 1)
+		return -1;
+	return mt_py_str_utf8(&py.types, *(const uintptr_t *)(args + 24), out, cap);
 }
 
 /* ---- writer side ---- */

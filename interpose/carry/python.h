@@ -19,6 +19,17 @@ void mt_python_init(void);
  * unchanged. Hot path: no locks, no allocation, no GIL, no refcounts. */
 unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max);
 
+/* The first cap - 1 bytes of the str object obj (or of an exception
+ * object's first argument, when that is a str) as UTF-8, NUL-terminated,
+ * read as the frames are (no Python code runs): the length, or -1 when
+ * obj is neither or Python is not read here. */
+int mt_python_str(const void *obj, char *out, unsigned cap);
+
+/* The interpreter's own definition of a function this library also
+ * exports (PyErr_SetObject: hook-log.c): the next one in the global
+ * scope, else a libpython3.* loaded privately; NULL when none. */
+void *mt_python_real(const char *name);
+
 /* Writer side: what a token stands for. The strings live as long as the
  * process. */
 bool mt_python_frame(uintptr_t token, const char **function, const char **file,

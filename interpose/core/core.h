@@ -90,6 +90,11 @@ _Static_assert(sizeof(struct mt_event) == 80, "an event is 80 bytes");
  * of memory" warning: *bytes the request as rounded, *device from the
  * allocator's name (GPU_<n>_bfc), else -1. */
 bool mt_bfc_oom_parse(const char *text, size_t len, uint64_t *bytes, int *device);
+/* text is the message of an exception raised into Python; true when it
+ * is XLA's "RESOURCE_EXHAUSTED: Out of memory while trying to allocate
+ * <size>": *bytes the size, *exact false when it was written to three
+ * figures ("3.44GiB"). */
+bool mt_xla_oom_parse(const char *text, size_t len, uint64_t *bytes, bool *exact);
 
 /* ---- log.c: the one error funnel ---- */
 enum mt_who {

@@ -11,7 +11,16 @@
  *
  * That line is the evidence (docs/capture.md, "A framework's own OOM"):
  * the allocator's name, the device in it, the request as the arena rounded
- * it. This file reads it; hook-log.c sees it go by. */
+ * it. This file reads it; hook-log.c sees it go by.
+ *
+ * A program that silences the framework's log (TF_CPP_MIN_LOG_LEVEL=2, as
+ * many do) never writes that line. What still happens is the exception
+ * XLA raises into Python, a str set by PyErr_SetObject from jaxlib:
+ *
+ *   RESOURCE_EXHAUSTED: Out of memory while trying to allocate 3.44GiB.
+ *
+ * whose size is the same request written for people, to three figures
+ * (tsl's HumanReadableNumBytes), or "N bytes" in older messages. */
 #include "core.h"
 
 #include <string.h>
@@ -57,4 +66,58 @@ bool mt_bfc_oom_parse(const char *text, size_t len, uint64_t *bytes, int *device
 	else if (name && name[strlen("Allocator (GPU_")] == '0')
 		*device = 0;
 	return true;
+}
+
+#define XLA_PHRASE "RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+
+/* A size as tsl writes it: "3.44GiB", "512B", or "3698532352 bytes". */
+static bool human_size(const char *p, const char *end, uint64_t *bytes, bool *exact)
+{
+	static const char units[] = "KMGTPE";
+	uint64_t whole = 0, frac = 0, scale = 1;
+	const char *start = p;
+
+	while (p < end && p - start < 20 && *p >= '0' && *p <= '9')
+		whole = whole * 10 + (uint64_t)(*p++ - '0');
+	if (p == start)
+		return false;
+	if (p < end && *p == '.') {
+		for (p++; p < end && scale < 1000000 && *p >= '0' && *p <= '9'; p++) {
+			frac = frac * 10 + (uint64_t)(*p - '0');
+			scale *= 10;
+		}
+	}
+	if (end - p >= 6 && !memcmp(p, " bytes", 6) && scale == 1) {
+		*bytes = whole;
+		*exact = true;
+		return whole > 0;
+	}
+	if (p < end && *p == 'B' && scale == 1) {
+		*bytes = whole;
+		*exact = true;
+		return whole > 0;
+	}
+	const char *u = p < end && *p ? strchr(units, *p) : NULL;
+	if (!u || end - p < 3 || memcmp(p + 1, "iB", 2))
+		return false;
+	unsigned shift = 10 * (unsigned)(u - units + 1);
+	if (whole >= (1ull << (64 - shift)))
+		return false;
+	/* whole.frac × 2^shift, to the nearest byte */
+	long double v = ((long double)whole + (long double)frac / (long double)scale) *
+			(long double)(1ull << shift);
+	if (v + 0.5L >= 18446744073709551616.0L) /* 2^64 */
+		return false;
+	*bytes = (uint64_t)(v + 0.5L);
+	*exact = false;
+	return *bytes > 0;
+}
+
+bool mt_xla_oom_parse(const char *text, size_t len, uint64_t *bytes, bool *exact)
+{
+	if (!text || len < sizeof(XLA_PHRASE) || len > BFC_MAX_LINE)
+		return false;
+	if (memcmp(text, XLA_PHRASE, strlen(XLA_PHRASE)))
+		return false;
+	return human_size(text + strlen(XLA_PHRASE), text + len, bytes, exact);
 }

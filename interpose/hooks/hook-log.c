@@ -9,8 +9,22 @@
  * returns, as for a CUDA OOM (record.c, rule 6).
  *
  * Every other fwrite is one comparison and a tail call. The real fwrite
- * runs first, untouched; errno is what it left. */
+ * runs first, untouched; errno is what it left.
+ *
+ * A program that silences the log (TF_CPP_MIN_LOG_LEVEL=2) has no such
+ * line; the same failure then shows as the exception XLA raises into
+ * Python: jaxlib sets it with PyErr_SetObject(type, message), which
+ * resolves to this library's, since the preload comes first. Its message
+ * (framework-oom.c) becomes the same OOM event, the request to the three
+ * figures the message gives. One failure, one event: an exception after a
+ * logged line is that line's failure. Every other PyErr_SetObject is a
+ * type comparison (is the value a str?) and a call; the real one runs
+ * after, untouched. A libpython built without -fno-semantic-interposition
+ * sends its own calls here too (through the global scope, where the
+ * preload is first), and one loaded privately by an embedding program is
+ * past RTLD_NEXT's reach: mt_python_real finds its definition. */
 #include "hook-real.h"
+#include "python.h"
 #include "trace-schema.h"
 
 #include <dlfcn.h>
@@ -44,12 +58,11 @@ static fwrite_fn real_fwrite(void)
 	return fn;
 }
 
-static __attribute__((noinline)) void seen_on_stderr(const void *p, size_t len)
+/* BFC lines recorded and not yet matched by an exception */
+static _Atomic unsigned logged;
+
+static void record_oom(uint64_t bytes)
 {
-	uint64_t bytes;
-	int device;
-	if (!mt_bfc_oom_parse(p, len, &bytes, &device) || !mt_enter())
-		return;
 	int saved_errno = errno;
 	struct mt_order at = mt_record_order();
 	mt_record_alloc(&(struct mt_rec){ .api = MT_API_BFCAllocator,
@@ -62,10 +75,56 @@ static __attribute__((noinline)) void seen_on_stderr(const void *p, size_t len)
 	errno = saved_errno;
 }
 
+static __attribute__((noinline)) void seen_on_stderr(const void *p, size_t len)
+{
+	uint64_t bytes;
+	int device;
+	if (!mt_bfc_oom_parse(p, len, &bytes, &device) || !mt_enter())
+		return;
+	atomic_fetch_add_explicit(&logged, 1, memory_order_relaxed);
+	record_oom(bytes);
+}
+
 MT_EXPORT size_t fwrite(const void *p, size_t size, size_t n, FILE *stream)
 {
 	size_t done = real_fwrite()(p, size, n, stream);
 	if (MT_UNLIKELY(stream == stderr) && done == n && size && n <= 4096 / size)
 		seen_on_stderr(p, size * n);
 	return done;
+}
+
+/* ---- the exception ---- */
+
+struct _object;
+typedef void (*set_object_fn)(struct _object *, struct _object *);
+static set_object_fn _Atomic real_set_object_ptr;
+
+static __attribute__((noinline)) void seen_raised(const struct _object *value)
+{
+	char text[160];
+	uint64_t bytes;
+	bool exact;
+	int n = mt_python_str(value, text, sizeof(text));
+	if (n <= 0 || !mt_xla_oom_parse(text, (size_t)n, &bytes, &exact))
+		return;
+	if (atomic_exchange_explicit(&logged, 0, memory_order_relaxed))
+		return; /* the line came first: recorded then, exactly */
+	if (!mt_enter())
+		return;
+	record_oom(bytes);
+}
+
+MT_EXPORT void PyErr_SetObject(struct _object *type, struct _object *value);
+MT_EXPORT void PyErr_SetObject(struct _object *type, struct _object *value)
+{
+	set_object_fn fn = atomic_load_explicit(&real_set_object_ptr, memory_order_relaxed);
+	if (MT_UNLIKELY(!fn)) {
+		fn = (set_object_fn)mt_python_real("PyErr_SetObject");
+		if (!fn)
+			return; /* no interpreter defines it: nobody to call */
+		atomic_store_explicit(&real_set_object_ptr, fn, memory_order_relaxed);
+	}
+	if (value)
+		seen_raised(value);
+	fn(type, value);
 }

@@ -262,6 +262,28 @@ class JaxTest(unittest.TestCase):
         self.assertNotIn("preallocating", text)
         self.assertNotIn("(preallocated)", stderr)
 
+    def test_silenced_log(self):
+        """TF_CPP_MIN_LOG_LEVEL=2, as many programs set it: XLA's allocator
+        writes no warning, so its OOM is found from the exception raised
+        into Python; the request as its message gives it (three figures),
+        the live set exact, at the line where the error reached the
+        program (the wait: XLA dispatches the step asynchronously)."""
+        setting = {"TF_CPP_MIN_LOG_LEVEL": "2"}
+        traced, fig, trace = self.run_both(setting)
+        self.assertNotIn("ran out of memory", traced.stderr)
+        rep = self.report_json(trace)
+        (_, ws, _), = self.workspaces(trace)
+        self.assertEqual([o["api"] for o in rep["ooms"]], ["BFCAllocator"])
+        oom = rep["ooms"][0]
+        self.assertIn(f"allocate {jax_size(oom['requested_bytes'])}.", fig["error"])
+        self.assertEqual(oom["live_bytes"], fig["after_oom"]["pool_bytes"] + ws)
+        where = f"main (step.py:{tag_line('step.py', 'wait')})"
+        first = [p for p in self.report(trace).split("\n\n")[1:] if not p.startswith("Note:")][0]
+        self.assertTrue(" ".join(first.split()).startswith("OUT OF MEMORY: BFCAllocator of "), first)
+        self.assertIn(f" in {where};", " ".join(first.split()))
+        self.assertIn(f"memtrace: out of memory: BFCAllocator of", traced.stderr)
+        self.assertIn(f"failed in {where}", traced.stderr)
+
     def report_json(self, trace):
         return json.loads(self.report(trace, "--format", "json"))
 

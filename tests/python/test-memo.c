@@ -28,6 +28,11 @@ bool mt_py_names_get(uint64_t id, const char **function, const char **file)
 	return false;
 }
 
+int mt_py_str_utf8(const struct mt_py_types *t, uintptr_t obj, char *out, unsigned cap)
+{
+	return -1;
+}
+
 /* The names stub: a code object's id is the index + 1 of its name object
  * in names[]; the line of byte offset b is 1000 + b. */
 #define NNAMES 16

@@ -40,6 +40,11 @@ bool mt_py_names_get(uint64_t id, const char **function, const char **file)
 	return false;
 }
 
+int mt_py_str_utf8(const struct mt_py_types *t, uintptr_t obj, char *out, unsigned cap)
+{
+	return -1;
+}
+
 /* Native frames are small numbers, the loop's frames E (0x1000 in the
  * range), Python frames tokens MT_PYFRAME_BIT | n. */
 #define E 0x1001u

@@ -65,6 +65,49 @@ START_TEST(not_the_line)
 }
 END_TEST
 
+/* XLA's exception message: the size as tsl writes it for people (three
+ * figures, a binary unit) or in bytes; anything else is not it. */
+static bool raised(const char *text, uint64_t *bytes, bool *exact)
+{
+	return mt_xla_oom_parse(text, strlen(text), bytes, exact);
+}
+
+START_TEST(xla_exception_read)
+{
+	uint64_t bytes = 0;
+	bool exact = true;
+	ck_assert(raised("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 3.44GiB. "
+			 "[tf-allocator-allocation-error=''] [executable_name='jit_step']",
+			 &bytes, &exact));
+	ck_assert_uint_eq(bytes, 3693671875u); /* 3.44 x 2^30, to the byte */
+	ck_assert(!exact);
+	ck_assert(raised("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 512B.", &bytes,
+			 &exact));
+	ck_assert_uint_eq(bytes, 512);
+	ck_assert(exact);
+	ck_assert(raised("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 3698532352 "
+			 "bytes.",
+			 &bytes, &exact));
+	ck_assert_uint_eq(bytes, 3698532352u);
+	ck_assert(exact);
+	ck_assert(raised("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.50MiB.", &bytes,
+			 &exact));
+	ck_assert_uint_eq(bytes, 1572864);
+	/* not it: another error, no size, no unit, a size past 64 bits */
+	ck_assert(!raised("INTERNAL: Out of memory while trying to allocate 3.44GiB.", &bytes,
+			  &exact));
+	ck_assert(!raised("RESOURCE_EXHAUSTED: Out of memory while trying to allocate ", &bytes,
+			  &exact));
+	ck_assert(!raised("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 3.44.", &bytes,
+			  &exact));
+	ck_assert(!raised("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 99999999EiB.",
+			  &bytes, &exact));
+	ck_assert(!raised("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 16.00EiB.",
+			  &bytes, &exact));
+	ck_assert(!mt_xla_oom_parse(NULL, 0, &bytes, &exact));
+}
+END_TEST
+
 Suite *framework_oom_suite(void);
 Suite *framework_oom_suite(void)
 {
@@ -73,6 +116,7 @@ Suite *framework_oom_suite(void)
 	tcase_add_test(tc, xla_line_read);
 	tcase_add_test(tc, device_from_name);
 	tcase_add_test(tc, not_the_line);
+	tcase_add_test(tc, xla_exception_read);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -43,7 +43,7 @@ def main():
         out["before_oom"] = device.memory_stats()
         try:
             params = step(params, xb, yb)  # @oom
-            jax.block_until_ready(params)
+            jax.block_until_ready(params)  # @wait
             out["error"] = None
         except jax.errors.JaxRuntimeError as e:
             # the message, without the payloads XLA appends in brackets,
