@@ -8,8 +8,8 @@
  * runtime loads), an ELF cubin or PTX text. The driver keeps a copy, as
  * the caller may free its own, and looks kernel names up in it as whole
  * words (the ELF string tables and PTX entries hold them). An image with
- * neither ELF nor PTX in sight (a compressed fatbinary) cannot be read
- * here: any name is taken.
+ * neither ELF nor PTX in sight, or a fatbinary with a compressed entry
+ * (TensorFlow's kernels), cannot be read here: any name is taken.
  *
  * Two routes, as in the real driver: libraries (cuLibraryLoadData,
  * context-independent, as the CUDA 12+ runtime loads device code), their
@@ -174,12 +174,45 @@ has_word(const struct sim_image *im, const char *name)
 	return false;
 }
 
+/* Whether a fatbinary has an entry whose payload is compressed (flag
+ * 0x2000 in the entry header: kind, version, header size, payload size,
+ * ..., flags at byte 40). TensorFlow's kernels come so: an LZ4 stream
+ * starts with literal bytes, so "\177ELF" shows though the names in it
+ * are cut up. */
+#define SIM_FATBIN_COMPRESSED 0x2000u
+static bool
+fatbin_compressed(const struct sim_image *im)
+{
+	uint32_t magic = 0, hsize;
+	uint16_t header;
+	uint64_t size, flags;
+	size_t off;
+
+	if (im->size < 16)
+		return false;
+	memcpy(&magic, im->bytes, sizeof(magic));
+	if (magic != SIM_FATBIN_MAGIC)
+		return false;
+	memcpy(&header, im->bytes + 6, sizeof(header));
+	for (off = header; off + 48 <= im->size; off += (size_t)hsize + size) {
+		memcpy(&hsize, im->bytes + off + 4, sizeof(hsize));
+		memcpy(&size, im->bytes + off + 8, sizeof(size));
+		memcpy(&flags, im->bytes + off + 40, sizeof(flags));
+		if (flags & SIM_FATBIN_COMPRESSED)
+			return true;
+		if (hsize < 48 || size > im->size)
+			break;
+	}
+	return false;
+}
+
 /* Whether the image may hold a kernel of that name. */
 static bool
 image_has(const struct sim_image *im, const char *name)
 {
-	bool readable = memmem(im->bytes, im->size, ELFMAG, SELFMAG) ||
-			memmem(im->bytes, im->size, ".entry", 6);
+	bool readable = (memmem(im->bytes, im->size, ELFMAG, SELFMAG) ||
+			 memmem(im->bytes, im->size, ".entry", 6)) &&
+			!fatbin_compressed(im);
 
 	return name && (has_word(im, name) || (!readable && *name));
 }

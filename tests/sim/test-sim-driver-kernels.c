@@ -28,6 +28,21 @@ static const struct fatbin readable = {
 	0xBA55ED50u, 1, 16, 48, "\x02\x00\x01\x01....\x7f" "ELF\x02\x01\x01.\0.text.axpy\0axpy\0",
 };
 static const struct fatbin compressed = { 0xBA55ED50u, 1, 16, 48, "\x02\x00\x01\x01 zz" };
+/* As TensorFlow's kernels come: an entry flagged compressed (0x2000 at
+ * byte 40 of its header) whose LZ4 stream starts with literal bytes, so
+ * that "\177ELF" shows though the kernel's name is cut up. */
+static const struct {
+	uint32_t magic;
+	uint16_t version, header;
+	uint64_t size;
+	char payload[96];
+} lz4 = {
+	0xBA55ED50u, 1, 16, 96,
+	"\x02\x00\x01\x01\x40\x00\x00\x00\x20\x00\x00\x00\x00\x00\x00\x00"
+	"\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+	"\x11\x20\x00\x00\x00\x00\x00\x00\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+	"\xf1\x7f" "ELF\x02\x01\x01.text.Ca\x07st_kernel",
+};
 
 static CUresult
 launch(CUfunction f, unsigned int grid, unsigned int block, CUstream s)
@@ -48,7 +63,8 @@ library(const void *code)
 static void
 test_libraries(void)
 {
-	CUlibrary lib = library(ptx), fat = library(&readable), opaque = library(&compressed);
+	CUlibrary lib = library(ptx), fat = library(&readable), opaque = library(&compressed),
+		  packed = library(&lz4);
 	CUkernel k = NULL, again = NULL;
 	CUlibrary bad;
 
@@ -68,6 +84,8 @@ test_libraries(void)
 	EXPECT_RC(cuLibraryGetKernel(&again, fat, "axpy"), CUDA_SUCCESS);
 	EXPECT_RC(cuLibraryGetKernel(&again, fat, "scale"), CUDA_ERROR_NOT_FOUND);
 	EXPECT_RC(cuLibraryGetKernel(&again, opaque, "anything"), CUDA_SUCCESS);
+	EXPECT_RC(cuLibraryGetKernel(&again, packed, "Cast_kernel"), CUDA_SUCCESS);
+	EXPECT_RC(cuLibraryUnload(packed), CUDA_SUCCESS);
 	EXPECT_RC(cuLibraryGetKernel(&again, (CUlibrary)&k, "scale"), CUDA_ERROR_INVALID_HANDLE);
 	EXPECT_RC(cuLibraryUnload(opaque), CUDA_SUCCESS);
 	EXPECT_RC(cuLibraryUnload(opaque), CUDA_ERROR_INVALID_HANDLE);

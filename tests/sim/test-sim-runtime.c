@@ -18,6 +18,8 @@
 
 int failures;
 
+static void test_properties_v2(const struct cudaDeviceProp *p13);
+
 size_t
 used_bytes(void)
 {
@@ -49,6 +51,35 @@ test_versions_and_device(void)
 	EXPECT(strcmp(prop.name, "cudasim device 0") == 0);
 	EXPECT(prop.totalGlobalMem == GiB && prop.warpSize == 32 && prop.major == 9);
 	EXPECT(prop.unifiedAddressing == 1 && prop.memoryPoolsSupported == 1);
+	test_properties_v2(&prop);
+}
+
+/* cudaGetDeviceProperties_v2@libcudart.so.12, which TensorFlow (CUDA 12)
+ * finds by name: CUDA 12's cudaDeviceProp, 1032 bytes, whose fields after
+ * maxGridSize lie where CUDA 12.9's driver_types.h puts them (major at 360,
+ * multiProcessorCount at 388, maxThreadsPerMultiProcessor at 624). */
+static void
+test_properties_v2(const struct cudaDeviceProp *p13)
+{
+	int (*v2)(void *, int) = (int (*)(void *, int))dlvsym(RTLD_DEFAULT,
+		"cudaGetDeviceProperties_v2", "libcudart.so.12");
+	unsigned char buf[1032 + 8];
+	int major, mp, mtpm;
+
+	EXPECT(v2 != NULL);
+	if (!v2)
+		return;
+	memset(buf, 0xa5, sizeof(buf));
+	EXPECT(v2(buf, 0) == cudaSuccess);
+	memcpy(&major, buf + 360, sizeof(int));
+	memcpy(&mp, buf + 388, sizeof(int));
+	memcpy(&mtpm, buf + 624, sizeof(int));
+	EXPECT(strcmp((char *)buf, "cudasim device 0") == 0);
+	EXPECT(major == 9 && mp == p13->multiProcessorCount && mp > 0);
+	EXPECT(mtpm == p13->maxThreadsPerMultiProcessor && mtpm > 0);
+	EXPECT(buf[1032] == 0xa5);
+	EXPECT(v2(buf, 1) == cudaErrorInvalidDevice);
+	cudaGetLastError();
 }
 
 /* The last error is per thread, sticky until cudaGetLastError reads it. */
