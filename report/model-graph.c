@@ -363,13 +363,9 @@ static void materialize(struct model *m, struct gmem *gm, const struct trace_eve
  * the pool. */
 static void dematerialize(struct model *m, struct gmem *gm)
 {
-	struct model_live rec;
-
-	if (map_remove(&m->live, gm->address, &rec)) {
-		model_count_free(m, rec.mem, 1);
-		model_live_sub(m, &rec);
-		model_moment_live(m, gm->address, &rec, false, m->last_time_ns);
-	}
+	/* out of the live set, a free of no one's (model.c, became_gone) */
+	m->live_time_ns = m->last_time_ns;
+	trace_live_drop(&m->live, gm->address);
 	set_live(m->graphs.priv, gm, false);
 	gm->uploaded = false;
 	pool_live(m, gm, false);

@@ -11,8 +11,10 @@
 
 #define MODEL_NONE UINT32_MAX
 
-/* 48 bytes: with the map's key and hash, a slot of the live map is one
- * cache line (util-map.c aligns them). */
+/* The payload of each entry of the live set (trace/trace-live-set.h),
+ * which keeps the address, the bytes, the kind and the holder itself;
+ * this is the reporter's domain. 48 bytes: with the set's 56, an entry
+ * is 104 (two cache lines). */
 struct model_live {
 	uint64_t bytes;
 	uint64_t stream; /* the allocation's stream, 0 when none */
@@ -31,7 +33,7 @@ struct model_live {
 	uint8_t tl_stream, tl_thread;
 };
 
-static_assert(sizeof(struct model_live) == 48, "a live map slot is one cache line");
+static_assert(sizeof(struct model_live) == 48, "a live set entry is two cache lines");
 
 /* What the last allocation of a stack resolved to (model.stack_memo). */
 struct model_stack_memo {
@@ -62,6 +64,8 @@ uint32_t model_op_for(struct model *m, int64_t op);
  * holder and op in rec: its kind, class, site, pool, device. */
 void model_count_alloc(struct model *m, const struct trace_event *ev, const struct site_ref *site,
 		       struct model_live *rec);
+/* The live set, its payload a struct model_live (model.h, live). */
+void model_live_init(struct model *m);
 /* Put rec live at address (what was live there is dropped: a free memtrace
  * did not see). Returns the record in the live set, valid until the next
  * change of it. */
@@ -115,17 +119,9 @@ bool model_vmm_next_shown(const struct model *m, size_t *pos, uint64_t *va,
 
 void model_vmm_init(struct model *m);
 void model_vmm_fini(struct model *m);
-/* A vmm_physical allocation rec was made (or put back) at handle. */
-void model_vmm_created(struct model *m, uint64_t handle, const struct model_live *rec,
-		       bool released);
-/* cuMemRelease of a live handle: free it now, or only mark it released
- * while a mapping still holds the memory. */
-enum { VMM_FREE_NOW, VMM_KEPT, VMM_ALREADY_RELEASED };
-int model_vmm_release(struct model *m, uint64_t handle);
-/* The release failed: the handle is not released after all. */
-void model_vmm_unrelease(struct model *m, uint64_t handle);
-/* The handle's memory is gone (or its address was reused). */
-void model_vmm_forget(struct model *m, uint64_t handle);
+/* The live set's hook: the handle a's first live mapping is at va now
+ * (0: none), where the moment shows its memory. */
+void model_vmm_first_map(void *ctx, const struct trace_live_alloc *a, uint64_t va);
 void model_vmm_map(struct model *m, const struct trace_event *ev);
 void model_vmm_unmap(struct model *m, const struct trace_event *ev);
 void model_vmm_unmap_error(struct model *m, const struct trace_event *ev);

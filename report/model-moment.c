@@ -96,13 +96,16 @@ static int cmp_block(const void *a, const void *b)
 static void take(struct model *m, int64_t seq, int64_t time_ns)
 {
 	struct model_moment *mo = &m->moment;
-	size_t n = 0, cap = m->live.len + 1;
-	struct model_live *rec;
+	size_t n = 0, cap = m->live.by_address.count + 1;
+	const struct trace_live_alloc *a;
 	const struct model_live *h;
 	uint64_t key;
 
 	mo->blocks = xcalloc(cap, sizeof(*mo->blocks));
-	for (size_t pos = 0; map_next(&m->live, &pos, &key, (void **)&rec);) {
+	for (size_t pos = 0; (a = trace_live_next(&m->live, &pos));) {
+		const struct model_live *rec = trace_live_payload(a);
+
+		key = a->address;
 		if (!shown(rec))
 			continue;
 		mo->blocks[n++] = (struct model_block){

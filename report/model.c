@@ -15,19 +15,6 @@
 
 enum mem_class { MEM_UNTRACKED, MEM_DEVICE_SIDE, MEM_HOST, MEM_APART };
 
-enum recent_state {
-	RECENT_FREED,	  /* rec was live and is gone */
-	RECENT_UNMATCHED, /* the free found nothing live */
-	RECENT_RELEASED,  /* a mapped VMM handle was only marked released */
-};
-
-struct model_recent_free {
-	uint64_t address;
-	struct model_live rec;
-	bool valid;
-	enum recent_state state;
-};
-
 static enum mem_class mem_class(int mem)
 {
 	if (model_mem_is_device(mem)) /* graph memory: live only while physical (model-graph.c) */
@@ -62,8 +49,7 @@ void model_init(struct model *m)
 	map_init(&m->site_ops, sizeof(uint64_t));
 	map_init(&m->stack_index, sizeof(uint32_t));
 	map_init(&m->op_index, sizeof(uint32_t));
-	map_init(&m->live, sizeof(struct model_live));
-	m->recent = xcalloc(MODEL_RECENT_FREES, sizeof(*m->recent));
+	model_live_init(m);
 	model_vmm_init(m);
 	model_device_init(m);
 	model_points_init(m);
@@ -87,7 +73,6 @@ void model_fini(struct model *m)
 	free(m->stack_memo);
 	free(m->site_memo);
 	free(m->ops);
-	free(m->recent);
 	free(m->leaks);
 	free(m->notes);
 	model_vmm_fini(m);
@@ -101,7 +86,7 @@ void model_fini(struct model *m)
 	map_fini(&m->site_ops);
 	map_fini(&m->stack_index);
 	map_fini(&m->op_index);
-	map_fini(&m->live);
+	trace_live_fini(&m->live);
 	*m = (struct model){ 0 };
 }
 
@@ -507,40 +492,118 @@ void model_count_alloc(struct model *m, const struct trace_event *ev, const stru
 	}
 }
 
-static inline __attribute__((always_inline)) struct model_live *
-live_insert(struct model *m, uint64_t address, const struct model_live *rec, int64_t time_ns)
+/* ---- the live set's changes (trace/trace-live-set.h's hooks) ---- */
+
+static inline struct model_live *rec_of(const struct trace_live_alloc *a)
 {
-	bool inserted;
-	/* its value is written whole below: *slot = *rec */
-	struct model_live *slot = map_put_raw(&m->live, address, &inserted);
+	return trace_live_payload(a);
+}
 
-	if (!inserted) {
-		/* a free memtrace did not see: release the old one first */
-		struct model_live old = *slot;
+/* The holder's name in the live set: its site and stack indices. */
+static inline uint64_t owner_of(uint32_t site, uint32_t holder)
+{
+	return (uint64_t)site << 32 | holder;
+}
 
-		m->reused_addresses++;
+static void became_live(void *ctx, struct trace_live_alloc *a, enum trace_live_why why)
+{
+	struct model *m = ctx;
+	struct model_live *rec = rec_of(a);
+
+	m->just_live = rec;
+	if (why == TRACE_LIVE_RESTORED)
+		model_count_free(m, rec->mem, -1);
+	live_add(m, rec, m->live_time_ns);
+	if (m->live_unmap_error)
+		return; /* a handle an unmap had freed: its mappings show it */
+	model_moment_live(m, a->address, rec, true, m->live_time_ns);
+	if (why != TRACE_LIVE_RESTORED)
+		return;
+	/* a free_error: what the free did is undone */
+	if (rec->mem == MT_MEM_GRAPH)
+		model_graph_freed(m, a->address, false);
+	else if (rec->mem == MT_MEM_DEVICE && m->graphs.segments)
+		model_graph_device_freed(m, a->address, false);
+	model_cupti_hooked_free(m, a->address, m->live_time_ns, true);
+}
+
+static void became_gone(void *ctx, const struct trace_live_alloc *a, enum trace_live_why why)
+{
+	struct model *m = ctx;
+	struct model_live rec = *rec_of(a);
+
+	if (rec.mem == MT_MEM_VMM_PHYSICAL)
+		map_remove(&m->vmm_shown, a->address, NULL);
+	if (why == TRACE_LIVE_REUSED) {
+		/* a free memtrace did not see: out of the timeline's tables
+		 * here (a free seen left them before the free) */
 		if (m->timeline)
-			model_timeline_forget(m->timeline, &old);
-		model_moment_live(m, address, &old, false, time_ns);
-		model_live_sub(m, &old);
-		if (old.mem == MT_MEM_VMM_PHYSICAL)
-			model_vmm_forget(m, address);
-		if (old.mem == MT_MEM_GRAPH)
-			model_graph_freed(m, address, true);
-		if (old.mem == MT_MEM_DEVICE && m->graphs.segments)
-			model_graph_device_freed(m, address, true);
-		slot = map_get(&m->live, address);
+			model_timeline_forget(m->timeline, &rec);
+	} else {
+		model_count_free(m, rec.mem, 1);
 	}
-	*slot = *rec;
-	live_add(m, rec, time_ns);
-	model_moment_live(m, address, rec, true, time_ns);
-	return slot;
+	if (why == TRACE_LIVE_FREED && m->oom_open && model_mem_is_device(rec.mem)) {
+		m->oom_released_bytes += rec.bytes;
+		m->oom_released_count++;
+	}
+	live_sub(m, &rec);
+	if (why == TRACE_LIVE_UNMAPPED)
+		return;
+	model_moment_live(m, a->address, &rec, false, m->live_time_ns);
+	if (why == TRACE_LIVE_DROPPED)
+		return; /* graph memory its graph freed (model-graph.c) */
+	if (rec.mem == MT_MEM_GRAPH)
+		model_graph_freed(m, a->address, true);
+	else if (rec.mem == MT_MEM_DEVICE && m->graphs.segments)
+		model_graph_device_freed(m, a->address, true);
+	if (why == TRACE_LIVE_FREED)
+		model_cupti_hooked_free(m, a->address, m->live_time_ns, false);
+}
+
+/* A mapped handle's bytes go to the stack of its first live mapping, or
+ * back to its creator: the totals and the peak do not change, the sites
+ * and stacks do. */
+static void moved(void *ctx, const struct trace_live_alloc *a,
+		  const struct trace_live_holder *before)
+{
+	(void)before;
+	model_live_move(ctx, rec_of(a), a->holder.stack, (uint32_t)(a->holder.owner >> 32),
+			(uint32_t)a->holder.owner);
+}
+
+void model_live_init(struct model *m)
+{
+	const struct trace_live_hooks hooks = {
+		.ctx = m, .live = became_live, .gone = became_gone, .moved = moved,
+		.first_map = model_vmm_first_map,
+	};
+
+	if (!trace_live_init_payload(&m->live, &hooks, sizeof(struct model_live)))
+		out_of_memory(sizeof(struct model_live));
+}
+
+/* The set's counters are the model's: what a free or map found. */
+static void live_counts(struct model *m)
+{
+	m->unmatched_frees = m->live.unmatched_frees;
+	m->unmatched_maps = m->live.unmatched_maps;
+	m->unmatched_unmaps = m->live.unmatched_unmaps;
+	m->reused_addresses = m->live.reused;
 }
 
 struct model_live *model_live_insert(struct model *m, uint64_t address,
 				     const struct model_live *rec, int64_t time_ns)
 {
-	return live_insert(m, address, rec, time_ns);
+	const struct trace_live_alloc a = {
+		.seq = (uint64_t)m->last_seq, .time_ns = (uint64_t)time_ns, .address = address,
+		.bytes = rec->bytes, .holder = { rec->stack, owner_of(rec->site, rec->holder) },
+		.mem = rec->mem,
+	};
+
+	m->live_time_ns = time_ns;
+	if (!trace_live_alloc(&m->live, &a, rec))
+		out_of_memory(m->live.stride);
+	return m->just_live;
 }
 
 static void on_alloc(struct model *m, const struct trace_event *ev)
@@ -565,124 +628,46 @@ static void on_alloc(struct model *m, const struct trace_event *ev)
 	if (m->oom_open && ev->thread == m->oom_thread)
 		m->oom_open = false; /* the thread went on: the episode ended */
 	model_count_alloc(m, ev, &ev->site, &rec);
-	live = live_insert(m, ev->address, &rec, ev->time_ns);
+	live = model_live_insert(m, ev->address, &rec, ev->time_ns);
 	if (m->timeline_on)
 		model_timeline_alloc(m->timeline, live, ev);
-	if (ev->mem == MT_MEM_VMM_PHYSICAL)
-		model_vmm_created(m, ev->address, &rec, false);
-	else if (ev->mem == MT_MEM_DEVICE && m->graphs.capturing)
+	if (ev->mem == MT_MEM_DEVICE && m->graphs.capturing)
 		model_graph_device_alloc(m, ev);
 	model_cupti_hooked(m, ev);
 }
 
-static void remember_free(struct model *m, uint64_t address, enum recent_state state,
-			  const struct model_live *rec)
-{
-	struct model_recent_free *r = &m->recent[m->recent_next];
-
-	m->recent_next = (m->recent_next + 1) % MODEL_RECENT_FREES;
-	*r = (struct model_recent_free){ .address = address, .valid = true, .state = state };
-	if (rec)
-		r->rec = *rec;
-}
-
 static void on_free(struct model *m, const struct trace_event *ev)
 {
-	struct model_live *live, rec;
-	size_t at;
+	struct trace_live_alloc *live, out;
 
 	/* cudaFree(NULL) is a no-op (and a common way to create a context) */
 	if (!ev->has_address || ev->address == 0)
 		return;
-	live = map_get_at(&m->live, ev->address, &at);
+	live = trace_live_get(&m->live, ev->address);
 	if (!live && model_graph_known(m, ev->address))
 		return; /* graph memory that no launch made physical */
-	if (!live) {
-		m->unmatched_frees++;
-		remember_free(m, ev->address, RECENT_UNMATCHED, NULL);
-		return;
-	}
 	/* out of the timeline's tables at its free, even a VMM handle whose
 	 * memory lives on while mapped (the tables count allocations) */
-	if (m->timeline)
-		model_timeline_forget(m->timeline, live);
-	/* cuMemRelease of a mapped handle: the memory lives on until unmapped */
-	switch (live->mem == MT_MEM_VMM_PHYSICAL ? model_vmm_release(m, ev->address) : VMM_FREE_NOW) {
-	case VMM_KEPT:
-		remember_free(m, ev->address, RECENT_RELEASED, NULL);
-		return;
-	case VMM_ALREADY_RELEASED:
-		m->unmatched_frees++;
-		remember_free(m, ev->address, RECENT_UNMATCHED, NULL);
-		return;
-	}
-	rec = *live;
-	map_remove_at(&m->live, at, NULL); /* the live set is as the lookup left it */
-	if (rec.mem == MT_MEM_VMM_PHYSICAL)
-		model_vmm_forget(m, ev->address);
-	model_count_free(m, rec.mem, 1);
-	if (m->oom_open && model_mem_is_device(rec.mem)) {
-		m->oom_released_bytes += rec.bytes;
-		m->oom_released_count++;
-	}
-	live_sub(m, &rec);
-	model_moment_live(m, ev->address, &rec, false, ev->time_ns);
-	if (rec.mem == MT_MEM_GRAPH)
-		model_graph_freed(m, ev->address, true);
-	else if (rec.mem == MT_MEM_DEVICE && m->graphs.segments)
-		model_graph_device_freed(m, ev->address, true);
-	model_cupti_hooked_free(m, ev->address, ev->time_ns, false);
-	remember_free(m, ev->address, RECENT_FREED, &rec);
+	if (live && m->timeline)
+		model_timeline_forget(m->timeline, rec_of(live));
+	/* the rest is the live set's rules and hooks (became_gone): a
+	 * mapped handle's release keeps its memory until unmapped */
+	m->live_time_ns = ev->time_ns;
+	trace_live_free(&m->live, ev->address, &out);
 }
 
-static struct model_recent_free *find_recent(struct model *m, uint64_t address)
-{
-	for (size_t i = 1; i <= MODEL_RECENT_FREES; i++) {
-		size_t at = (m->recent_next + MODEL_RECENT_FREES - i) % MODEL_RECENT_FREES;
-		struct model_recent_free *r = &m->recent[at];
-
-		if (r->valid && r->address == address)
-			return r;
-	}
-	return NULL;
-}
-
-/* The free recorded just before (on that thread) failed: undo it. */
+/* The free recorded just before (on that thread) failed: the live set
+ * undoes it (became_live). */
 static void on_free_error(struct model *m, const struct trace_event *ev)
 {
-	struct model_recent_free *r;
-	struct model_live *slot;
-	bool inserted;
+	struct trace_live_alloc found;
 
 	m->free_errors++;
-	if (!ev->has_address || !(r = find_recent(m, ev->address)))
+	if (!ev->has_address || ev->address == 0)
 		return;
-	r->valid = false;
-	switch (r->state) {
-	case RECENT_UNMATCHED:
-		/* a bad pointer the application passed, not one memtrace missed */
-		m->unmatched_frees--;
-		return;
-	case RECENT_RELEASED:
-		model_vmm_unrelease(m, ev->address);
-		return;
-	case RECENT_FREED:
-		break;
-	}
-	slot = map_put(&m->live, ev->address, &inserted);
-	if (!inserted)
-		return; /* already allocated again: keep the newer one */
-	*slot = r->rec;
-	model_count_free(m, r->rec.mem, -1);
-	model_live_add(m, &r->rec, ev->time_ns);
-	model_moment_live(m, ev->address, &r->rec, true, ev->time_ns);
-	if (r->rec.mem == MT_MEM_VMM_PHYSICAL)
-		model_vmm_created(m, ev->address, &r->rec, false);
-	if (r->rec.mem == MT_MEM_GRAPH)
-		model_graph_freed(m, ev->address, false);
-	else if (r->rec.mem == MT_MEM_DEVICE && m->graphs.segments)
-		model_graph_device_freed(m, ev->address, false);
-	model_cupti_hooked_free(m, ev->address, ev->time_ns, true);
+	m->live_time_ns = ev->time_ns;
+	trace_live_free_error(&m->live, ev->address, (uint64_t)ev->seq, (uint64_t)ev->time_ns,
+			      &found);
 }
 
 static int cmp_group(const void *a, const void *b)
@@ -866,6 +851,7 @@ void model_feed(struct model *m, const struct trace_event *ev)
 	case MT_EV_TENSOR_OOM: model_torch_event(m, ev); break;
 	default: m->unknown_events++; break;
 	}
+	live_counts(m);
 	if (m->moment.wanted)
 		model_moment_after(m, ev);
 }
@@ -890,7 +876,7 @@ void model_prefetch(const struct model *m, const struct trace_event *ev, bool ne
 	if (!ev->has_address)
 		return;
 	if (!near) {
-		map_prefetch(&m->live, ev->address);
+		trace_live_prefetch(&m->live, ev->address);
 		if (ev->site_slot < m->cap_site_memo)
 			__builtin_prefetch(&m->site_memo[ev->site_slot]);
 		if (m->timeline && ev->site_slot < m->timeline->cap_site_slots)
@@ -898,10 +884,12 @@ void model_prefetch(const struct model *m, const struct trace_event *ev, bool ne
 		return;
 	}
 	if (ev->kind == MT_EV_FREE) {
-		const struct model_live *rec = map_get(&m->live, ev->address);
+		const struct trace_live_alloc *a = trace_live_get(&m->live, ev->address);
 
-		if (rec)
-			prefetch_charged(m, rec->site, rec->holder);
+		if (a) {
+			__builtin_prefetch(a);
+			__builtin_prefetch((const char *)a + m->live.stride - 1);
+		}
 		return;
 	}
 	if (ev->site_slot >= m->cap_site_memo)
@@ -925,11 +913,14 @@ static int cmp_live_by_stack(const void *a, const void *b)
 /* Group what is still live by (memory kind, stack): sort, then merge runs. */
 static void build_leaks(struct model *m)
 {
-	struct model_group *g = xcalloc(m->live.len + model_cupti_alone_live(m) + 1, sizeof(*g));
-	struct model_live *rec;
+	struct model_group *g =
+		xcalloc(m->live.by_address.count + model_cupti_alone_live(m) + 1, sizeof(*g));
+	struct trace_live_alloc *a;
 	size_t n = 0, out = 0;
 
-	for (size_t pos = 0; map_next(&m->live, &pos, NULL, (void **)&rec);) {
+	for (size_t pos = 0; (a = trace_live_next(&m->live, &pos));) {
+		const struct model_live *rec = rec_of(a);
+
 		if (mem_class(rec->mem) != MEM_UNTRACKED)
 			g[n++] = (struct model_group){
 				.stack = rec->stack, .bytes = rec->bytes, .count = 1, .mem = rec->mem,
@@ -986,6 +977,7 @@ void model_finish(struct model *m)
 {
 	if (m->finished)
 		return;
+	live_counts(m);
 	model_moment_finish(m); /* the live set as the trace left it */
 	model_torch_finish(m);
 	model_cupti_finish(m); /* before the graphs: CUPTI's own go to them */

@@ -34,9 +34,6 @@ struct trace;
  * most recent one (the failure the program usually died of); the
  * writer's live_at_oom keeps the same (trace-live-set.h). */
 #define MODEL_OOM_SNAPSHOTS TRACE_LIVE_OOMS_KEPT
-/* Frees (and unmaps) remembered in case an error event says they did not
- * happen, searched newest first, as the live set's (trace-live-set.h). */
-#define MODEL_RECENT_FREES TRACE_LIVE_RECENT
 /* Memory kinds are 1..MODEL_MEM_KINDS - 1 (MT_MEM_*). */
 #define MODEL_MEM_KINDS 11
 /* The preallocation note looks at this many first device-side allocations
@@ -337,8 +334,6 @@ struct model_stack_live {
 };
 #define MODEL_DEVICE_NONE (-2)
 #define MODEL_DEVICE_MIXED (-3)
-struct model_recent_free;
-struct model_recent_unmap;
 struct model_stack_memo;
 struct model_site_memo;
 
@@ -460,15 +455,18 @@ struct model {
 	size_t cap_site_memo;
 
 	struct model_moment moment; /* model-moment.c */
-	struct map live; /* address -> struct model_live */
-	struct model_recent_free *recent;
-	size_t recent_next;
+	/* the live set (trace/trace-live-set.h): its rules, the frees
+	 * remembered, VMM handles and mappings; each entry's payload is a
+	 * struct model_live (model-internal.h), told of changes through its
+	 * hooks (model.c) */
+	struct trace_live_set live;
+	int64_t live_time_ns; /* the time of the change being made */
+	bool live_unmap_error; /* the change is an unmap_error's */
+	struct model_live *just_live; /* the entry the last change made live */
 
-	/* VMM (model-vmm.c) */
-	struct map vmm;  /* handle -> struct model_vmm, for vmm_physical */
-	struct map maps; /* virtual address -> struct model_mapping */
-	struct model_recent_unmap *recent_unmaps;
-	size_t recent_unmap_next;
+	/* VMM (model-vmm.c): handle -> the address the moment shows its
+	 * memory at (its first live mapping's), while it has one */
+	struct map vmm_shown;
 
 	/* pools and devices (model-device.c), in the order first seen */
 	struct model_pool *pools;

@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 
-static void __attribute__((noreturn)) out_of_memory(size_t size)
+void out_of_memory(size_t size)
 {
 	fprintf(stderr, "memtrace report: out of memory (needed %zu more bytes); "
 			"the trace may be too large for this machine\n",

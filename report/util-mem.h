@@ -9,6 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Say so once and end the process (exit 1): what the helpers below do
+ * when malloc fails, for callers of code that returns the failure
+ * (trace/trace-live-set.h). */
+void __attribute__((noreturn)) out_of_memory(size_t size);
 void *xmalloc(size_t size);
 void *xcalloc(size_t n, size_t size);
 /* xcalloc on a cache line's boundary (64 bytes); free() frees it. */

@@ -38,14 +38,45 @@ struct trace_live_mapping {
 
 enum { RECENT_FREED = 1, RECENT_UNMATCHED, RECENT_RELEASED };
 
-bool trace_live_init(struct trace_live_set *s, const struct trace_live_hooks *h)
+/* The rings' entries, then the one take() fills before a hook sees it. */
+#define SPARE_ENTRIES (2 * TRACE_LIVE_RECENT + 1)
+
+static inline struct trace_live_alloc *spare(const struct trace_live_set *s, size_t i)
 {
-	*s = (struct trace_live_set){ .hooks = *h };
+	return (struct trace_live_alloc *)(void *)(s->spare + i * s->stride);
+}
+
+static inline struct trace_live_alloc *entry(const struct trace_live_set *s, uint64_t idx)
+{
+	return (struct trace_live_alloc *)(void *)(s->slab + (idx - 1) * s->stride);
+}
+
+static inline void copy_entry(const struct trace_live_set *s, struct trace_live_alloc *to,
+			      const struct trace_live_alloc *from)
+{
+	memcpy(to, from, s->stride);
+}
+
+bool trace_live_init_payload(struct trace_live_set *s, const struct trace_live_hooks *h,
+			     size_t payload)
+{
+	*s = (struct trace_live_set){ .hooks = *h, .payload = (payload + 7) & ~(size_t)7 };
+	s->stride = sizeof(struct trace_live_alloc) + s->payload;
 	if (u64map_init(&s->by_address, 12) && u64map_init(&s->handles, 4) &&
-	    u64map_init(&s->maps, 4))
+	    u64map_init(&s->maps, 4) && (s->spare = calloc(SPARE_ENTRIES, s->stride))) {
+		for (size_t i = 0; i < TRACE_LIVE_RECENT; i++) {
+			s->frees[i].a = spare(s, i);
+			s->unmaps[i].a = spare(s, TRACE_LIVE_RECENT + i);
+		}
 		return true;
+	}
 	trace_live_fini(s);
 	return false;
+}
+
+bool trace_live_init(struct trace_live_set *s, const struct trace_live_hooks *h)
+{
+	return trace_live_init_payload(s, h, 0);
 }
 
 static void vmm_free(struct trace_live_vmm *v)
@@ -70,6 +101,7 @@ void trace_live_fini(struct trace_live_set *s)
 	u64map_fini(&s->handles);
 	u64map_fini(&s->maps);
 	free(s->slab);
+	free(s->spare);
 	*s = (struct trace_live_set){ 0 };
 }
 
@@ -78,7 +110,7 @@ void trace_live_fini(struct trace_live_set *s)
 struct trace_live_alloc *trace_live_get(const struct trace_live_set *s, uint64_t address)
 {
 	uint64_t *idx = address ? u64map_get(&s->by_address, address) : NULL;
-	return idx ? &s->slab[*idx - 1] : NULL;
+	return idx ? entry(s, *idx) : NULL;
 }
 
 struct trace_live_alloc *trace_live_next(const struct trace_live_set *s, size_t *pos)
@@ -86,7 +118,7 @@ struct trace_live_alloc *trace_live_next(const struct trace_live_set *s, size_t 
 	while (s->by_address.keys && *pos <= s->by_address.mask) {
 		size_t i = (*pos)++;
 		if (s->by_address.keys[i])
-			return &s->slab[s->by_address.vals[i] - 1];
+			return entry(s, s->by_address.vals[i]);
 	}
 	return NULL;
 }
@@ -96,15 +128,25 @@ bool trace_live_mapped(const struct trace_live_set *s, uint64_t va)
 	return va && u64map_get(&s->maps, va) != NULL;
 }
 
-static struct trace_live_alloc *put(struct trace_live_set *s, const struct trace_live_alloc *a)
+/* An unused slab entry: back on the free chain (through seq). */
+static void unuse(struct trace_live_set *s, uint64_t idx)
 {
+	*entry(s, idx) = (struct trace_live_alloc){ .seq = s->free_head };
+	s->free_head = idx;
+}
+
+/* a live, with its payload (NULL: zeros). */
+static struct trace_live_alloc *put(struct trace_live_set *s, const struct trace_live_alloc *a,
+				    const void *payload)
+{
+	struct trace_live_alloc *e;
 	uint64_t idx = s->free_head;
 	if (idx) {
-		s->free_head = s->slab[idx - 1].seq;
+		s->free_head = entry(s, idx)->seq;
 	} else {
 		if (s->used == s->cap) {
 			size_t cap = s->cap ? s->cap * 2 : 1024;
-			struct trace_live_alloc *p = realloc(s->slab, cap * sizeof(*p));
+			unsigned char *p = realloc(s->slab, cap * s->stride);
 			if (!p)
 				return NULL;
 			s->slab = p;
@@ -113,23 +155,45 @@ static struct trace_live_alloc *put(struct trace_live_set *s, const struct trace
 		idx = ++s->used;
 	}
 	if (!u64map_put(&s->by_address, a->address, idx)) {
-		s->slab[idx - 1] = (struct trace_live_alloc){ .seq = s->free_head };
-		s->free_head = idx;
+		unuse(s, idx);
 		return NULL;
 	}
-	s->slab[idx - 1] = *a;
-	return &s->slab[idx - 1];
+	e = entry(s, idx);
+	*e = *a;
+	if (payload)
+		memcpy(trace_live_payload(e), payload, s->payload);
+	else
+		memset(trace_live_payload(e), 0, s->payload);
+	return e;
 }
 
+/* An entry with its payload, put back where a copy of it was kept. */
+static struct trace_live_alloc *put_back(struct trace_live_set *s,
+					 const struct trace_live_alloc *a)
+{
+	return put(s, a, trace_live_payload(a));
+}
+
+/* The allocation at address leaves the set: into out (stride bytes). */
 static bool take(struct trace_live_set *s, uint64_t address, struct trace_live_alloc *out)
 {
 	uint64_t idx;
 	if (!address || !u64map_del(&s->by_address, address, &idx))
 		return false;
-	*out = s->slab[idx - 1];
-	s->slab[idx - 1] = (struct trace_live_alloc){ .seq = s->free_head };
-	s->free_head = idx;
+	copy_entry(s, out, entry(s, idx));
+	unuse(s, idx);
 	return true;
+}
+
+/* The entry take() fills when the caller keeps no copy. */
+static struct trace_live_alloc *scratch(const struct trace_live_set *s)
+{
+	return spare(s, 2 * TRACE_LIVE_RECENT);
+}
+
+void trace_live_prefetch(const struct trace_live_set *s, uint64_t address)
+{
+	u64map_prefetch(&s->by_address, address);
 }
 
 /* a is live now: the caller's holders first (their epoch is the old
@@ -195,13 +259,16 @@ static void update_holder(struct trace_live_set *s, uint64_t handle, struct trac
 	const struct trace_live_mapping *mp = v->n_maps ? mapping_at(s, v->maps[0].va) : NULL;
 	struct trace_live_holder to = mp ? mp->holder : v->creator, before;
 
-	if (!a || a->mem != MT_MEM_VMM_PHYSICAL ||
-	    (a->holder.stack == to.stack && a->holder.owner == to.owner))
+	if (!a || a->mem != MT_MEM_VMM_PHYSICAL)
 		return;
-	before = a->holder;
-	a->holder = to;
-	if (s->hooks.moved)
-		s->hooks.moved(s->hooks.ctx, a, &before);
+	if (a->holder.stack != to.stack || a->holder.owner != to.owner) {
+		before = a->holder;
+		a->holder = to;
+		if (s->hooks.moved)
+			s->hooks.moved(s->hooks.ctx, a, &before);
+	}
+	if (s->hooks.first_map)
+		s->hooks.first_map(s->hooks.ctx, a, mp ? v->maps[0].va : 0);
 }
 
 static bool attach(struct trace_live_set *s, uint64_t handle, uint64_t va, uint64_t seq)
@@ -263,20 +330,21 @@ static void release(struct trace_live_set *s, struct trace_live_alloc *old,
 	became_gone(s, old, why);
 }
 
-bool trace_live_alloc(struct trace_live_set *s, const struct trace_live_alloc *a)
+bool trace_live_alloc(struct trace_live_set *s, const struct trace_live_alloc *a,
+		      const void *payload)
 {
-	struct trace_live_alloc old, *live;
+	struct trace_live_alloc *old = scratch(s), *live;
 
 	if (!a->address)
 		return true;
-	if (take(s, a->address, &old)) {
+	if (take(s, a->address, old)) {
 		s->reused++;
-		release(s, &old, TRACE_LIVE_REUSED);
+		release(s, old, TRACE_LIVE_REUSED);
 	}
-	if (!(live = put(s, a)))
+	if (!(live = put(s, a, payload)))
 		return false;
 	if (a->mem == MT_MEM_VMM_PHYSICAL && !vmm_created(s, a, false)) {
-		take(s, a->address, &old);
+		take(s, a->address, old);
 		return false;
 	}
 	became_live(s, live, TRACE_LIVE_ALLOCATED, a->seq, a->time_ns);
@@ -288,7 +356,7 @@ static struct trace_live_recent *remember(struct trace_live_recent *ring, unsign
 {
 	struct trace_live_recent *r = &ring[*next % TRACE_LIVE_RECENT];
 	*next = (*next + 1) % TRACE_LIVE_RECENT;
-	*r = (struct trace_live_recent){ .address = address, .state = state };
+	*r = (struct trace_live_recent){ .address = address, .state = state, .a = r->a };
 	return r;
 }
 
@@ -331,10 +399,19 @@ enum trace_live_free trace_live_free(struct trace_live_set *s, uint64_t address,
 		remember(s->frees, &s->frees_next, address, RECENT_RELEASED);
 		return TRACE_LIVE_FREE_KEPT;
 	}
-	take(s, address, out);
-	release(s, out, TRACE_LIVE_FREED);
-	remember(s->frees, &s->frees_next, address, RECENT_FREED)->a = *out;
+	take(s, address, scratch(s));
+	release(s, scratch(s), TRACE_LIVE_FREED);
+	copy_entry(s, remember(s->frees, &s->frees_next, address, RECENT_FREED)->a, scratch(s));
+	*out = *scratch(s);
 	return TRACE_LIVE_FREE_DONE;
+}
+
+bool trace_live_drop(struct trace_live_set *s, uint64_t address)
+{
+	if (!take(s, address, scratch(s)))
+		return false;
+	release(s, scratch(s), TRACE_LIVE_DROPPED);
+	return true;
 }
 
 bool trace_live_free_error(struct trace_live_set *s, uint64_t address, uint64_t seq,
@@ -363,14 +440,13 @@ bool trace_live_free_error(struct trace_live_set *s, uint64_t address, uint64_t 
 			*found = *back;
 		return true;
 	}
-	*found = r->a;
+	*found = *r->a;
 	if (trace_live_get(s, address))
 		return true; /* allocated again already: the newer one stays */
-	if (!(back = put(s, &r->a)))
+	if (!(back = put_back(s, r->a)))
 		return true;
 	if (back->mem == MT_MEM_VMM_PHYSICAL && !vmm_created(s, back, false)) {
-		struct trace_live_alloc drop;
-		take(s, address, &drop);
+		take(s, address, scratch(s));
 		return true;
 	}
 	became_live(s, back, TRACE_LIVE_RESTORED, seq, time_ns);
@@ -379,11 +455,26 @@ bool trace_live_free_error(struct trace_live_set *s, uint64_t address, uint64_t 
 
 /* ---- mappings ---- */
 
+bool trace_live_map_counts(const struct trace_live_set *s, uint64_t va, uint64_t handle)
+{
+	const struct trace_live_alloc *h = trace_live_get(s, handle);
+	const struct trace_live_mapping *old = mapping_at(s, va);
+	const struct trace_live_vmm *v;
+
+	if (!va || !h || h->mem != MT_MEM_VMM_PHYSICAL)
+		return false;
+	/* the mapping it replaces was the released handle's last: gone first */
+	if (old && old->counted && old->handle == handle && (v = vmm_of(s, handle)) &&
+	    v->released && v->n_maps == 1 && v->maps[0].va == va)
+		return false;
+	return true;
+}
+
 bool trace_live_map(struct trace_live_set *s, uint64_t va, uint64_t handle, uint64_t bytes,
 		    uint64_t seq, const struct trace_live_holder *holder)
 {
 	struct trace_live_mapping *mp, *old = mapping_at(s, va);
-	struct trace_live_alloc *h, freed;
+	struct trace_live_alloc *h;
 	uint64_t p;
 
 	if (!va) {
@@ -395,7 +486,7 @@ bool trace_live_map(struct trace_live_set *s, uint64_t va, uint64_t handle, uint
 		u64map_del(&s->maps, va, &p);
 		s->reused++;
 		if (old->counted)
-			detach(s, old->handle, va, &freed);
+			detach(s, old->handle, va, scratch(s));
 		free(old);
 	}
 	if (!(mp = malloc(sizeof(*mp))))
@@ -436,7 +527,7 @@ void trace_live_unmap(struct trace_live_set *s, uint64_t va, uint64_t seq)
 	r->counted = mp->counted;
 	free(mp);
 	if (r->counted)
-		r->freed = detach(s, r->handle, va, &r->a);
+		r->freed = detach(s, r->handle, va, r->a);
 }
 
 void trace_live_unmap_error(struct trace_live_set *s, uint64_t va, uint64_t seq,
@@ -456,11 +547,11 @@ void trace_live_unmap_error(struct trace_live_set *s, uint64_t va, uint64_t seq,
 	r->state = 0;
 	if (r->freed) {
 		/* the unmap had freed the released handle: it is back (case C) */
-		if (!trace_live_get(s, r->handle) && (back = put(s, &r->a))) {
+		if (!trace_live_get(s, r->handle) && (back = put_back(s, r->a))) {
 			if (vmm_created(s, back, true))
 				became_live(s, back, TRACE_LIVE_RESTORED, seq, time_ns);
 			else
-				take(s, r->handle, &r->a);
+				take(s, r->handle, r->a);
 		} else {
 			r->counted = false; /* the handle is another allocation now */
 		}

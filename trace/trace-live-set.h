@@ -5,9 +5,10 @@
  * device peak, the lazy-epoch peak, and how many live sets at OOMs and
  * marks are kept. The writer (interpose/writer/trace-live.c: flight mode, the
  * live_at_* and site_totals tables, the out-of-memory answer on stderr)
- * keeps its live set here; the reporter (report/model*.c) keeps its
- * richer records in its own map but takes its kinds, peak epoch and caps
- * from here, and tests/unit/test-live-diff.c feeds both the same events.
+ * and the reporter (report/model*.c) both keep their live set here, the
+ * reporter its richer record of each allocation as the entry's payload
+ * (trace_live_init_payload), and tests/unit/test-live-diff.c feeds both
+ * the same events.
  *
  * One thread. No SQLite, no CUDA, no exit: an allocation that fails is
  * TRACE_LIVE_NOMEM, and the caller decides. The work per event is a few
@@ -118,6 +119,7 @@ enum trace_live_why {
 	TRACE_LIVE_REUSED,   /* allocated again at its address: a free not seen */
 	TRACE_LIVE_RESTORED, /* a free_error or unmap_error put it back */
 	TRACE_LIVE_UNMAPPED, /* a released handle's last mapping went */
+	TRACE_LIVE_DROPPED,  /* the caller took it out (trace_live_drop) */
 };
 
 /* What the caller keeps beside the live set (its sites, peak holders,
@@ -129,6 +131,9 @@ struct trace_live_hooks {
 	/* a's holder changed from before (a mapped handle) */
 	void (*moved)(void *ctx, const struct trace_live_alloc *a,
 		      const struct trace_live_holder *before);
+	/* a live handle's first live mapping is at va now (0: it has none);
+	 * called whenever its mappings change, after moved */
+	void (*first_map)(void *ctx, const struct trace_live_alloc *a, uint64_t va);
 };
 
 /* What a free did. */
@@ -141,7 +146,7 @@ enum trace_live_free {
 
 struct trace_live_recent {
 	uint64_t address;
-	struct trace_live_alloc a;
+	struct trace_live_alloc *a; /* with its payload: storage the set owns */
 	uint8_t state; /* 0: unused */
 	bool freed; /* an unmap that freed its released handle, a */
 	struct trace_live_holder holder; /* an unmap: the mapping's */
@@ -152,7 +157,8 @@ struct trace_live_recent {
 struct trace_live_set {
 	struct trace_live_hooks hooks;
 	struct u64map by_address; /* address -> index + 1 in slab */
-	struct trace_live_alloc *slab;
+	unsigned char *slab; /* entries of stride bytes: an alloc, its payload */
+	size_t stride, payload;
 	size_t cap, used;
 	uint64_t free_head; /* unused slab entries, chained through seq */
 	struct u64map handles; /* handle -> index + 1 in vmm */
@@ -164,12 +170,24 @@ struct trace_live_set {
 	size_t cap_mappings, used_mappings;
 	uint64_t mappings_free;
 	struct trace_live_recent frees[TRACE_LIVE_RECENT], unmaps[TRACE_LIVE_RECENT];
+	unsigned char *spare; /* the rings' entries, then one to take into */
 	unsigned frees_next, unmaps_next;
 	struct trace_live_peak peak;
 	uint64_t unmatched_frees, unmatched_maps, unmatched_unmaps, reused;
 };
 
 bool trace_live_init(struct trace_live_set *s, const struct trace_live_hooks *h);
+/* Each allocation carries payload bytes of the caller's (8-aligned, at
+ * trace_live_payload), copied with it wherever the set keeps it: into
+ * the frees remembered, and back when a free_error restores it. */
+bool trace_live_init_payload(struct trace_live_set *s, const struct trace_live_hooks *h,
+			     size_t payload);
+
+/* The payload of an entry the set gave (a hook's, trace_live_get's). */
+static inline void *trace_live_payload(const struct trace_live_alloc *a)
+{
+	return (unsigned char *)(uintptr_t)a + sizeof(*a);
+}
 void trace_live_fini(struct trace_live_set *s);
 
 /* The allocation at address, NULL when none is live. */
@@ -179,9 +197,20 @@ struct trace_live_alloc *trace_live_next(const struct trace_live_set *s, size_t 
 /* A mapping live at va. */
 bool trace_live_mapped(const struct trace_live_set *s, uint64_t va);
 
-/* An allocation (a->address; at NULL, none). False when out of memory
- * (nothing changed but a free not seen). */
-bool trace_live_alloc(struct trace_live_set *s, const struct trace_live_alloc *a);
+/* An allocation (a->address; at NULL, none), with its payload (NULL:
+ * zeros). False when out of memory (nothing changed but a free not
+ * seen). */
+bool trace_live_alloc(struct trace_live_set *s, const struct trace_live_alloc *a,
+		      const void *payload);
+/* The caller takes the allocation at address out of the live set (graph
+ * memory a graph freed): no free to remember. */
+bool trace_live_drop(struct trace_live_set *s, uint64_t address);
+/* Whether a map of handle at va would count (the handle is live memory
+ * once a mapping already at va has gone), so the caller can name its
+ * holder first. */
+bool trace_live_map_counts(const struct trace_live_set *s, uint64_t va, uint64_t handle);
+/* Ask the memory for the slot of address, a few events ahead. */
+void trace_live_prefetch(const struct trace_live_set *s, uint64_t address);
 /* A free of address: *out is what it releases (DONE, KEPT). */
 enum trace_live_free trace_live_free(struct trace_live_set *s, uint64_t address,
 				     struct trace_live_alloc *out);

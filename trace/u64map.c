@@ -4,10 +4,7 @@
 
 static size_t slot_of(const struct u64map *m, uint64_t key)
 {
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdull;
-	key ^= key >> 33;
-	return (size_t)key & m->mask;
+	return u64map_slot(m, key);
 }
 
 bool u64map_init(struct u64map *m, size_t log2_cap)

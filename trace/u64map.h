@@ -22,3 +22,24 @@ uint64_t *u64map_get(const struct u64map *m, uint64_t key);
 bool u64map_put(struct u64map *m, uint64_t key, uint64_t val);
 /* Removes key; returns true and its value in *val when it was there. */
 bool u64map_del(struct u64map *m, uint64_t key, uint64_t *val);
+
+/* The slot where key's probe starts. */
+static inline size_t u64map_slot(const struct u64map *m, uint64_t key)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdull;
+	key ^= key >> 33;
+	return (size_t)key & m->mask;
+}
+
+/* Ask the memory for that slot's key and value, for a lookup soon. */
+static inline void u64map_prefetch(const struct u64map *m, uint64_t key)
+{
+	size_t i;
+
+	if (!m->keys)
+		return;
+	i = u64map_slot(m, key);
+	__builtin_prefetch(&m->keys[i]);
+	__builtin_prefetch(&m->vals[i]);
+}

@@ -592,7 +592,7 @@ int64_t mt_live_track(struct mt_live *l, uint64_t seq, uint64_t time_ns, struct 
 		a = (live_alloc){ .seq = seq, .time_ns = time_ns, .address = ev->address,
 				  .bytes = ev->bytes, .holder = { ev->stack, site }, .site = site,
 				  .mem = ev->mem };
-		if (!trace_live_alloc(&l->set, &a))
+		if (!trace_live_alloc(&l->set, &a, NULL))
 			out_of_memory(l);
 		return -1;
 	case MT_EV_FREE:

@@ -140,13 +140,16 @@ static void writer_rows(struct diff *d, const char *sql, int64_t key, struct by_
 	sqlite3_finalize(st);
 }
 
-/* The model's live set by holder stack; the kinds it keeps apart from
- * the device's count too, as the writer's sites do. */
+/* The model's live set by holder stack, as its own records say (the
+ * payload its hooks keep, model.c: the stack model_live_move gave a
+ * mapped handle); the kinds it keeps apart from the device's count too,
+ * as the writer's sites do. */
 static void model_live(const struct model *m, struct by_stack *out)
 {
-	const struct model_live *rec;
+	const struct trace_live_alloc *a;
 	memset(out, 0, sizeof(*out));
-	for (size_t pos = 0; map_next(&m->live, &pos, NULL, (void **)&rec);) {
+	for (size_t pos = 0; (a = trace_live_next(&m->live, &pos));) {
+		const struct model_live *rec = trace_live_payload(a);
 		ck_assert(rec->stack >= 0 && rec->stack < MAX_STACKS);
 		out->bytes[rec->stack] += rec->bytes;
 	}
