@@ -1,0 +1,234 @@
+"""Real TensorFlow under memtrace, checked against TensorFlow's own
+accounting (issue 32; shared design notes, "The truth is somebody else's
+number").
+
+programs/fit.py (a Keras Dense model trained with model.fit on GPU:0,
+then model.fit on a batch that does not fit) runs twice on
+`scripts/sim-run --capacity 1G` with the tensorflow of
+`scripts/framework-python tensorflow`, under each of TensorFlow's
+allocator settings: plain, and under LD_PRELOAD=libmemtrace.so. It prints
+tf.config.experimental.get_memory_info('GPU:0') after training and after
+the failed fit, the GPU's memory_limit (the BFC arena's size) and the
+ResourceExhaustedError's line, as one JSON line. The tests assert that
+the exit status, the error and those figures are the same both ways, and
+that the report's figures equal them. The only device memory TensorFlow
+does not count is the default workspace of the simulated cuBLAS's handle
+(32 MiB, tests/sim/README.md), found in the trace by its stack.
+
+With the default BFC allocator the OOM is TensorFlow's own: its arena
+cannot serve the tensor and no CUDA call fails (docs/capture.md, "A
+framework allocator's own OOM").
+
+Skips (exit 77) only when scripts/framework-python tensorflow exits 77."""
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+BUILD = os.environ["MEMTRACE_BUILD"]
+SOURCE = os.environ["MEMTRACE_SOURCE"]
+LIB = os.path.join(BUILD, "interpose", "libmemtrace.so")
+REPORTER = os.path.join(BUILD, "report", "memtrace-report")
+SIM_RUN = os.path.join(SOURCE, "scripts", "sim-run")
+PROGRAMS = os.path.join(SOURCE, "tests", "tensorflow", "programs")
+MiB = 1 << 20
+CUBLAS_WORKSPACE = 32 * MiB  # the simulated cuBLAS's default on a 9.0 device
+OOM_BATCH = 200000  # rows: the first Dense layer's output is 200000 x 1024 floats
+SKIP = 77
+
+PYTHON = None
+
+
+def framework_python():
+    """The tensorflow python, or None when scripts/framework-python says 77."""
+    proc = subprocess.run([os.path.join(SOURCE, "scripts", "framework-python"), "tensorflow"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if proc.returncode == SKIP:
+        lines = proc.stderr.strip().splitlines()
+        print("SKIP: tensorflow cannot be had here: " + (lines[-1] if lines else "(no reason given)"))
+        return None
+    if proc.returncode != 0 or not proc.stdout.strip():
+        sys.exit(f"FAIL: scripts/framework-python tensorflow exited {proc.returncode}:\n{proc.stderr}")
+    return proc.stdout.strip()
+
+
+def run_env(extra):
+    env = dict(os.environ)
+    for k in list(env):
+        if (k.startswith("MEMTRACE_") and k not in ("MEMTRACE_BUILD", "MEMTRACE_SOURCE")) \
+                or k.startswith("CUDASIM_") or k.startswith("TF_") or k.startswith("XLA_") \
+                or k in ("LD_PRELOAD", "CUDA_VISIBLE_DEVICES"):
+            del env[k]
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(extra)
+    return env
+
+
+def tensor_bytes(error):
+    """The bytes of the tensor TensorFlow's message names
+    ("OOM when allocating tensor with shape[200000,1024] and type float")."""
+    m = re.search(r"OOM when allocating tensor with shape\[([0-9,]+)\] and type "
+                  r"(float|double|half)", error)
+    assert m, error
+    n = 1
+    for d in m.group(1).split(","):
+        n *= int(d)
+    return n * {"float": 4, "double": 8, "half": 2}[m.group(2)]
+
+
+class TensorFlowTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="memtrace-tf-")
+        self.tmp = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def run_program(self, setting, traced):
+        extra = dict(setting)
+        trace = None
+        if traced:
+            trace = os.path.join(self.tmp, "fit.db")
+            extra.update({"LD_PRELOAD": LIB, "MEMTRACE_OUTPUT": trace, "MEMTRACE_CUPTI": "off"})
+        start = time.monotonic()
+        proc = subprocess.run(
+            [SIM_RUN, "--capacity", "1G", "--", PYTHON, os.path.join(PROGRAMS, "fit.py"),
+             "--oom", str(OOM_BATCH)],
+            env=run_env(extra), cwd=self.tmp, capture_output=True, text=True, timeout=300)
+        lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+        print(f"fit.py {setting or 'default'} {'under memtrace' if traced else 'plain'}: "
+              f"exit {proc.returncode}, {time.monotonic() - start:.1f} s, TensorFlow's figures "
+              f"{lines[-1] if lines else None}")
+        self.assertTrue(lines, f"fit.py printed no figures; stderr:\n{proc.stderr[-4000:]}")
+        return proc, json.loads(lines[-1]), trace
+
+    def run_both(self, setting):
+        """Plain, then under memtrace: same exit status (0), the same
+        ResourceExhaustedError, the model on GPU:0 both ways."""
+        plain, fig, _ = self.run_program(setting, traced=False)
+        traced, traced_fig, trace = self.run_program(setting, traced=True)
+        self.assertEqual(plain.returncode, 0, plain.stderr[-4000:])
+        self.assertEqual(traced.returncode, plain.returncode, traced.stderr[-4000:])
+        for key in ("error", "gpus", "device", "memory_limit"):
+            self.assertEqual(traced_fig[key], fig[key], f"{key} changed under memtrace")
+        self.assertEqual(fig["gpus"], 1)
+        self.assertTrue(fig["device"].endswith("/device:GPU:0"), fig["device"])
+        self.assertTrue(fig["error"].startswith("ResourceExhaustedError: "), fig["error"])
+        return traced, traced_fig, trace
+
+    def report(self, trace, *args):
+        proc = subprocess.run([REPORTER, trace, *args], capture_output=True, text=True,
+                              timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return proc.stdout
+
+    def report_json(self, trace):
+        return json.loads(self.report(trace, "--format", "json"))
+
+    def workspaces(self, trace):
+        """The cuBLAS handle's default workspace, from the trace: device
+        allocations whose stack passes through cublasCreate of the
+        simulated libcublas. [(seq, bytes)]."""
+        conn = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+        self.addCleanup(conn.close)
+        rows = conn.execute("""
+            SELECT a.seq, a.bytes FROM allocs a
+              JOIN sites s ON s.id = a.site
+             WHERE EXISTS (SELECT 1 FROM stack_frames sf
+                             JOIN frames fr ON fr.id = sf.frame
+                             JOIN modules m ON m.id = fr.module
+                            WHERE sf.stack = s.stack
+                              AND m.path LIKE '%/libcublas.so%'
+                              AND fr.function LIKE 'cublasCreate%')
+             ORDER BY a.seq""").fetchall()
+        self.assertEqual([b for _, b in rows], [CUBLAS_WORKSPACE], f"cuBLAS workspaces: {rows}")
+        return CUBLAS_WORKSPACE
+
+    def check_leads(self, text, stderr, api, request):
+        """The text report's first paragraph (after notes) is the OOM, and
+        the OOM answer on stderr names it."""
+        paragraphs = [p for p in text.split("\n\n")[1:] if not p.startswith("Note:")]
+        first = " ".join(paragraphs[0].split())
+        self.assertTrue(first.startswith(f"OUT OF MEMORY: {api} of {request}"), text)
+        self.assertIn(f"memtrace: out of memory: {api} of {request}", stderr)
+
+    # ---- the tests ----
+
+    def test_bfc_default(self):
+        """The default BFC allocator: one cuMemAlloc of the whole arena
+        (memory_limit bytes) at the first tensor, reported as the
+        framework's arena; the OOM is the arena's own (no CUDA call
+        fails), of the tensor TensorFlow's error names, with the arena and
+        the workspace live."""
+        traced, fig, trace = self.run_both({})
+        rep = self.report_json(trace)
+        ws = self.workspaces(trace)
+        request = tensor_bytes(fig["error"])
+        self.assertEqual([o["api"] for o in rep["ooms"]], ["BFCAllocator"])
+        oom = rep["ooms"][0]
+        self.assertEqual(oom["requested_bytes"], request)
+        self.assertEqual(oom["live_bytes"], fig["memory_limit"] + ws)
+        self.assertEqual(oom["device_total"], 1 << 30)
+        self.assertEqual(rep["totals"]["peak_bytes"], fig["memory_limit"] + ws)
+        diag = rep["diagnosis"]
+        causes = [diag["cause"]] + [a["cause"] for a in diag.get("also", [])]
+        self.assertIn("preallocated", causes, diag)
+        self.check_leads(self.report(trace), traced.stderr, "BFCAllocator", "781.2 MiB")
+
+    def test_allow_growth(self):
+        """TF_FORCE_GPU_ALLOW_GROWTH=true: the arena grows by cuMemAlloc
+        regions as the tensors need it; no preallocation; the OOM is still
+        the arena's own, of the tensor TensorFlow names; what memtrace
+        sees live is the arena's regions, at least TensorFlow's peak in
+        use."""
+        traced, fig, trace = self.run_both({"TF_FORCE_GPU_ALLOW_GROWTH": "true"})
+        rep = self.report_json(trace)
+        ws = self.workspaces(trace)
+        # the arena, grown by the step's tensors, cannot take the batch
+        # itself as it is copied in
+        self.assertEqual(fig["error"], "ResourceExhaustedError: SameWorkerRecvDone unable to "
+                         "allocate output tensor.")
+        request = fig["batch_bytes"]
+        bfc = [o for o in rep["ooms"] if o["api"] == "BFCAllocator"]
+        self.assertEqual(len(bfc), 1, rep["ooms"])
+        self.assertEqual(bfc[0]["requested_bytes"], request)
+        self.assertGreaterEqual(rep["totals"]["peak_bytes"], fig["after_oom"]["peak"] + ws)
+        self.assertLessEqual(rep["totals"]["peak_bytes"], fig["memory_limit"] + ws)
+        self.assertEqual([n for n in rep["notes"] if n["kind"] == "preallocation"], [])
+        self.check_leads(self.report(trace), traced.stderr, "BFCAllocator", "390.6 MiB")
+
+    def test_cuda_malloc_async(self):
+        """TF_GPU_ALLOCATOR=cuda_malloc_async: every tensor is a
+        cuMemAllocFromPoolAsync, so memtrace's peak is TensorFlow's peak
+        exactly (plus the workspace), and the OOM is a failed CUDA call of
+        the tensor TensorFlow names."""
+        traced, fig, trace = self.run_both({"TF_GPU_ALLOCATOR": "cuda_malloc_async"})
+        rep = self.report_json(trace)
+        ws = self.workspaces(trace)
+        request = tensor_bytes(fig["error"])
+        self.assertEqual(rep["totals"]["peak_bytes"], fig["after_oom"]["peak"] + ws)
+        apis = {o["api"] for o in rep["ooms"]}
+        self.assertEqual(apis, {"cuMemAllocFromPoolAsync"}, rep["ooms"])
+        self.assertTrue(all(o["requested_bytes"] == request for o in rep["ooms"]), rep["ooms"])
+        self.check_leads(self.report(trace), traced.stderr, "cuMemAllocFromPoolAsync",
+                         "781.2 MiB")
+
+
+def main():
+    global PYTHON
+    PYTHON = framework_python()
+    if PYTHON is None:
+        return SKIP
+    result = unittest.main(verbosity=2, exit=False).result
+    if not result.wasSuccessful():
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
