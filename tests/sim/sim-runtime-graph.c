@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 cudaError_t CUDARTAPI
@@ -157,6 +158,43 @@ cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes)
 {
 	SIM_RT_ENTER();
 	return sim_rt_check(sim_rt_drv.graph_get_nodes(graph, nodes, numNodes));
+}
+
+/* The graph as a DOT file at path, as the real runtime writes one for
+ * debugging (torch's CUDAGraph::debug_dump calls it): a digraph with one
+ * node per graph node, named by its type. The flags choose the detail the
+ * real one adds; the simulator writes the same outline for all. */
+cudaError_t CUDARTAPI
+cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags)
+{
+	SIM_RT_ENTER();
+	size_t n = 0;
+	cudaError_t e = sim_rt_check(sim_rt_drv.graph_get_nodes(graph, NULL, &n));
+	if (e != cudaSuccess)
+		return e;
+	if (!path)
+		return sim_rt_fail(cudaErrorInvalidValue);
+	CUgraphNode *nodes = n ? calloc(n, sizeof(*nodes)) : NULL;
+	if (n && !nodes)
+		return sim_rt_fail(cudaErrorMemoryAllocation);
+	if (n && (e = sim_rt_check(sim_rt_drv.graph_get_nodes(graph, nodes, &n))) != cudaSuccess) {
+		free(nodes);
+		return e;
+	}
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		free(nodes);
+		return sim_rt_fail(cudaErrorOperatingSystem);
+	}
+	fprintf(f, "digraph dot {\n");
+	for (size_t i = 0; i < n; i++) {
+		CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+		sim_rt_drv.graph_node_get_type(nodes[i], &type);
+		fprintf(f, "  node%zu [label=\"%zu: type %d\"];\n", i, i, (int)type);
+	}
+	fprintf(f, "}\n");
+	free(nodes);
+	return fclose(f) == 0 ? cudaSuccess : sim_rt_fail(cudaErrorOperatingSystem);
 }
 
 cudaError_t CUDARTAPI

@@ -39,16 +39,21 @@ CUBLAS_WORKSPACE = 32 * MiB  # the simulated cuBLAS's default on a 9.0 device
 SKIP = 77
 
 
+# Which of scripts/framework-python's torches: torch (the pinned one), or
+# torch-2.11 (the lent GPU machine's), chosen by the meson test.
+TORCH = os.environ.get("MEMTRACE_TORCH", "torch")
+
+
 def framework_python():
     """The torch python, or None when scripts/framework-python says 77."""
-    proc = subprocess.run([os.path.join(SOURCE, "scripts", "framework-python"), "torch"],
+    proc = subprocess.run([os.path.join(SOURCE, "scripts", "framework-python"), TORCH],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if proc.returncode == SKIP:
         lines = proc.stderr.strip().splitlines()
-        print("SKIP: torch cannot be had here: " + (lines[-1] if lines else "(no reason given)"))
+        print(f"SKIP: {TORCH} cannot be had here: " + (lines[-1] if lines else "(no reason given)"))
         return None
     if proc.returncode != 0 or not proc.stdout.strip():
-        sys.exit(f"FAIL: scripts/framework-python torch exited {proc.returncode}:\n{proc.stderr}")
+        sys.exit(f"FAIL: scripts/framework-python {TORCH} exited {proc.returncode}:\n{proc.stderr}")
     return proc.stdout.strip()
 
 

@@ -1327,6 +1327,15 @@ cublasSgemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t
 }
 
 cublasStatus_t
+cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+			  int m, int n, int k, const float *alpha, const float *A, int lda,
+			  long long int strideA, const float *B, int ldb, long long int strideB,
+			  const float *beta, float *C, int ldc, long long int strideC, int batchCount)
+{
+	return sim_cublas_gemm(handle, transa, transb, m, n, k, lda, ldb, ldc, batchCount);
+}
+
+cublasStatus_t
 cublasSgemmStridedBatched_64(cublasHandle_t handle, cublasOperation_t transa,
 			     cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
 			     const float *alpha, const float *A, int64_t lda, long long int strideA,
