@@ -16,6 +16,7 @@ void model_moment_fini(struct model *m)
 {
 	free(m->moment.blocks);
 	free(m->moment.actions);
+	model_framework_free(&m->moment.framework);
 }
 
 static bool recording(const struct model *m)
@@ -122,6 +123,7 @@ static void take(struct model *m, int64_t seq, int64_t time_ns)
 	}
 	qsort(mo->blocks, n, sizeof(*mo->blocks), cmp_block);
 	mo->n_blocks = n;
+	model_torch_moment(m, &mo->framework);
 	mo->taken = true;
 	mo->at_seq = seq;
 	mo->time_ns = time_ns;

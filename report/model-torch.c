@@ -33,7 +33,10 @@ struct block {
 };
 
 struct segment {
-	uint64_t address, size;
+	uint64_t address, size, stream;
+	int64_t stack;
+	int device;
+	bool expandable;
 	struct block *blocks; /* in use (until the free completed), by address */
 	size_t n_blocks, cap_blocks;
 };
@@ -88,14 +91,18 @@ static size_t block_find(const struct segment *s, uint64_t address)
 	return lo;
 }
 
-/* A segment, or pages mapped at the end of one (expandable segments). */
-static void seg_add(struct model_torch *t, uint64_t address, uint64_t size)
+/* A segment, or pages mapped at the end of one (expandable segments).
+ * Two segments torch took with cudaMalloc stay two even where the device
+ * placed them end to end: torch never merges blocks across them. */
+static void seg_add(struct model_torch *t, const struct trace_event *ev)
 {
-	bool found;
+	bool found, map = ev->kind == MT_EV_CACHE_SEGMENT_MAP;
+	uint64_t address = ev->address, size = ev->bytes;
 	size_t i = seg_find(t, address, &found);
 
 	t->reserved = sat_add(t->reserved, size);
-	if (i > 0 && t->segs[i - 1].address + t->segs[i - 1].size == address) {
+	if (map && i > 0 && t->segs[i - 1].expandable &&
+	    t->segs[i - 1].address + t->segs[i - 1].size == address) {
 		t->segs[i - 1].size += size;
 		return;
 	}
@@ -103,7 +110,9 @@ static void seg_add(struct model_torch *t, uint64_t address, uint64_t size)
 		return; /* inconsistent: already held */
 	grow_array(&t->segs, &t->cap_segs, t->n_segs + 1, sizeof(*t->segs));
 	memmove(&t->segs[i + 1], &t->segs[i], (t->n_segs - i) * sizeof(*t->segs));
-	t->segs[i] = (struct segment){ .address = address, .size = size };
+	t->segs[i] = (struct segment){ .address = address, .size = size, .stream = ev->stream,
+				       .stack = ev->stack, .device = ev->device,
+				       .expandable = map };
 	t->n_segs++;
 }
 
@@ -269,13 +278,78 @@ static void holders(const struct model_torch *t, struct model_framework *f)
 	f->n_holders = out < HOLDERS_KEPT ? out : HOLDERS_KEPT;
 }
 
-static void moment(const struct model_torch *t, struct model_framework *f)
+static void fw_block(struct model_framework *f, size_t *cap, struct model_fw_block b)
+{
+	grow_array(&f->blocks, cap, f->n_blocks + 1, sizeof(*f->blocks));
+	f->blocks[f->n_blocks++] = b;
+}
+
+/* A segment's blocks end to end, the free ranges between them included. */
+static void seg_blocks(const struct segment *s, struct model_framework *f, size_t *cap)
+{
+	uint64_t from = s->address, end = s->address + s->size;
+
+	for (size_t k = 0; k <= s->n_blocks; k++) {
+		uint64_t to = k < s->n_blocks ? s->blocks[k].address : end;
+
+		if (to > from)
+			fw_block(f, cap, (struct model_fw_block){ .address = from, .size = to - from,
+								  .state = MODEL_FW_FREE });
+		if (k == s->n_blocks)
+			break;
+		const struct block *b = &s->blocks[k];
+		fw_block(f, cap, (struct model_fw_block){
+			.address = b->address, .size = b->size, .requested = b->requested,
+			.stack = b->stack,
+			.state = b->allocated ? MODEL_FW_ALLOCATED : MODEL_FW_PENDING });
+		from = b->address + b->size;
+	}
+}
+
+static void segments(const struct model_torch *t, struct model_framework *f)
+{
+	size_t cap = 0;
+
+	f->segments = xcalloc(t->n_segs ? t->n_segs : 1, sizeof(*f->segments));
+	f->n_segments = t->n_segs;
+	for (size_t i = 0; i < t->n_segs; i++) {
+		const struct segment *s = &t->segs[i];
+		struct model_fw_segment *o = &f->segments[i];
+
+		*o = (struct model_fw_segment){ .address = s->address, .size = s->size,
+						.stream = s->stream, .stack = s->stack,
+						.device = s->device, .expandable = s->expandable,
+						.first = f->n_blocks };
+		if (f->n_blocks + 2 * s->n_blocks + 1 > MODEL_FW_BLOCKS_KEPT)
+			f->blocks_cut = true;
+		else
+			seg_blocks(s, f, &cap);
+		o->n = f->n_blocks - o->first;
+	}
+}
+
+void model_framework_free(struct model_framework *f)
 {
 	free(f->holders);
+	free(f->segments);
+	free(f->blocks);
+	*f = (struct model_framework){ 0 };
+}
+
+static void moment(const struct model_torch *t, struct model_framework *f)
+{
+	model_framework_free(f);
 	*f = (struct model_framework){ .has = true, .allocated = t->allocated,
 				       .reserved = t->reserved, .largest_free = largest_free(t),
 				       .tensors = t->tensors };
 	holders(t, f);
+	segments(t, f);
+}
+
+void model_torch_moment(const struct model *m, struct model_framework *f)
+{
+	if (m->torch)
+		moment(m->torch, f);
 }
 
 /* The allocator's OOM names the tensor of the CUDA OOMs since its last. */
@@ -302,7 +376,7 @@ void model_torch_event(struct model *m, const struct trace_event *ev)
 	case MT_EV_TENSOR_FREE_REQUESTED: tensor_free_requested(t, ev); break;
 	case MT_EV_TENSOR_FREE: tensor_free(t, ev); break;
 	case MT_EV_CACHE_SEGMENT_ALLOC:
-	case MT_EV_CACHE_SEGMENT_MAP: seg_add(t, ev->address, ev->bytes); break;
+	case MT_EV_CACHE_SEGMENT_MAP: seg_add(t, ev); break;
 	case MT_EV_CACHE_SEGMENT_FREE:
 	case MT_EV_CACHE_SEGMENT_UNMAP: seg_remove(t, ev->address, ev->bytes); break;
 	case MT_EV_TENSOR_OOM: tensor_oom(m, ev); break;
@@ -338,8 +412,8 @@ void model_torch_fini(struct model *m)
 {
 	struct model_torch *t = m->torch;
 
-	free(m->framework_peak.holders);
-	free(m->framework_end.holders);
+	model_framework_free(&m->framework_peak);
+	model_framework_free(&m->framework_end);
 	if (!t)
 		return;
 	for (size_t i = 0; i < t->n_segs; i++)

@@ -62,7 +62,7 @@ void model_fini(struct model *m)
 	model_moment_fini(m);
 	for (size_t i = 0; i < m->n_ooms; i++) {
 		free(m->ooms[i].holders);
-		free(m->ooms[i].framework.holders);
+		model_framework_free(&m->ooms[i].framework);
 	}
 	free(m->ooms);
 	model_torch_fini(m);

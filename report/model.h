@@ -233,6 +233,30 @@ struct model_cupti {
 	struct model_cupti_priv *priv;
 };
 
+/* A block of a framework's segment, as torch's memory_snapshot() lists
+ * them: the blocks cover their segment end to end, a free range between
+ * two blocks in use being one block (torch merges free neighbours). */
+enum model_fw_state {
+	MODEL_FW_ALLOCATED, /* held by a tensor: "active_allocated" */
+	MODEL_FW_PENDING,   /* freed, its free not completed: "active_pending_free" */
+	MODEL_FW_FREE,	    /* "inactive" */
+};
+
+struct model_fw_block {
+	uint64_t address, size;
+	uint64_t requested; /* what the tensor asked for; 0 when free */
+	int64_t stack;	    /* 0: none (a free range) */
+	int state;	    /* enum model_fw_state */
+};
+
+struct model_fw_segment {
+	uint64_t address, size, stream;
+	int64_t stack;	 /* the segment's allocation (its first mapping) */
+	int device;
+	bool expandable; /* made of mappings (expandable_segments) */
+	size_t first, n; /* its blocks in model_framework.blocks */
+};
+
 /* A framework's cache at one moment (model-torch.c): what its tensors
  * hold inside the segments it took from the device (PyTorch's caching
  * allocator, from its own actions in the trace). */
@@ -246,7 +270,16 @@ struct model_framework {
 	uint64_t tensors; /* blocks held by tensors */
 	struct model_group *holders; /* by the tensor's stack, largest first */
 	size_t n_holders;
+	/* every segment by address, with its blocks; blocks_cut: past
+	 * MODEL_FW_BLOCKS_KEPT, the segments after it have none listed */
+	struct model_fw_segment *segments;
+	size_t n_segments;
+	struct model_fw_block *blocks;
+	size_t n_blocks;
+	bool blocks_cut;
 };
+
+#define MODEL_FW_BLOCKS_KEPT 200000 /* per moment */
 
 struct model_oom {
 	int64_t seq, time_ns, api, stack;
@@ -385,6 +418,7 @@ struct model_moment {
 	struct model_action *actions; /* a ring: the oldest at head */
 	size_t n_actions, head;
 	uint64_t actions_dropped;
+	struct model_framework framework; /* the framework's cache then */
 };
 
 struct model {

@@ -13,17 +13,23 @@
  *                        "frames"} or, for an OOM, "device_free" for
  *                        "addr"], one list per device]}
  *
- * memtrace sees what the driver is asked for, not a caching allocator's
- * blocks: each allocation live at the moment (model.moment: the last OOM,
- * the end, or the --at-mark mark) is a segment holding one block of its
- * size, active_allocated, so a segment's blocks add up to it; a VMM
- * mapping is an expandable segment; graph memory has its graph's pool id.
- * The traces are the live set's changes that led to the moment (the most
- * recent MODEL_MOMENT_ACTIONS), each allocation as segment_alloc + alloc
+ * The segments are those live at the moment (model.moment: the last OOM,
+ * the end, or the --at-mark mark). Where the trace has PyTorch's caching
+ * allocator's actions, its segments are written as torch lists them, with
+ * their blocks end to end (model-torch.c: active_allocated, a tensor's;
+ * active_pending_free; inactive, a free range), each with its tensor's
+ * stack. Every other allocation live then (or each one, without the
+ * allocator's actions) is a segment holding one block of its size,
+ * active_allocated, so a segment's blocks add up to it; a VMM mapping is
+ * an expandable segment; graph memory has its graph's pool id.
+ * The traces are the CUDA calls that led to the moment (the most recent
+ * MODEL_MOMENT_ACTIONS), each allocation as segment_alloc + alloc
  * (segment_map for a mapping), each free as free_requested +
  * free_completed + segment_free (segment_unmap), so that the viewer,
  * which replays them backwards from the segments, always finds a block's
- * segment. Frames are innermost first, as PyTorch writes them. */
+ * segment; for a segment of the caching allocator still live at the
+ * moment, only segment_alloc (segment_map): its blocks are the tensors'.
+ * Frames are innermost first, as PyTorch writes them. */
 #include <inttypes.h>
 
 #include "render.h"
@@ -42,7 +48,8 @@ static const char K_SEGMENTS[] = "segments", K_TRACES[] = "device_traces",
 		  K_SIZE[] = "size", K_STATE[] = "state", K_ACTION[] = "action",
 		  K_ADDR[] = "addr", K_TIME[] = "time_us", K_DEVICE_FREE[] = "device_free",
 		  K_FILENAME[] = "filename", K_LINE[] = "line", K_NAME[] = "name",
-		  V_LARGE[] = "large", V_SMALL[] = "small", V_ACTIVE[] = "active_allocated";
+		  V_LARGE[] = "large", V_SMALL[] = "small", V_ACTIVE[] = "active_allocated",
+		  V_PENDING[] = "active_pending_free", V_INACTIVE[] = "inactive";
 
 /* PyTorch's caching allocator: allocations of at most 1 MiB come from its
  * small pool. */
@@ -163,6 +170,92 @@ static void segment(struct torch *tr, const struct model_block *b)
 	pickle_close_dict(p);
 }
 
+/* The caching allocator's segment that holds address, at the moment. */
+static const struct model_fw_segment *fw_segment(const struct torch *tr, uint64_t address)
+{
+	const struct model_framework *f = &tr->m->moment.framework;
+	size_t lo = 0, hi = f->n_segments;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct model_fw_segment *s = &f->segments[mid];
+
+		if (address < s->address)
+			hi = mid;
+		else if (address - s->address >= s->size)
+			lo = mid + 1;
+		else
+			return s;
+	}
+	return NULL;
+}
+
+static void fw_block(struct torch *tr, const struct model_fw_block *b)
+{
+	static const char *const state[] = { V_ACTIVE, V_PENDING, V_INACTIVE };
+	struct pickle *p = &tr->p;
+
+	pickle_dict(p);
+	pickle_key(p, K_ADDRESS);
+	pickle_uint(p, b->address);
+	pickle_key(p, K_SIZE);
+	pickle_uint(p, b->size);
+	pickle_key(p, K_REQUESTED);
+	pickle_uint(p, b->requested);
+	pickle_key(p, K_STATE);
+	pickle_key(p, state[b->state]);
+	pickle_key(p, K_FRAMES);
+	frames(tr, b->stack);
+	pickle_close_dict(p);
+}
+
+/* A segment of the caching allocator, with its blocks. */
+static void fw_segment_write(struct torch *tr, const struct model_fw_segment *s)
+{
+	const struct model_framework *f = &tr->m->moment.framework;
+	struct pickle *p = &tr->p;
+	uint64_t allocated = 0, active = 0, requested = 0;
+
+	for (size_t i = s->first; i < s->first + s->n; i++) {
+		const struct model_fw_block *b = &f->blocks[i];
+
+		allocated += b->state == MODEL_FW_ALLOCATED ? b->size : 0;
+		active += b->state != MODEL_FW_FREE ? b->size : 0;
+		requested += b->state != MODEL_FW_FREE ? b->requested : 0;
+	}
+	pickle_dict(p);
+	pickle_key(p, K_DEVICE);
+	pickle_int(p, s->device >= 0 ? s->device : 0);
+	pickle_key(p, K_ADDRESS);
+	pickle_uint(p, s->address);
+	pickle_key(p, K_TOTAL);
+	pickle_uint(p, s->size);
+	pickle_key(p, K_ALLOCATED);
+	pickle_uint(p, allocated);
+	pickle_key(p, K_ACTIVE);
+	pickle_uint(p, active);
+	pickle_key(p, K_REQUESTED);
+	pickle_uint(p, requested);
+	pickle_key(p, K_STREAM);
+	pickle_uint(p, s->stream);
+	pickle_key(p, K_SEGMENT_TYPE);
+	/* the small pool's segments are 2 MiB; the large pool's are bigger,
+	 * or expandable */
+	pickle_key(p, s->size > 2 * SMALL_SEGMENT || s->expandable ? V_LARGE : V_SMALL);
+	pickle_key(p, K_POOL);
+	pickle_int_pair(p, 0, 0);
+	pickle_key(p, K_EXPANDABLE);
+	pickle_bool(p, s->expandable);
+	pickle_key(p, K_FRAMES);
+	frames(tr, s->stack);
+	pickle_key(p, K_BLOCKS);
+	pickle_list(p);
+	for (size_t i = s->first; i < s->first + s->n; i++)
+		fw_block(tr, &f->blocks[i]);
+	pickle_close_list(p);
+	pickle_close_dict(p);
+}
+
 static void entry(struct torch *tr, const char *action, const struct model_action *a)
 {
 	struct pickle *p = &tr->p;
@@ -199,7 +292,8 @@ static void trace_entries(struct torch *tr, const struct model_action *a)
 	case MODEL_ACTION_ALLOC:
 	case MODEL_ACTION_MAP:
 		entry(tr, a->kind == MODEL_ACTION_MAP ? seg_map : seg_alloc, a);
-		entry(tr, alloc, a);
+		if (!fw_segment(tr, a->address))
+			entry(tr, alloc, a);
 		break;
 	case MODEL_ACTION_FREE:
 	case MODEL_ACTION_UNMAP:
@@ -264,10 +358,14 @@ void render_torch_snapshot(FILE *f, const struct trace *t, const struct model *m
 	pickle_dict(&tr.p);
 	pickle_key(&tr.p, K_SEGMENTS);
 	pickle_list(&tr.p);
+	for (size_t i = 0; i < m->moment.framework.n_segments; i++)
+		fw_segment_write(&tr, &m->moment.framework.segments[i]);
 	/* a zero-byte allocation is no range the viewer can place a block in */
 	for (size_t i = 0; i < m->moment.n_blocks; i++) {
-		if (m->moment.blocks[i].bytes)
-			segment(&tr, &m->moment.blocks[i]);
+		const struct model_block *b = &m->moment.blocks[i];
+
+		if (b->bytes && !fw_segment(&tr, b->address))
+			segment(&tr, b);
 	}
 	pickle_close_list(&tr.p);
 	pickle_key(&tr.p, K_TRACES);

@@ -3,6 +3,7 @@ recorded by memtrace from outside, with the caching allocator on and the
 program unchanged, checked against torch's own accounting in the same
 run (memory_snapshot(), memory_stats(), memory_reserved()). Uses
 test_torch.py's helpers; skips (77) as it does."""
+import json
 import os
 import sqlite3
 import subprocess
@@ -187,6 +188,46 @@ class TensorTest(unittest.TestCase):
         weights = fig["by_tag"]["weights"][0] / MiB
         self.assertIn(f"{weights:.1f} MiB 3 <listcomp> (tensors_oom_kill.py:"
                       f"{base.tag_line('tensors_oom_kill.py', 'weights')})", tensors)
+
+    def read_export(self, trace):
+        """The trace's torch-snapshot export as torch.cuda._memory_viz reads
+        it (programs/read_snapshot.py: segsum, trace, both plots)."""
+        export = os.path.join(self.tmp, os.path.basename(trace) + ".pickle")
+        self.report(trace, "--format", "torch-snapshot", "-o", export)
+        proc = subprocess.run([base.PYTHON, os.path.join(base.PROGRAMS, "read_snapshot.py"),
+                               export], capture_output=True, text=True, timeout=300,
+                              env=base.run_env({}))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return json.loads(proc.stdout.splitlines()[-1])
+
+    def check_export(self, read, fig):
+        """The export's segments and their blocks are memory_snapshot()'s:
+        address and size of each segment, address, size and state of each
+        block, the requested size of each tensor's."""
+        self.assertEqual(read["segments"], sorted(fig["segment_list"]))
+        self.assertEqual(read["segsum_segments"], fig["segments"])
+        self.assertEqual([b[:2] + b[3:] for b in read["blocks"]],
+                         [b[:2] + b[3:] for b in fig["blocks"]])
+        active = [b for b in fig["blocks"] if b[3] == "active_allocated"]
+        self.assertEqual([b for b in read["blocks"] if b[3] == "active_allocated"], active)
+        self.assertTrue(all(n > 0 for n in read["plots_bytes"]))
+
+    def test_export_blocks_at_end(self):
+        """The torch-snapshot export at the end: torch's segments and every
+        block in them, free ranges included, as the program's own
+        memory_snapshot() lists them."""
+        run = self.run_both("tensors")
+        read = self.read_export(run.trace)
+        self.check_export(read, run.figures)
+        self.assertIn("inactive", {b[3] for b in read["blocks"]})
+
+    def test_export_blocks_at_oom(self):
+        """The export of the trace killed after the OOM is taken at the
+        failure: memory_snapshot()'s segments and blocks right after the
+        OutOfMemoryError."""
+        run = self.run_program("tensors_oom_kill", traced=True)
+        self.assertEqual(run.rc, -9, run.stderr)
+        self.check_export(self.read_export(run.trace), run.figures)
 
     def test_tensors_off(self):
         """MEMTRACE_TENSORS=0: no tensor event, the program unchanged."""
