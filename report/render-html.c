@@ -59,6 +59,7 @@
 #define POINT_LABELS 24	  /* growth points named: the first half and the last half */
 #define LABEL_CHARS 120	  /* a mark's label on the timeline, cut beyond */
 #define CUPTI_MODULES 8
+#define MOMENT_BLOCKS 2000 /* a moment's blocks inside the cache's segments */
 
 /* keys of the frame map besides trace frame indices */
 #define FRAME_MORE (1ull << 61)	   /* | n: "(n more frames)" in a long stack */
@@ -328,6 +329,7 @@ struct moment {
 	size_t n_groups;
 	uint64_t other_bytes, other_count;
 	bool is_default;
+	const struct model_framework *fw; /* the cache's segments then; NULL: none */
 };
 
 struct moments {
@@ -398,6 +400,7 @@ static void moments_ooms(const struct model *m, struct moments *ms)
 		mo->live = o->live_bytes;
 		mo->count = o->live_count;
 		mo->is_default = o == render_headline_oom(m);
+		mo->fw = o->framework.has ? &o->framework : NULL;
 		for (size_t g = 0; g < o->n_holders; g++)
 			moment_group(mo, o->holders[g].stack, o->holders[g].bytes, o->holders[g].count);
 	}
@@ -413,6 +416,7 @@ static void moments_peak_end(const struct model *m, int64_t end, struct moments 
 		snprintf(mo->name, sizeof(mo->name), "peak");
 		mo->live = m->device.peak_bytes;
 		mo->is_default = m->n_ooms == 0 || !render_headline_oom(m)->has_holders;
+		mo->fw = m->framework_peak.has ? &m->framework_peak : NULL;
 		for (size_t i = 0; i < m->n_sites; i++)
 			moment_group(mo, m->sites[i].stack, m->sites[i].at_peak, 0);
 	}
@@ -420,6 +424,7 @@ static void moments_peak_end(const struct model *m, int64_t end, struct moments 
 	snprintf(mo->name, sizeof(mo->name), "end");
 	mo->live = m->device.live_bytes;
 	mo->count = m->device.live_count;
+	mo->fw = m->framework_end.has ? &m->framework_end : NULL;
 	for (size_t i = 0; i < m->n_leaks; i++) {
 		if (model_mem_is_device(m->leaks[i].mem))
 			moment_group(mo, m->leaks[i].stack, m->leaks[i].bytes, m->leaks[i].count);
@@ -498,6 +503,40 @@ static void data_groups(struct html *h, const struct moment *mo)
 	}
 }
 
+/* The cache's segments at the moment, with their blocks end to end:
+ * "segments":[[address, size, expandable, [[size, state, stack, requested],
+ * ...] or null past MOMENT_BLOCKS], ...]; state 0 a tensor's, 1 its free
+ * pending, 2 free; stack -1: none or past the page's budget. */
+static void data_segments(struct html *h, const struct model_framework *fw)
+{
+	size_t shown = 0;
+
+	fputs(",\"segments\":[", h->f);
+	for (size_t i = 0; i < fw->n_segments; i++) {
+		const struct model_fw_segment *s = &fw->segments[i];
+		bool all = shown + s->n <= MOMENT_BLOCKS && (s->n || !fw->blocks_cut);
+
+		fprintf(h->f, "%s[%" PRIu64 ",%" PRIu64 ",%d,", i ? "," : "", s->address, s->size,
+			s->expandable);
+		if (!all) {
+			fputs("null]", h->f);
+			continue;
+		}
+		putc_unlocked('[', h->f);
+		for (size_t k = s->first; k < s->first + s->n; k++) {
+			const struct model_fw_block *b = &fw->blocks[k];
+			uint32_t ref = b->stack ? stack_ref(h, b->stack) : STACK_LEFT_OUT;
+
+			fprintf(h->f, "%s[%" PRIu64 ",%d,%" PRId64 ",%" PRIu64 "]", k > s->first ? "," : "",
+				b->size, b->state, ref == STACK_LEFT_OUT ? -1 : (int64_t)ref, b->requested);
+		}
+		fputs("]]", h->f);
+		shown += s->n;
+	}
+	fprintf(h->f, "],\"allocated\":%" PRIu64 ",\"reserved\":%" PRIu64, fw->allocated,
+		fw->reserved);
+}
+
 static void data_moments(struct html *h, struct moments *ms, size_t def)
 {
 	fputs(",\n\"moments\":[", h->f);
@@ -512,7 +551,10 @@ static void data_moments(struct html *h, struct moments *ms, size_t def)
 			      ",%" PRIu64 "],\"groups\":[",
 			mo->live, mo->count, mo->other_bytes, mo->other_count);
 		data_groups(h, mo);
-		fputs("]}", h->f);
+		putc_unlocked(']', h->f);
+		if (mo->fw)
+			data_segments(h, mo->fw);
+		putc_unlocked('}', h->f);
 		free(mo->groups);
 	}
 	fprintf(h->f, "],\n\"selected\":%zu", def);
@@ -1170,7 +1212,7 @@ static void print_views(const struct html *h)
 	      "<noscript>The timeline, the flame graph and the operations table need "
 	      "JavaScript.</noscript></section>\n"
 	      "<section id=\"moment\" class=\"view\"><h2 id=\"moment-title\">Live at the selected "
-	      "moment</h2><div id=\"flame\"></div></section>\n"
+	      "moment</h2><div id=\"flame\"></div><div id=\"segments\"></div></section>\n"
 	      "<section id=\"ops\" class=\"view\"><h2>Operations</h2></section>\n",
 	      h->f);
 }

@@ -332,9 +332,66 @@
 		box.appendChild(svg);
 	}
 
+	/* ---- the cache's segments and the blocks inside them ---- */
+	var BLOCK_STATES = ['tensor', 'freed, free pending', 'free'];
+	var BLOCK_CLASSES = ['s-alloc', 's-pending', 's-free'];
+
+	/* The line a block's tensor was made on: the innermost Python frame
+	 * of its stack, else the innermost frame. */
+	function blockLine(ref) {
+		var st = ref >= 0 ? D.stacks[ref] || [] : [];
+		for (var i = st.length - 1; i >= 0; i--)
+			if (frameKind(st[i]) === 'py') return frameLabel(st[i]);
+		return st.length ? frameLabel(st[st.length - 1]) : '';
+	}
+
+	/* Each segment a bar, as wide as its size against the largest; its
+	 * blocks inside it end to end, to scale (memory_viz's segment view). */
+	function drawSegments() {
+		var box = document.getElementById('segments');
+		box.textContent = '';
+		var m = D.moments[state.sel];
+		if (!m || !m.segments) return;
+		var what = m.kind === 'peak' ? 'at its peak' : m.kind === 'end' ? 'at the end' : 'at ' + m.name;
+		box.appendChild(el('p', 'segs-title', "Inside PyTorch's cache " + what + ': ' + bytes(m.reserved) +
+			' reserved in ' + m.segments.length + ' segments, ' + bytes(m.allocated) + ' allocated to tensors'));
+		var lg = el('div', 'legend');
+		BLOCK_CLASSES.forEach(function (c, i) { lg.appendChild(el('span', c, BLOCK_STATES[i])); });
+		box.appendChild(lg);
+		if (!m.segments.length) return;
+		var W = Math.max(box.clientWidth - 2, 300), LW = 90, RH = 14, biggest = 0;
+		m.segments.forEach(function (s) { biggest = Math.max(biggest, s[1]); });
+		var svg = sv('svg', { 'class': 'segs', viewBox: '0 0 ' + W + ' ' + m.segments.length * RH,
+			width: W, height: m.segments.length * RH });
+		var scale = (W - LW) / biggest;
+		m.segments.forEach(function (s, row) {
+			var y = row * RH, seg = sv('g', { 'data-segment': s[0] + ',' + s[1] });
+			seg.appendChild(sv('text', { x: 0, y: y + 11 }, bytes(s[1]) + (s[2] ? ' exp.' : '')));
+			seg.appendChild(sv('rect', { 'class': 's-seg', x: LW, y: y, width: Math.max(s[1] * scale, 0.5), height: RH - 2 }));
+			var at = s[0];
+			(s[3] || []).forEach(function (b) {
+				var r = sv('rect', { 'class': BLOCK_CLASSES[b[1]], x: LW + (at - s[0]) * scale, y: y,
+					width: Math.max(b[0] * scale, 0.5), height: RH - 2, 'data-block': at + ',' + b[0] + ',' + b[1] });
+				var addr = at, line = blockLine(b[2]);
+				r.addEventListener('mousemove', function (ev) {
+					showTip(ev, [bytes(b[0]) + ' · ' + BLOCK_STATES[b[1]] + (b[1] < 2 ? ' (asked for ' + bytes(b[3]) + ')' : ''),
+						line ? 'allocated at ' + line : '', 'at 0x' + addr.toString(16) + ' in a segment of ' + bytes(s[1])]);
+				});
+				r.addEventListener('mouseleave', hideTip);
+				seg.appendChild(r);
+				at += b[0];
+			});
+			if (!s[3])
+				seg.appendChild(sv('text', { x: LW + 3, y: y + 11 }, 'blocks not listed: the page keeps ' + 2000 + ' per moment'));
+			svg.appendChild(seg);
+		});
+		box.appendChild(svg);
+	}
+
 	function drawMoment() {
 		drawMomentBar();
 		drawFlame();
+		drawSegments();
 		drawOps();
 	}
 

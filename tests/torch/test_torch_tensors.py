@@ -5,6 +5,7 @@ run (memory_snapshot(), memory_stats(), memory_reserved()). Uses
 test_torch.py's helpers; skips (77) as it does."""
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -212,22 +213,55 @@ class TensorTest(unittest.TestCase):
         self.assertEqual([b for b in read["blocks"] if b[3] == "active_allocated"], active)
         self.assertTrue(all(n > 0 for n in read["plots_bytes"]))
 
+    def html_blocks(self, trace, kind):
+        """The segments and blocks of the HTML page's last moment of kind
+        ("oom": the allocator's last try, "end"), from its data block: ([[address, size]],
+        [[address, size, requested, state]]) in torch's words."""
+        page = os.path.join(self.tmp, os.path.basename(trace) + ".html")
+        self.report(trace, "--format", "html", "-o", page)
+        html = open(page, encoding="utf-8").read()
+        data = json.loads(re.search(r'<script type="application/json" id="memtrace-data">'
+                                    r"(.*?)</script>", html, re.S).group(1))
+        moment = [m for m in data["moments"] if m["kind"] == kind][-1]
+        self.assertIn("segments", moment, f"no segment view at the {kind}")
+        states = ["active_allocated", "active_pending_free", "inactive"]
+        segments, blocks = [], []
+        for address, size, _, bl in moment["segments"]:
+            segments.append([address, size])
+            at = address
+            for b_size, state, _, requested in bl:
+                blocks.append([at, b_size, requested, states[state]])
+                at += b_size
+        return sorted(segments), sorted(blocks)
+
+    def check_html(self, trace, kind, fig):
+        """The HTML page's segment view at that moment is memory_snapshot()'s
+        segments and blocks (address, size, state; a tensor's request)."""
+        segments, blocks = self.html_blocks(trace, kind)
+        self.assertEqual(segments, sorted(fig["segment_list"]))
+        self.assertEqual([b[:2] + b[3:] for b in blocks], [b[:2] + b[3:] for b in fig["blocks"]])
+        self.assertEqual([b for b in blocks if b[3] == "active_allocated"],
+                         [b for b in fig["blocks"] if b[3] == "active_allocated"])
+
     def test_export_blocks_at_end(self):
-        """The torch-snapshot export at the end: torch's segments and every
+        """The torch-snapshot export and the HTML page's segment view at
+        the end: torch's segments and every
         block in them, free ranges included, as the program's own
         memory_snapshot() lists them."""
         run = self.run_both("tensors")
         read = self.read_export(run.trace)
         self.check_export(read, run.figures)
         self.assertIn("inactive", {b[3] for b in read["blocks"]})
+        self.check_html(run.trace, "end", run.figures)
 
     def test_export_blocks_at_oom(self):
-        """The export of the trace killed after the OOM is taken at the
-        failure: memory_snapshot()'s segments and blocks right after the
+        """The export of the trace killed after the OOM, and the HTML
+        page's segment view at the OOM, are taken at the failure: memory_snapshot()'s segments and blocks right after the
         OutOfMemoryError."""
         run = self.run_program("tensors_oom_kill", traced=True)
         self.assertEqual(run.rc, -9, run.stderr)
         self.check_export(self.read_export(run.trace), run.figures)
+        self.check_html(run.trace, "oom", run.figures)
 
     def test_tensors_off(self):
         """MEMTRACE_TENSORS=0: no tensor event, the program unchanged."""

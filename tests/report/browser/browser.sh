@@ -8,6 +8,9 @@
 #   (checked by colour in the screenshot);
 # - the graphs trace (golden/graphs.sql): the orphaned graphs and the
 #   graph memory never freed render above the timeline;
+# - the tensors trace (golden/tensors.sql): the segment view at the OOM
+#   draws the segments and blocks the trace's allocator actions held then
+#   (check-blocks.py);
 # - the hostile trace (browser/hostile.sql): names holding "</script>",
 #   quotes, "<img onerror>" and invalid UTF-8 show as text, and none runs;
 # - a trace of 10 million events (gen-trace), and two whose live set is
@@ -113,6 +116,19 @@ sed -n '/id="graphs"/,$p' graphs.dom | grep -q 'id="timeline"' ||
 grep -q 'CUDA graphs left behind' graphs.dom || fail "graphs: what to try does not name the graphs"
 chrome graphs --window-size=1280,800 --screenshot="$tmp/graphs.png" >/dev/null || fail "graphs: no screenshot"
 cp graphs.png "$out/browser-graphs.png" 2>/dev/null || true
+
+# ---- tensors inside PyTorch's cache (golden/tensors.sql) -------------
+# the segment view at the OOM: the segments and blocks drawn are those the
+# trace's allocator actions held then (check-blocks.py replays the rows)
+render tensors "$src/golden/tensors.sql"
+"$report" tensors.db --format json -o tensors.json 2>>tensors.err || fail "tensors: no JSON report"
+chrome tensors --dump-dom >tensors.dom || fail "tensors: chromium failed (exit $?)"
+console_clean tensors
+python3 "$src/browser/check-blocks.py" tensors.db tensors.dom tensors.json ||
+	fail "tensors: the blocks drawn are not the trace's"
+grep -q "Inside PyTorch's cache at OOM 1" tensors.dom || fail "tensors: no segment view at the OOM"
+chrome tensors --window-size=1280,1400 --screenshot="$tmp/tensors.png" >/dev/null || fail "tensors: no screenshot"
+cp tensors.png "$out/browser-tensors.png" 2>/dev/null || true
 
 # ---- hostile strings -------------------------------------------------
 render hostile "$src/browser/hostile.sql"
