@@ -218,6 +218,61 @@ class TensorFlowTest(unittest.TestCase):
         self.check_leads(self.report(trace), traced.stderr, "cuMemAllocFromPoolAsync",
                          "781.2 MiB")
 
+    def run_loop(self, mode):
+        """programs/loop.py --MODE under cuda_malloc_async (every variable
+        a CUDA allocation), plain and under memtrace: the same figures."""
+        figs, trace = [], os.path.join(self.tmp, f"loop-{mode}.db")
+        for traced in (False, True):
+            extra = {"TF_GPU_ALLOCATOR": "cuda_malloc_async"}
+            if traced:
+                extra.update({"LD_PRELOAD": LIB, "MEMTRACE_OUTPUT": trace,
+                              "MEMTRACE_CUPTI": "off"})
+            proc = subprocess.run(
+                [SIM_RUN, "--capacity", "1G", "--", PYTHON,
+                 os.path.join(PROGRAMS, "loop.py"), "--" + mode],
+                env=run_env(extra), cwd=self.tmp, capture_output=True, text=True, timeout=300)
+            self.assertEqual(proc.returncode, 0, proc.stderr[-4000:])
+            figs.append(json.loads(proc.stdout.splitlines()[-1]))
+            print(f"loop.py --{mode} {'under memtrace' if traced else 'plain'}: {figs[-1]}")
+        self.assertEqual(figs[0], figs[1], "TensorFlow's figures changed under memtrace")
+        self.assertTrue(figs[0]["device"].endswith("/device:GPU:0"), figs[0]["device"])
+        rep = self.report_json(trace)
+        self.assertEqual(rep["growth"]["basis"], "marks")
+        return figs[0], rep
+
+    def builders(self, site):
+        return [f for f in site["frames"]
+                if f.get("function") == "build_model" and f.get("file", "").endswith("loop.py")]
+
+    def test_models_kept_in_a_loop(self):
+        """Eight Keras models built and kept: the growth is the user's
+        build function's, by the model's weights per build, and its live
+        bytes at each build are TensorFlow's get_memory_info current."""
+        fig, rep = self.run_loop("keep")
+        steps = {b - a for a, b in zip(fig["current"], fig["current"][1:])}
+        self.assertEqual(steps, {fig["weights"]})
+        growing = [s for s in rep["growth"]["sites"] if s["growing"]]
+        self.assertEqual(len(growing), 1, rep["growth"]["sites"])
+        site = growing[0]
+        self.assertTrue(self.builders(site), site["frames"])
+        self.assertEqual(site["live_bytes"], fig["current"])
+        self.assertEqual(site["growth_per_point"], fig["weights"])
+        diag = rep["diagnosis"]
+        self.assertEqual((diag["cause"], diag["bytes"]), ("growth", fig["weights"]), diag)
+
+    def test_models_cleared_in_a_loop(self):
+        """keras.backend.clear_session() before each build, nothing kept:
+        TensorFlow's current stays flat after the second build, and
+        memtrace finds no growth, the build function's live bytes equal
+        to TensorFlow's at each build."""
+        fig, rep = self.run_loop("clear")
+        self.assertEqual(len(set(fig["current"][1:])), 1, fig["current"])
+        self.assertEqual([s for s in rep["growth"]["sites"] if s["growing"]], [])
+        self.assertIsNone(rep["diagnosis"])
+        site = rep["growth"]["sites"][0]
+        self.assertTrue(self.builders(site), site["frames"])
+        self.assertEqual(site["live_bytes"], fig["current"])
+
 
 def main():
     global PYTHON
