@@ -219,7 +219,8 @@ class TensorTest(unittest.TestCase):
         [[address, size, requested, state]]) in torch's words."""
         page = os.path.join(self.tmp, os.path.basename(trace) + ".html")
         self.report(trace, "--format", "html", "-o", page)
-        html = open(page, encoding="utf-8").read()
+        with open(page, encoding="utf-8") as f:
+            html = f.read()
         data = json.loads(re.search(r'<script type="application/json" id="memtrace-data">'
                                     r"(.*?)</script>", html, re.S).group(1))
         moment = [m for m in data["moments"] if m["kind"] == kind][-1]
