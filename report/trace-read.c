@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trace-lookup.h"
 #include "trace-rows.h"
 #include "trace-schema.h"
 #include "util-mem.h"
@@ -24,16 +25,6 @@ static inline void finalizep(sqlite3_stmt **s)
 	sqlite3_finalize(*s);
 }
 #define _autofinalize_ __attribute__((cleanup(finalizep)))
-
-int trace_fail(struct trace *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(t->error, sizeof(t->error), fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static char *col_strdup(sqlite3_stmt *s, int col)
 {
@@ -63,22 +54,6 @@ static int col_device(sqlite3_stmt *s, int col)
 	return sqlite3_column_type(s, col) == SQLITE_INTEGER && v >= 0 && v < TRACE_MAX_DEVICES
 		       ? (int)v
 		       : -1;
-}
-
-static int prepare(struct trace *t, const char *table, const char *sql,
-		   sqlite3_stmt **stmt)
-{
-	if (sqlite3_prepare_v2(t->db, sql, -1, stmt, NULL) == SQLITE_OK)
-		return 0;
-	return trace_fail(t, "%s is corrupt or was not written by memtrace: cannot read "
-		       "table '%s' (%s)",
-		    t->path, table, sqlite3_errmsg(t->db));
-}
-
-static int step_failed(struct trace *t, const char *table)
-{
-	return trace_fail(t, "error reading table '%s' of %s: %s; the file may be damaged",
-		    table, t->path, sqlite3_errmsg(t->db));
 }
 
 /* ---- the files beside it ----------------------------------------------- */
@@ -429,13 +404,6 @@ static void index_put(struct map *m, int64_t id, size_t idx)
 	*(uint32_t *)map_put(m, (uint64_t)id, NULL) = (uint32_t)idx;
 }
 
-static uint32_t index_get(const struct map *m, int64_t id)
-{
-	const uint32_t *v = map_get(m, (uint64_t)id);
-
-	return v ? *v : TRACE_NONE;
-}
-
 /* The writer numbers frames, stacks and sites from 1 in the order it
  * writes them: the row of id k is then at index k - 1, found without the
  * table's map, and only the rows numbered otherwise are put in it. */
@@ -448,7 +416,7 @@ static uint32_t frame_at(const struct trace *t, int64_t id)
 {
 	if (id >= 1 && (uint64_t)id <= t->n_frames && t->frames[id - 1].id == id)
 		return (uint32_t)(id - 1);
-	return index_get(&t->frame_index, id);
+	return trace_index_get(&t->frame_index, id);
 }
 
 static int load_meta(struct trace *t)
@@ -457,7 +425,7 @@ static int load_meta(struct trace *t)
 	size_t cap = 0;
 	int rc;
 
-	if (prepare(t, "meta", "SELECT key, value FROM meta", &s) < 0)
+	if (trace_prepare(t, "meta", "SELECT key, value FROM meta", &s) < 0)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (col_null(s, 0))
@@ -467,7 +435,7 @@ static int load_meta(struct trace *t)
 			.key = col_strdup(s, 0), .value = col_strdup(s, 1),
 		};
 	}
-	return rc == SQLITE_DONE ? 0 : step_failed(t, "meta");
+	return rc == SQLITE_DONE ? 0 : trace_step_failed(t, "meta");
 }
 
 static int load_apis(struct trace *t)
@@ -476,7 +444,7 @@ static int load_apis(struct trace *t)
 	size_t cap = 0;
 	int rc;
 
-	if (prepare(t, "apis", "SELECT id, name FROM apis", &s) < 0)
+	if (trace_prepare(t, "apis", "SELECT id, name FROM apis", &s) < 0)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (check_count(t, t->n_apis, "apis") < 0)
@@ -488,7 +456,7 @@ static int load_apis(struct trace *t)
 		index_put(&t->api_index, t->apis[t->n_apis].id, t->n_apis);
 		t->n_apis++;
 	}
-	return rc == SQLITE_DONE ? 0 : step_failed(t, "apis");
+	return rc == SQLITE_DONE ? 0 : trace_step_failed(t, "apis");
 }
 
 static int load_modules(struct trace *t)
@@ -497,7 +465,7 @@ static int load_modules(struct trace *t)
 	size_t cap = 0;
 	int rc;
 
-	if (prepare(t, "modules", "SELECT id, path, base, build_id FROM modules", &s) < 0)
+	if (trace_prepare(t, "modules", "SELECT id, path, base, build_id FROM modules", &s) < 0)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct trace_module *mod;
@@ -517,7 +485,7 @@ static int load_modules(struct trace *t)
 		index_put(&t->module_index, mod->id, t->n_modules);
 		t->n_modules++;
 	}
-	return rc == SQLITE_DONE ? 0 : step_failed(t, "modules");
+	return rc == SQLITE_DONE ? 0 : trace_step_failed(t, "modules");
 }
 
 static bool row_null(const struct trace_row *row, int col)
@@ -564,7 +532,7 @@ static void read_frame(struct trace *t, const struct trace_rows *rows, struct tr
 	if (f->line < 0)
 		f->line = 0;
 	if (!row_null(row, FCOL_MODULE)) {
-		f->module = index_get(&t->module_index, row->v[FCOL_MODULE]);
+		f->module = trace_index_get(&t->module_index, row->v[FCOL_MODULE]);
 		if (f->module == TRACE_NONE)
 			t->missing_modules++;
 	}
@@ -609,7 +577,7 @@ static int load_stacks(struct trace *t)
 	size_t cap = 0, cap_frames = 0;
 	int rc;
 
-	if (prepare(t, "stack_frames",
+	if (trace_prepare(t, "stack_frames",
 		    "SELECT stack, frame FROM stack_frames ORDER BY stack, depth", &s) < 0)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -634,7 +602,7 @@ static int load_stacks(struct trace *t)
 		t->stack_frames[t->n_stack_frames++] = frame;
 		t->stacks[t->n_stacks - 1].depth++;
 	}
-	return rc == SQLITE_DONE ? 0 : step_failed(t, "stack_frames");
+	return rc == SQLITE_DONE ? 0 : trace_step_failed(t, "stack_frames");
 }
 
 static int load_threads(struct trace *t)
@@ -642,11 +610,11 @@ static int load_threads(struct trace *t)
 	_autofinalize_ sqlite3_stmt *s = NULL;
 	int rc;
 
-	if (prepare(t, "threads", "SELECT count(*) FROM threads", &s) < 0)
+	if (trace_prepare(t, "threads", "SELECT count(*) FROM threads", &s) < 0)
 		return -1;
 	rc = sqlite3_step(s);
 	if (rc != SQLITE_ROW)
-		return step_failed(t, "threads");
+		return trace_step_failed(t, "threads");
 	t->n_threads = (size_t)sqlite3_column_int64(s, 0);
 	return 0;
 }
@@ -656,7 +624,7 @@ static int load_ooms(struct trace *t)
 	_autofinalize_ sqlite3_stmt *s = NULL;
 	int rc;
 
-	if (prepare(t, "ooms", "SELECT seq, device_free, device_total FROM ooms", &s) < 0)
+	if (trace_prepare(t, "ooms", "SELECT seq, device_free, device_total FROM ooms", &s) < 0)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct trace_oom_info *o = map_put(&t->ooms, (uint64_t)sqlite3_column_int64(s, 0), NULL);
@@ -666,7 +634,7 @@ static int load_ooms(struct trace *t)
 		o->has_total = !col_null(s, 2);
 		o->device_total = sqlite3_column_int64(s, 2);
 	}
-	return rc == SQLITE_DONE ? 0 : step_failed(t, "ooms");
+	return rc == SQLITE_DONE ? 0 : trace_step_failed(t, "ooms");
 }
 
 static int load_devices(struct trace *t)
@@ -677,7 +645,7 @@ static int load_devices(struct trace *t)
 
 	if (!has_table(t, "devices"))
 		return 0;
-	if (prepare(t, "devices",
+	if (trace_prepare(t, "devices",
 		    "SELECT id, total_bytes, free_bytes_at_first_use FROM devices ORDER BY id",
 		    &s) < 0)
 		return -1;
@@ -695,7 +663,7 @@ static int load_devices(struct trace *t)
 			.free_bytes_at_first_use = free_b > 0 ? (uint64_t)free_b : 0,
 		};
 	}
-	return rc == SQLITE_DONE ? 0 : step_failed(t, "devices");
+	return rc == SQLITE_DONE ? 0 : trace_step_failed(t, "devices");
 }
 
 /* An op's name and domain as one key: ops with the same are one op. */
@@ -751,7 +719,7 @@ static int load_ops(struct trace *t)
 
 	if (!has_table(t, "ops"))
 		return 0;
-	if (prepare(t, "ops", "SELECT id, name, domain FROM ops ORDER BY id", &s) < 0)
+	if (trace_prepare(t, "ops", "SELECT id, name, domain FROM ops ORDER BY id", &s) < 0)
 		return -1;
 	map_init(&by_name, sizeof(uint32_t));
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -761,7 +729,7 @@ static int load_ops(struct trace *t)
 		add_op(t, s, &by_name);
 	}
 	if (rc != SQLITE_DONE) {
-		step_failed(t, "ops");
+		trace_step_failed(t, "ops");
 		goto out;
 	}
 	if (t->rules)
@@ -779,7 +747,7 @@ static int load_cupti(struct trace *t)
 
 	if (!has_table(t, "cupti"))
 		return 0;
-	if (prepare(t, "cupti", "SELECT seq, pc FROM cupti", &s) < 0)
+	if (trace_prepare(t, "cupti", "SELECT seq, pc FROM cupti", &s) < 0)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		t->has_cupti = true;
@@ -787,7 +755,7 @@ static int load_cupti(struct trace *t)
 			*(uint64_t *)map_put(&t->cupti_pc, (uint64_t)sqlite3_column_int64(s, 0),
 					     NULL) = (uint64_t)sqlite3_column_int64(s, 1);
 	}
-	return rc == SQLITE_DONE ? 0 : step_failed(t, "cupti");
+	return rc == SQLITE_DONE ? 0 : trace_step_failed(t, "cupti");
 }
 
 /* A sites row (version 2): the columns its events share, as an event
@@ -1009,13 +977,13 @@ static int read_events_v1(struct trace *t, trace_event_fn fn, void *ctx)
 	struct trace_event ev;
 	int rc;
 
-	if (prepare(t, "events", sql, &s) < 0)
+	if (trace_prepare(t, "events", sql, &s) < 0)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		read_event(t, s, &ev);
 		fn(ctx, &ev);
 	}
-	return rc == SQLITE_DONE ? 0 : step_failed(t, "events");
+	return rc == SQLITE_DONE ? 0 : trace_step_failed(t, "events");
 }
 
 /* ---- version 2: allocs, frees and other_events merged by seq ---- */
@@ -1036,17 +1004,6 @@ static void prepare_sites(struct trace *t)
 		.ev = { .device = -1, .module = -1, .no_cupti = !t->has_cupti },
 	};
 	resolve_site(t, &t->no_site.ev);
-}
-
-const struct trace_site *trace_find_site(const struct trace *t, int64_t id)
-{
-	uint32_t i;
-
-	/* the writer numbers sites from 1 in the order it writes them */
-	if (id >= 1 && (uint64_t)id <= t->n_sites && t->sites[id - 1].id == id)
-		return &t->sites[id - 1];
-	i = index_get(&t->site_index, id);
-	return i == TRACE_NONE ? &t->no_site : &t->sites[i];
 }
 
 /* The columns every allocs and frees row starts with: seq, time_ns, site. */
@@ -1184,7 +1141,7 @@ static int read_free(struct trace *t, struct v2_reader *r, struct trace_event *e
 
 	read_site_event(t, row, ev);
 	if (!(row->null & 1u << 3) && !take_alloc(r, alloc, &a)) {
-		if (!r->lookup && prepare(t, "allocs",
+		if (!r->lookup && trace_prepare(t, "allocs",
 					  "SELECT address, bytes FROM allocs WHERE seq = ?",
 					  &r->lookup) < 0)
 			return -1;
@@ -1199,7 +1156,7 @@ static int read_free(struct trace *t, struct v2_reader *r, struct trace_event *e
 			};
 		sqlite3_reset(r->lookup);
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			return step_failed(t, "allocs");
+			return trace_step_failed(t, "allocs");
 	}
 	set_alloc(ev, &a);
 	if (t->flight.on)
@@ -1249,7 +1206,7 @@ static int cursor_next(struct trace *t, struct v2_reader *r, struct cursor *c)
 	c->row = rc == SQLITE_ROW;
 	if (c->row)
 		c->seq = sqlite3_column_int64(c->s, 0);
-	return c->row || rc == SQLITE_DONE ? 0 : step_failed(t, c->table);
+	return c->row || rc == SQLITE_DONE ? 0 : trace_step_failed(t, c->table);
 }
 
 static struct cursor *cursor_first(struct cursor *c)
@@ -1312,7 +1269,7 @@ static int open_cursors(struct trace *t, struct v2_reader *r)
 			    ARRAY_LENGTH(alloc_cols), 0, !t->sql_rows) < 0 ||
 	    trace_rows_open(&r->c[CUR_FREES].rows, t, "frees", "seq", free_cols,
 			    ARRAY_LENGTH(free_cols), 0, !t->sql_rows) < 0 ||
-	    prepare(t, "other_events", other, &r->c[CUR_OTHER].s) < 0)
+	    trace_prepare(t, "other_events", other, &r->c[CUR_OTHER].s) < 0)
 		return -1;
 	for (int i = 0; i < CUR_RING; i++) {
 		if (cursor_next(t, r, &r->c[i]) < 0)
@@ -1467,103 +1424,6 @@ int trace_stack_sizes(struct trace *t, trace_stack_sizes_fn fn, void *ctx)
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : -1;
-}
-
-/* For trace-rows.c: the messages of the reader's own statements. */
-int trace_prepare(struct trace *t, const char *table, const char *sql, sqlite3_stmt **stmt)
-{
-	return prepare(t, table, sql, stmt);
-}
-
-int trace_step_failed(struct trace *t, const char *table)
-{
-	return step_failed(t, table);
-}
-
-/* ---- lookups ---------------------------------------------------------- */
-
-const char *trace_meta_get(const struct trace *t, const char *key)
-{
-	for (size_t i = 0; i < t->n_meta; i++) {
-		if (strcmp(t->meta[i].key, key) == 0)
-			return t->meta[i].value;
-	}
-	return NULL;
-}
-
-const char *trace_api_name(const struct trace *t, int64_t id)
-{
-	uint32_t i = index_get(&t->api_index, id);
-
-	return i == TRACE_NONE ? NULL : t->apis[i].name;
-}
-
-char *trace_thread_name(const struct trace *t, int64_t id)
-{
-	sqlite3_stmt *s = NULL;
-	char *name = NULL;
-
-	if (sqlite3_prepare_v2(t->db, "SELECT name FROM threads WHERE id = ?", -1, &s, NULL) !=
-	    SQLITE_OK)
-		return NULL;
-	sqlite3_bind_int64(s, 1, id);
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) == SQLITE_TEXT)
-		name = xstrdup((const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
-	return name;
-}
-
-const struct trace_stack *trace_find_stack(const struct trace *t, int64_t id)
-{
-	uint32_t i;
-
-	if (id >= 1 && (uint64_t)id <= t->n_stacks && t->stacks[id - 1].id == id)
-		return &t->stacks[id - 1];
-	i = index_get(&t->stack_index, id);
-
-	return i == TRACE_NONE ? NULL : &t->stacks[i];
-}
-
-const struct trace_frame *trace_stack_frame(const struct trace *t,
-					    const struct trace_stack *s, uint32_t i)
-{
-	uint32_t f;
-
-	if (!s || i >= s->depth)
-		return NULL;
-	f = t->stack_frames[s->first + i];
-	return f == TRACE_NONE ? NULL : &t->frames[f];
-}
-
-const struct trace_module *trace_frame_module(const struct trace *t,
-					      const struct trace_frame *f)
-{
-	return f && f->module != TRACE_NONE ? &t->modules[f->module] : NULL;
-}
-
-const struct trace_op *trace_find_op(const struct trace *t, int64_t id)
-{
-	uint32_t i = index_get(&t->op_index, id);
-
-	return i == TRACE_NONE ? NULL : &t->ops[i];
-}
-
-int64_t trace_module_at(const struct trace *t, uint64_t pc)
-{
-	size_t lo = 0, hi = t->n_modules;
-
-	if (!t->modules_by_base)
-		return -1;
-	/* the first module whose base is above pc */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if ((uint64_t)t->modules[t->modules_by_base[mid]].base <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? (int64_t)t->modules_by_base[lo - 1] : -1;
 }
 
 void trace_close(struct trace *t)

@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trace-lookup.h"
 #include "util-mem.h"
 
 /* SQLite's own limit on the depth of a b-tree (BTCURSOR_MAX_DEPTH) */

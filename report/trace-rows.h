@@ -73,11 +73,3 @@ int trace_rows_next(struct trace *t, struct trace_rows *r);
 const struct trace_row *trace_rows_ahead(const struct trace_rows *r, size_t k);
 
 void trace_rows_close(struct trace_rows *r);
-
-/* ---- trace-read.c, for this file: the reader's messages ---- */
-
-/* Prepare sql on t->db; on failure -1 with t->error saying that table
- * cannot be read. */
-int trace_prepare(struct trace *t, const char *table, const char *sql, sqlite3_stmt **stmt);
-/* -1 with t->error saying that reading table failed. */
-int trace_step_failed(struct trace *t, const char *table);
