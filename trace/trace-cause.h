@@ -1,6 +1,6 @@
 /* The cause of an out-of-memory failure: the names, the rounds arithmetic
  * and the rules that decide between causes, shared by the reporter
- * (report/model.c keeps the rounds, report/diagnose.c words each cause
+ * (report/model/model.c keeps the rounds, report/render/diagnose.c words each cause
  * with its evidence) and the capture library's out-of-memory answer on
  * stderr (interpose/writer/live-cause.c), so both give the same cause for the
  * same events. Pure functions: no SQLite, no allocation, constant work

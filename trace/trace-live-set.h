@@ -35,7 +35,7 @@
 /* The kinds the device peak counts: device-side memory this process
  * allocated. Graph memory is not among them: it is memory only while a
  * launch has made it physical, which the reporter's graph model knows
- * (report/model-graph.c) and the live set does not. The live set knows
+ * (report/model/model-graph.c) and the live set does not. The live set knows
  * its address (a free of it names its allocation in the trace), but it
  * is held by no one: trace_live_holds() is false (case E). */
 #define TRACE_LIVE_PEAK_KINDS                                                       \

@@ -1,5 +1,5 @@
 /* The trace schema, shared by the writer (interpose/writer/trace-writer.c) and the
- * reader (report/trace-read.c). Keep in step with docs/trace-format.md. */
+ * reader (report/read/trace-read.c). Keep in step with docs/trace-format.md. */
 #pragma once
 
 /* Version 2 keeps successful allocations and frees in narrow tables
@@ -181,7 +181,7 @@ enum mt_frame_kind {
  * live_at_time are the whole run's device bytes live, in
  * MT_TIMELINE_BUCKETS buckets of meta timeline_width_ns, and its live set
  * at MT_TIMELINE_SNAPSHOTS moments evenly spread (the reporter's own
- * timeline, report/model-timeline.h, is made the same way, with these
+ * timeline, report/model/model-timeline.h, is made the same way, with these
  * two numbers). */
 #define MT_SCHEMA_LIVE_SQL                                                          \
 	"CREATE TABLE live_at_peak(site INTEGER PRIMARY KEY, bytes INTEGER NOT NULL,"  \

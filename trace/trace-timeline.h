@@ -1,6 +1,6 @@
 /* A bucket of device bytes live over time, as both halves keep it: the
  * writer's whole-run timeline of a flight trace (interpose/writer/live-timeline.c,
- * table timeline) and the reporter's (report/model-timeline.c), which lays
+ * table timeline) and the reporter's (report/model/model-timeline.c), which lays
  * the writer's buckets on its own line. One rule for both: what an event
  * does to a bucket, and what two buckets make when the width doubles. */
 #pragma once

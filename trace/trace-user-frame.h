@@ -1,6 +1,6 @@
 /* Whose frame is it: the rule that picks the user's frame of a stack,
  * shared by the reporter (its sites, headlines, holders, evidence and
- * exports: report/model-site.c, render-common.c) and the capture
+ * exports: report/model/model-site.c, render-common.c) and the capture
  * library's out-of-memory summary (interpose/writer/trace-live.c), so all of
  * them name the same frame (docs/report.md, "The user's frame"). Pure functions of names; the lists of libraries
  * and packages are docs/report-json.md's: keep the two in step. */

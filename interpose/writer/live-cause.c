@@ -1,6 +1,6 @@
 /* The rule of trace/trace-cause.h on the writer's side (live-cause.h):
- * the same rounds as report/model.c, the same order of causes as
- * report/diagnose.c, worded for two lines of stderr. */
+ * the same rounds as report/model/model.c, the same order of causes as
+ * report/render/diagnose.c, worded for two lines of stderr. */
 #include "live-cause.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* The whole run's device bytes live, as a flight trace keeps it (schema
  * 3's timeline table, docs/trace-format.md): the reporter's timeline
- * (report/model-timeline.c) made by the writer, so that a trace whose
+ * (report/model/model-timeline.c) made by the writer, so that a trace whose
  * ring holds only the last events still has the run's floor, its drops
  * and, with the live sets trace-live.c writes at the moments it names,
  * its growth.

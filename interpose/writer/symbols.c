@@ -2,7 +2,7 @@
  * bias, its build id, and the dynamic symbol dladdr knows (the static one
  * of the file's .symtab for the out-of-memory summary). Never called on
  * an application thread. The reporter adds file:line and static
- * symbols from debug info later (report/symbolize.c). */
+ * symbols from debug info later (report/read/symbolize.c). */
 #include "core.h"
 #include "writer.h"
 

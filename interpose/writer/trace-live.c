@@ -1,6 +1,6 @@
 /* The live set and what the writer derives from it (trace-live.h).
  *
- * The peak costs nothing per event: as in the reporter (report/model.c),
+ * The peak costs nothing per event: as in the reporter (report/model/model.c),
  * a new peak bumps an epoch, and a site saves its live bytes for the peak
  * before its first change after it. The OOM summary and the live sets at
  * OOMs and marks walk the sites that hold memory, not the allocations.
@@ -1078,7 +1078,7 @@ static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struc
 	case MT_EV_GRAPH_UPLOAD:
 		if (hooked && ev->kind == MT_EV_GRAPH_LAUNCH && ev->status == GRAPH_LAUNCH_OOM)
 			oom_answer(l, ev, seq, time_ns);
-		/* the first makes the graph's memory physical (report/model-graph.c) */
+		/* the first makes the graph's memory physical (report/model/model-graph.c) */
 		if (!l->bound || ev->status || !ev->handle || u64map_get(&l->launched, ev->handle))
 			return true;
 		u64map_put(&l->launched, ev->handle, 1);

@@ -45,7 +45,7 @@ struct trace;
 /* Rounds (trace/trace-cause.h, shared with the library's answer on
  * stderr): what a stack kept from round to round, judged by events alone
  * (model.c, charge), for the cause of an OOM or of leaks
- * (report/diagnose.c). */
+ * (report/render/diagnose.c). */
 /* Allocations grouped by stack (and memory kind, for leaks). */
 struct model_group {
 	int64_t stack;

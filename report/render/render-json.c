@@ -841,7 +841,7 @@ static void write_one_diagnosis(struct jw *w, const struct trace *t, const char 
 }
 
 /* The cause of OOM o (NULL: of the run's leaks and growth), then what else
- * applies (report/diagnose.c); null when nothing does. */
+ * applies (report/render/diagnose.c); null when nothing does. */
 static void write_diagnosis(struct jw *w, const struct trace *t, const struct model *m,
 			    const struct model_oom *o)
 {

@@ -853,7 +853,7 @@ static void print_cupti(const struct text *tx)
 	     c->on ? "" : " (CUPTI's start was not recorded: none flagged)");
 }
 
-/* What to try, after the OOM headline (report/diagnose.c). */
+/* What to try, after the OOM headline (report/render/diagnose.c). */
 static void print_diagnosis(const struct text *tx)
 {
 	struct diagnoses d;
@@ -879,7 +879,7 @@ void render_text(FILE *f, const struct trace *t, const struct model *m,
 	};
 	const struct model_oom *oom = render_headline_oom(m);
 
-	/* the same rules as the HTML page's (report/diagnose.c) */
+	/* the same rules as the HTML page's (report/render/diagnose.c) */
 	bool graphs_first = diagnose_graphs_story(m), growth_first = diagnose_growth_story(m);
 
 	print_header(&tx);

@@ -1,4 +1,4 @@
-"""The cause of an OOM, judged from the events (report/diagnose.c).
+"""The cause of an OOM, judged from the events (report/render/diagnose.c).
 
 Each program under tests/e2e/cause says what it does wrong in its CAUSE
 (growth, too_big, orphaned_graphs); a growth program also says what it

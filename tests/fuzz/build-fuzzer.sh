@@ -2,7 +2,7 @@
 # build-fuzzer.sh --probe CLANG: exit 0 when CLANG can link a libFuzzer
 # target with AddressSanitizer and UBSan, else 77 and say why.
 # build-fuzzer.sh CLANG SOURCE_ROOT BUILD_ROOT OUTPUT: the libFuzzer target
-# (fuzz-report.c) with every report/*.c and trace/*.c, memtrace-report's main() included,
+# (fuzz-report.c) with every report/*.c, report/*/*.c and trace/*.c, memtrace-report's main() included,
 # compiled by clang with -fsanitize=fuzzer,address,undefined. The meson
 # build uses gcc; this is the one clang build. BUILD_ROOT supplies the
 # generated headers (config.h, report/render-html-assets.h).
@@ -38,7 +38,8 @@ fi
 flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 # shellcheck disable=SC2046,SC2086 # $flags and pkg-config's words are meant to split
-"$cc" $flags -I"$src/report" -I"$src/trace" -I"$build" -I"$build/report" \
+"$cc" $flags -I"$src/report/util" -I"$src/report/read" -I"$src/report/model" \
+	-I"$src/report/render" -I"$src/trace" -I"$build" -I"$build/report" \
 	-Dmain=memtrace_report_main \
-	-o "$output" "$here/fuzz-report.c" "$src"/report/*.c "$src"/trace/*.c \
+	-o "$output" "$here/fuzz-report.c" "$src"/report/*.c "$src"/report/*/*.c "$src"/trace/*.c \
 	$(pkg-config --cflags --libs sqlite3 libdw zlib) -lm

@@ -2,7 +2,7 @@
 # memtrace report leaves a trace's directory as it found it: a closed
 # trace gets no -wal or -shm beside it, and a trace with its data still in
 # its -wal (a program running, or killed) is read whole and keeps its
-# files (report/trace-read.c, "opening"; docs/trace-format.md).
+# files (report/read/trace-read.c, "opening"; docs/trace-format.md).
 #   leave-as-found.sh REPORT SQL-LOAD TESTS-SOURCE-DIR
 set -eu
 

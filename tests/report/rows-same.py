@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The reader's two ways of reading allocs, frees, sites and frames give the same
 events and frames
-(report/trace-rows.c: the file's pages where they are safe to read, else
+(report/read/trace-rows.c: the file's pages where they are safe to read, else
 SQLite's rows), and so does reading them on a thread of their own
 (trace-pipe.c):
     rows-same.py ROWS-SAME SQL-LOAD TO-V2 GEN-TRACE SRCDIR

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The text report's width: --width N, else $COLUMNS, else the terminal's
 # width, else 100 columns; a site's label is shortened to fit, its
-# file:line never (report/render-common.c, render_frame_label_fit).
+# file:line never (report/render/render-common.c, render_frame_label_fit).
 #   text-width.sh REPORT SQL-LOAD TESTS-SOURCE-DIR
 set -eu
 

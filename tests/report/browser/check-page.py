@@ -2,7 +2,7 @@
 """check-page.py PAGE.html PAGE.dom REPORT.json [--stacks N] [--left-out]
 
 What the HTML page of a big trace must keep whatever the trace
-(report/render-html.c, "Bounded size"), checked against the JSON report
+(report/render/render-html.c, "Bounded size"), checked against the JSON report
 of the same trace:
 - the page is at most 5 MiB;
 - the timeline keeps the peak exactly: its peak is the report's, and the
