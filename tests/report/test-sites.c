@@ -145,6 +145,10 @@ START_TEST(test_native_user)
 	ck_assert(!trace_native_frame_is_user("/x/libtensorflow_framework.so.2",
 					     "tsl::BFCAllocator::AllocateRaw"));
 	ck_assert(trace_native_frame_is_user("/x/libtensorflow_framework.so.2", "tensorflow::Conv"));
+	ck_assert(!trace_native_frame_is_user("/x/libtensorflow_framework.so.2",
+					     "absl::lts_20250814::log_internal::LogToSinks(...)"));
+	ck_assert(!trace_native_frame_is_user("/x/libtensorflow_framework.so.2",
+					     "absl::lts_20250814::log_internal::LogMessage::~LogMessage()"));
 	ck_assert(!trace_native_frame_is_user("/x/xla_extension.so", "xla::DeviceMemoryAllocator"));
 	ck_assert(!trace_native_frame_is_user("/x/libjax_common.so", "f"));
 	ck_assert(!trace_native_frame_is_user(
