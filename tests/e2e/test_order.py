@@ -164,5 +164,100 @@ class Order(TraceTest):
             self.assertEqual(names.get(t), "race-order", t)
 
 
+class Relay(TraceTest):
+    """A second racing program, written apart from race-order the same way
+    (tests/programs/race-relay.c): a new thread for every allocation,
+    named by itself and gone before the writer could read its name; the
+    memory freed by another thread, as soon as the device shows the next
+    block; three routes to the device (cudaMalloc, cudaMallocPitch, cuMemAlloc
+    through the runtime's driver entry point) and two to free it."""
+
+    ROUNDS = 40
+    ROUTES = ("get_plain", "get_pitched", "get_driver")
+    trace_order = Order.trace_order
+
+    def assert_peak(self, rep, ledger, what):
+        """The peak and who held it at its first moment. Past the first
+        few threads the report folds the rest into one "(other)" row:
+        it must hold what the ledger's other threads held."""
+        self.assertEqual(rep["totals"]["peak_bytes"], ledger.peak, what)
+        named = {e["thread"]: e["bytes"] for e in rep["peak_by_thread"]
+                 if e["thread"] is not None}
+        other = [e for e in rep["peak_by_thread"] if e["thread"] is None]
+        self.assertEqual(named, {t: ledger.peak_by_tid.get(t) for t in named}, what)
+        rest = {t: b for t, b in ledger.peak_by_tid.items() if t not in named}
+        self.assertEqual([(e["bytes"], e["allocations"]) for e in other],
+                         [(sum(rest.values()), len(rest))] if rest else [], what)
+
+    def run_relay(self, env=None):
+        self.runs = getattr(self, "runs", 0) + 1
+        ledger = os.path.join(self.tmp, f"ledger-{self.runs}.txt")
+        run = self.run_program("race-relay", [str(self.ROUNDS)], trace=f"trace-{self.runs}.db",
+                               env={"CUDASIM_LEDGER": ledger, "MEMTRACE_DEPTH": "256",
+                                    **(env or {})})
+        self.assertEqual((run.rc, run.stdout), (0, "done\n"), run.stderr)
+        return run, Ledger(read_ledger(ledger))
+
+    def before_oom(self, ledger):
+        """The ledger's lines up to the OOM: every round's allocation and
+        the frees of the rounds (the rest are freed after it)."""
+        kept = sum(1 for r in range(self.ROUNDS - 1) if r % 5 == 0)
+        n = self.ROUNDS + (self.ROUNDS - 1 - kept)
+        self.assertEqual(sum(1 for op, *_ in ledger.lines[:n] if op == "a"), self.ROUNDS)
+        return n
+
+    def route_of(self, ledger):
+        """Which function allocated each address: round r is the r-th
+        allocation on the device, and takes route r % 3."""
+        allocs = [addr for op, addr, _, _ in ledger.lines if op == "a"]
+        return {addr: self.ROUTES[r % 3] for r, addr in enumerate(allocs)}
+
+    def assert_oom(self, rep, ledger):
+        live = ledger.live_after(self.before_oom(ledger))
+        (oom,) = rep["ooms"]
+        self.assertEqual(oom["live_bytes"], sum(s for s, _ in live.values()))
+        self.assertEqual(oom["live_allocations"], len(live))
+        route = self.route_of(ledger)
+        want = collections.Counter()
+        for addr, (size, _) in live.items():
+            want[route[addr]] += size
+        got = collections.Counter()
+        for h in oom["holders"]:
+            got[h["frames"][0]["function"]] += h["bytes"]
+        self.assertEqual(dict(got), dict(want))
+
+    def test_relay_order_is_the_devices(self):
+        """In every run: the trace's order of device allocations and frees
+        is the ledger's, line for line; the peak, who held it, and the live
+        set and its holders at the OOM are the device's."""
+        for n in range(RUNS):
+            run, ledger = self.run_relay()
+            self.assertEqual(self.trace_order(run.trace), ledger.lines, f"run {n}")
+            rep = self.report(run.trace)
+            self.assert_peak(rep, ledger, f"run {n}")
+            self.assert_oom(rep, ledger)
+
+    def test_relay_flight_mode(self):
+        """The same in flight mode: the peak, who held it, the OOM's live
+        set."""
+        for n in range(RUNS):
+            run, ledger = self.run_relay(env={"MEMTRACE_FLIGHT": "16M"})
+            rep = self.report(run.trace)
+            self.assert_peak(rep, ledger, f"flight run {n}")
+            self.assert_oom(rep, ledger)
+
+    def test_relay_names_threads_gone_at_once(self):
+        """Each relay thread names itself, allocates once and ends: every
+        one that allocated is named in the threads table."""
+        run, ledger = self.run_relay()
+        db = self.db(run.trace)
+        threads = {t for (t,) in db.execute(
+            "SELECT DISTINCT thread FROM events WHERE kind = ? AND mem = ?", (ALLOC, DEVICE))}
+        self.assertEqual(threads, {tid for op, _, _, tid in ledger.lines if op == "a"})
+        self.assertEqual(len(threads), self.ROUNDS)
+        names = dict(db.execute("SELECT id, name FROM threads"))
+        self.assertEqual({t: names.get(t) for t in threads}, {t: "relay" for t in threads})
+
+
 if __name__ == "__main__":
     main()
