@@ -364,6 +364,11 @@ static void tensor_oom(struct model *m, const struct trace_event *ev)
 	t->oom_from = m->n_ooms;
 }
 
+bool model_torch_oom_alone(const struct model *m)
+{
+	return !m->torch || m->torch->oom_from == m->n_ooms;
+}
+
 void model_torch_event(struct model *m, const struct trace_event *ev)
 {
 	struct model_torch *t = m->torch;

@@ -785,6 +785,22 @@ static void on_oom(struct model *m, const struct trace_event *ev)
 	m->n_ooms++;
 }
 
+/* The allocator gave up with no CUDA call failing since its last OOM (a
+ * limit of its own: set_per_process_memory_fraction): an OOM of its own,
+ * of the tensor's request. The device's free memory is not known: the
+ * action's address field did not hold it under a fraction in the tests. */
+static void on_tensor_oom(struct model *m, const struct trace_event *ev)
+{
+	if (model_torch_oom_alone(m)) {
+		struct trace_event o = *ev;
+
+		o.mem = MT_MEM_DEVICE;
+		o.has_device_free = o.has_device_total = false;
+		on_oom(m, &o);
+	}
+	model_torch_event(m, ev);
+}
+
 static void on_mark(struct model *m, const struct trace_event *ev)
 {
 	model_points_add(m, MODEL_POINT_MARK, ev);
@@ -847,8 +863,8 @@ void model_feed(struct model *m, const struct trace_event *ev)
 	case MT_EV_CACHE_SEGMENT_ALLOC:
 	case MT_EV_CACHE_SEGMENT_FREE:
 	case MT_EV_CACHE_SEGMENT_MAP:
-	case MT_EV_CACHE_SEGMENT_UNMAP:
-	case MT_EV_TENSOR_OOM: model_torch_event(m, ev); break;
+	case MT_EV_CACHE_SEGMENT_UNMAP: model_torch_event(m, ev); break;
+	case MT_EV_TENSOR_OOM: on_tensor_oom(m, ev); break;
 	default: m->unknown_events++; break;
 	}
 	live_counts(m);

@@ -264,6 +264,29 @@ class TensorTest(unittest.TestCase):
         self.check_export(self.read_export(run.trace), run.figures)
         self.check_html(run.trace, "oom", run.figures)
 
+    def test_oom_with_no_cuda_failure(self):
+        """set_per_process_memory_fraction: torch raises OutOfMemoryError
+        from its own cap, no CUDA call fails. The report has the OOM all
+        the same, with the tensor view: the request torch's message
+        names, memory_allocated() and memory_reserved() then, the largest
+        free block, the holders by line."""
+        run = self.run_both("fraction_oom")
+        fig = run.figures
+        self.assertIsNotNone(fig["error"], "torch did not run out of memory")
+        self.assertEqual(fig["num_ooms"], 1)
+        rep = self.report_json(run.trace)
+        self.assertEqual(len(rep["ooms"]), 1, rep["ooms"])
+        oom = rep["ooms"][0]
+        fw = oom["framework"]
+        self.assertIsNotNone(fw, "no framework object at the OOM")
+        self.assertEqual(fw["requested_bytes"], 100 * MiB)
+        self.assertIn("Tried to allocate 100.00 MiB", fig["error"])
+        self.assertEqual(fw["allocated_bytes"], fig["memory_allocated"])
+        self.assertEqual(fw["reserved_bytes"], fig["memory_reserved"])
+        self.assertEqual(fw["largest_free_block"], fig["largest_free"])
+        self.assertEqual(self.by_line(fw), self.expected_by_line("fraction_oom.py", fig["by_tag"]))
+        self.assertIn("OUT OF MEMORY", self.report(run.trace))
+
     def test_tensors_off(self):
         """MEMTRACE_TENSORS=0: no tensor event, the program unchanged."""
         plain = self.run_program("tensors", traced=False)

@@ -1,0 +1,24 @@
+"""An OOM where no CUDA call fails: torch.cuda.set_per_process_memory_fraction
+caps the caching allocator at a quarter of the 1 GiB device, tensors fill
+most of it, and a request past the cap raises OutOfMemoryError from
+torch's own limit (the device has memory left; no cudaMalloc fails).
+Prints torch's figures right after the error: memory_allocated(),
+memory_reserved(), the blocks each line holds, the largest free block,
+the message's first line."""
+import torch
+
+from common import blocks_by_tag, emit, figures, largest_inactive
+
+MiB = 1 << 20
+torch.cuda.set_per_process_memory_fraction(0.25)
+weights = [torch.empty(60 * MiB, dtype=torch.uint8, device="cuda") for _ in range(3)]  # @weights
+extra = torch.empty(30 * MiB, dtype=torch.uint8, device="cuda")  # @extra
+error = None
+try:
+    big = torch.empty(100 * MiB, dtype=torch.uint8, device="cuda")  # @big
+except torch.cuda.OutOfMemoryError as e:
+    error = str(e).splitlines()[0]
+snapshot = torch.cuda.memory_snapshot()
+emit(figures(error=error, by_tag=blocks_by_tag(snapshot, {"weights": weights, "extra": [extra]}),
+             largest_free=largest_inactive(snapshot),
+             device_free=torch.cuda.mem_get_info()[0]))
