@@ -11,9 +11,12 @@
  * it has waited too long, or the queue passes half full behind it, it
  * gives the cell up (mt_queue_abandon); the producer that comes to it
  * later finds it given up and pushes its event into a new cell, where it
- * arrives late (after cells whose tickets came after its own). A producer
- * claims its cell with a compare-and-swap, so that a cell is never both
- * filled and given up. When the queue is full the producer waits for
+ * arrives late (after cells whose tickets came after its own). A cell is
+ * never both filled and given up: a producer claims it with plain stores
+ * and the consumer, which gives a cell up rarely, pays for both sides
+ * with a membarrier (plain claims, below); where the kernel has no
+ * membarrier, the producer claims with a compare-and-swap. When the
+ * queue is full the producer waits for
  * its cell (never drops), and the time it waited is added up for the
  * trace. When the queue passes half full the producer pokes the
  * consumer so it drains before anyone has to wait.
@@ -32,11 +35,14 @@
 #include "queue.h"
 #include "trace-schema.h"
 
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 /* A cell's seq, for the ticket pos that owns it this lap: pos (empty),
  * pos | CELL_CLAIMED (being filled), pos + 1 (filled), (pos + 1) |
@@ -45,6 +51,41 @@
 #define CELL_CLAIMED (1ull << 63)
 #define CELL_DONE (1ull << 62)
 #define CELL_FLAGS (CELL_CLAIMED | CELL_DONE)
+
+/* Plain claims. A producer's claim is a store of its ticket to its own
+ * slot (its thread's line of the queue, never written by another: a word
+ * of the cell would be overwritten by the producer of the cell's next lap
+ * waiting for room), then a load of the cell's given_up (a compiler
+ * barrier between); the consumer that would give the cell up stores its
+ * intent (the ticket) to given_up, then a membarrier (every thread of the
+ * process runs a full barrier, or is off its CPU), then looks for the
+ * ticket in the threads' slots. Either the consumer
+ * sees the claim and keeps the cell, or the producer sees the intent;
+ * where both see the other, a compare-and-swap of given_up to the ticket
+ * with GIVEN_UP_KEEP or GIVEN_UP_YES decides. A producer changes seq only
+ * after it has passed that point, so the consumer's compare-and-swap of
+ * seq, for a given-up cell, never races a producer on the fast path, and
+ * one on the slow path (a full queue), or a thread without a slot, claims
+ * seq with a compare-and-swap as without membarrier. Tickets tag the
+ * claims and given_up, so neither is reset between laps. (The asymmetric fence of a read-copy-update or of
+ * folly's hazard pointers, here for a rare give-up.) */
+#define GIVEN_UP_KEEP (1ull << 63)
+#define GIVEN_UP_YES (1ull << 62)
+#define GIVEN_UP_FLAGS (GIVEN_UP_KEEP | GIVEN_UP_YES)
+
+/* A test build (tests/unit/test-queue-race.c) widens the windows of the
+ * claim and the give-up, where a thread preempted there would be. */
+#ifdef MT_QUEUE_PAUSE
+void mt_queue_pause(int where);
+#define PAUSE(where) mt_queue_pause(where)
+#else
+#define PAUSE(where) ((void)0)
+#endif
+
+static long membarrier(int cmd)
+{
+	return syscall(__NR_membarrier, cmd, 0u, 0);
+}
 
 struct mt_queue *mt_queue_new(unsigned log2_capacity)
 {
@@ -64,8 +105,16 @@ struct mt_queue *mt_queue_new(unsigned log2_capacity)
 	/* Every 256th ticket, or more often in a small queue, so that the
 	 * check still falls between half full and full. */
 	q->poke_mask = cap >= 1024 ? 255 : (cap >= 8 ? cap / 4 - 1 : 0);
-	for (size_t i = 0; i < cap; i++)
+	for (size_t i = 0; i < cap; i++) {
 		atomic_init(&q->cells[i].seq, i);
+		atomic_init(&q->cells[i].given_up, ~0ull); /* no ticket's */
+	}
+	for (size_t k = 0; k < MT_RELEASE_SLOTS; k++)
+		atomic_init(&q->releases[k].claim, ~0ull);
+	/* Once a process (a fork child makes its own queue, and registers
+	 * again). Under a kernel without it, or a sandbox that refuses it:
+	 * compare-and-swap claims. */
+	q->plain_claim = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
 	return q;
 }
 
@@ -166,11 +215,58 @@ static __attribute__((noinline)) uint64_t push_slow(struct mt_queue *q, uint64_t
 	return pos;
 }
 
-/* The cell is claimed with a compare-and-swap first, with no load before
- * it: the line comes over once, for writing. */
+static MT_TLS unsigned release_slot; /* this thread's, + 1; 0: none yet */
+static _Atomic unsigned release_threads;
+
+static __attribute__((noinline)) unsigned take_slot(void)
+{
+	unsigned k = atomic_fetch_add(&release_threads, 1);
+	release_slot = k < MT_RELEASE_SLOTS ? k + 1 : MT_RELEASE_SLOTS + 1;
+	return release_slot;
+}
+
+/* A plain claim met the consumer's intent to give the cell up: one
+ * compare-and-swap of given_up decides. */
+static __attribute__((noinline)) uint64_t push_contested(struct mt_queue *q, uint64_t ticket,
+							 const struct mt_event *ev)
+{
+	struct mt_queue_cell *c = &q->cells[ticket & q->mask];
+	uint64_t g = ticket;
+	if (atomic_compare_exchange_strong(&c->given_up, &g, ticket | GIVEN_UP_KEEP) ||
+	    g == (ticket | GIVEN_UP_KEEP)) {
+		fill(q, c, ticket, ev);
+		return ticket;
+	}
+	/* given up: a new one, where it comes late */
+	atomic_fetch_add_explicit(&q->late, 1, memory_order_relaxed);
+	return push_slow(q, atomic_fetch_add(&q->head, 1), ev);
+}
+
+/* With plain claims, no locked instruction: the claim and the checks are
+ * in the cell's first line, which the ticket prefetched for writing.
+ * Without, the cell is claimed with a compare-and-swap first, with no
+ * load before it: the line comes over once, for writing. */
 uint64_t mt_queue_push(struct mt_queue *q, uint64_t ticket, const struct mt_event *ev)
 {
 	struct mt_queue_cell *c = &q->cells[ticket & q->mask];
+	unsigned k = release_slot;
+	if (MT_UNLIKELY(!k))
+		k = take_slot();
+	if (MT_LIKELY(q->plain_claim && k <= MT_RELEASE_SLOTS)) {
+		PAUSE(0);
+		atomic_store_explicit(&q->releases[k - 1].claim, ticket, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst); /* the consumer's membarrier does the rest */
+		PAUSE(1);
+		uint64_t g = atomic_load_explicit(&c->given_up, memory_order_relaxed);
+		if (MT_UNLIKELY((g & ~GIVEN_UP_FLAGS) == ticket))
+			return push_contested(q, ticket, ev);
+		PAUSE(2);
+		if (MT_UNLIKELY(atomic_load_explicit(&c->seq, memory_order_acquire) != ticket))
+			return push_slow(q, ticket, ev); /* full (or a later lap's: given up) */
+		PAUSE(3);
+		fill(q, c, ticket, ev);
+		return ticket;
+	}
 	uint64_t s = ticket;
 	if (MT_UNLIKELY(!atomic_compare_exchange_strong_explicit(&c->seq, &s, ticket | CELL_CLAIMED,
 								 memory_order_acquire,
@@ -180,18 +276,14 @@ uint64_t mt_queue_push(struct mt_queue *q, uint64_t ticket, const struct mt_even
 	return ticket;
 }
 
-static MT_TLS unsigned release_slot; /* this thread's, + 1; 0: none yet */
-static _Atomic unsigned release_threads;
 
 /* The writer sees a slot through the driver's own ordering: a thread
  * that got the address again got it after the release's call began, so
  * after the store. */
 _Atomic uint64_t *mt_queue_release_slot(struct mt_queue *q)
 {
-	if (MT_UNLIKELY(!release_slot)) {
-		unsigned k = atomic_fetch_add(&release_threads, 1);
-		release_slot = k < MT_RELEASE_SLOTS ? k + 1 : MT_RELEASE_SLOTS + 1;
-	}
+	if (MT_UNLIKELY(!release_slot))
+		take_slot();
 	return release_slot <= MT_RELEASE_SLOTS ? &q->releases[release_slot - 1].address : NULL;
 }
 
@@ -232,6 +324,17 @@ bool mt_queue_pop(struct mt_queue *q, struct mt_event *ev)
 	}
 }
 
+/* With plain claims: whether a thread has claimed ticket pos (after the
+ * membarrier, so as its thread last stored it). */
+static bool claimed(struct mt_queue *q, uint64_t pos)
+{
+	unsigned n = atomic_load(&release_threads);
+	for (unsigned k = 0; k < n && k < MT_RELEASE_SLOTS; k++)
+		if (atomic_load_explicit(&q->releases[k].claim, memory_order_relaxed) == pos)
+			return true;
+	return false;
+}
+
 /* Consumer only: gives up on the cell due while its producer has not
  * claimed it. True when given up (the next cell is due). */
 bool mt_queue_abandon(struct mt_queue *q)
@@ -241,6 +344,29 @@ bool mt_queue_abandon(struct mt_queue *q)
 		return false; /* no ticket taken: nothing to wait for */
 	struct mt_queue_cell *c = &q->cells[pos & q->mask];
 	uint64_t s = pos;
+	if (q->plain_claim) {
+		if (atomic_load(&c->seq) != pos)
+			return false; /* filled, or claimed on the slow path */
+		PAUSE(4);
+		atomic_store(&c->given_up, pos);
+		if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+			/* cannot know whether its producer is there: keep it */
+			uint64_t g = pos;
+			atomic_compare_exchange_strong(&c->given_up, &g, pos | GIVEN_UP_KEEP);
+			return false;
+		}
+		uint64_t g = pos;
+		if (claimed(q, pos)) {
+			/* its producer is filling it */
+			atomic_compare_exchange_strong(&c->given_up, &g, pos | GIVEN_UP_KEEP);
+			return false;
+		}
+		if (!atomic_compare_exchange_strong(&c->given_up, &g, pos | GIVEN_UP_YES))
+			return false; /* the producer came and kept it */
+		PAUSE(5);
+	}
+	/* With plain claims, only a producer on the slow path can still
+	 * claim it, with a compare-and-swap of seq too. */
 	if (!atomic_compare_exchange_strong(&c->seq, &s, pos + q->mask + 1))
 		return false; /* being filled, or filled */
 	atomic_store_explicit(&q->tail, pos + 1, memory_order_relaxed);

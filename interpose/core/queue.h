@@ -10,20 +10,26 @@
 
 struct mt_queue_cell {
 	_Alignas(64) _Atomic uint64_t seq;
+	/* With plain claims (queue.c): the consumer's intent to give the cell
+	 * up, and what was decided. */
+	_Atomic uint64_t given_up;
 	struct mt_event ev;
 };
-/* 8 + 80 bytes, in two whole cache lines (MT_QUEUE_LOG2 in preload.c
+/* 16 + 80 bytes, in two whole cache lines (MT_QUEUE_LOG2 in preload.c
  * counts on it: 65536 cells are 8 MiB). */
 _Static_assert(sizeof(struct mt_queue_cell) == 128, "a queue cell is two cache lines");
 
-/* Releases running now (trace-writer.c's early releases need to know).
- * A thread keeps one slot for good, written with plain stores; past
- * MT_RELEASE_SLOTS threads, a count says that some release is running
- * unnamed. */
+/* A thread's own line of the queue, kept for good and written with plain
+ * stores: the release it is running (trace-writer.c's early releases need
+ * to know; past MT_RELEASE_SLOTS threads, a count says that some release
+ * is running unnamed) and the ticket whose cell it is claiming (plain
+ * claims, queue.c; past MT_RELEASE_SLOTS threads, compare-and-swap
+ * claims). */
 #define MT_RELEASE_SLOTS 1024
 
 struct mt_release_slot {
 	_Alignas(64) _Atomic uint64_t address; /* 0: free */
+	_Atomic uint64_t claim;                /* ~0: none yet */
 };
 
 struct mt_queue {
@@ -32,6 +38,7 @@ struct mt_queue {
 	struct mt_queue_cell *cells;
 	uint64_t mask;
 	uint64_t poke_mask; /* tickets where a producer looks at tail: pos & poke_mask == 0 */
+	bool plain_claim; /* producers claim with plain stores (membarrier registered) */
 	void (*pressure_cb)(void *);
 	void *pressure_data;
 	_Alignas(64) _Atomic uint64_t head; /* next ticket: the next cell */
