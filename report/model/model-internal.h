@@ -49,7 +49,32 @@ struct model_site_memo {
 	uint32_t site, holder, op; /* as model_live's */
 };
 
-/* ---- model.c ---- */
+/* Which totals a memory kind adds to: device-side (the device's, its
+ * site's, its stack's), the host's, listed apart (reserves, imports,
+ * registered host memory), or none. */
+enum model_mem_class {
+	MODEL_MEM_UNTRACKED,
+	MODEL_MEM_DEVICE_SIDE,
+	MODEL_MEM_HOST,
+	MODEL_MEM_APART
+};
+
+static inline enum model_mem_class model_mem_class(int mem)
+{
+	if (model_mem_is_device(mem)) /* graph memory: live only while physical (model-graph.c) */
+		return MODEL_MEM_DEVICE_SIDE;
+	switch (mem) {
+	case MT_MEM_HOST_PINNED:
+		return MODEL_MEM_HOST;
+	case MT_MEM_VMM_RESERVED:
+	case MT_MEM_IMPORTED:
+	case MT_MEM_HOST_REGISTERED:
+		return MODEL_MEM_APART;
+	}
+	return MODEL_MEM_UNTRACKED;
+}
+
+/* ---- model-base.c: below every other file of the model ---- */
 
 /* The site of an allocation at stack, as the reader resolved it (an
  * unset site: its stack). */
@@ -64,8 +89,6 @@ uint32_t model_op_for(struct model *m, int64_t op);
  * holder and op in rec: its kind, class, site, pool, device. */
 void model_count_alloc(struct model *m, const struct trace_event *ev, const struct site_ref *site,
 		       struct model_live *rec);
-/* The live set, its payload a struct model_live (model.h, live). */
-void model_live_init(struct model *m);
 /* Put rec live at address (what was live there is dropped: a free memtrace
  * did not see). Returns the record in the live set, valid until the next
  * change of it. */
@@ -85,6 +108,16 @@ void model_count_free(struct model *m, int mem, int delta);
 /* Allocations and frees a flight trace summed (model-flight.c): counted
  * in their kind and class, never live. */
 void model_count_trimmed(struct model *m, int mem, uint64_t allocs, uint64_t bytes, uint64_t frees);
+/* Before a site's (an op's) live bytes are read or change: what it held
+ * at the last peak saved, if the peak came after its last change (the
+ * lazy epoch, trace_live_touch). */
+void model_site_touch(struct model *m, struct model_site *s);
+void model_op_touch(struct model *m, struct model_op *op);
+
+/* ---- model.c: the pass, on top ---- */
+/* The live set, its payload a struct model_live (model.h, live), with
+ * the hooks that reach the graphs, CUPTI and the moment. */
+void model_live_init(struct model *m);
 
 /* ---- model-flight.c ---- */
 /* In model_finish, the site peaks settled: add what left the ring of
@@ -94,8 +127,14 @@ void model_flight_finish(struct model *m);
 
 /* ---- model-vmm.c ---- */
 
-/* ---- model-moment.c ---- */
-void model_moment_fini(struct model *m);
+/* ---- model-actions.c: the changes before the moment ---- */
+/* The moment is wanted and not yet taken. */
+static inline bool model_moment_recording(const struct model *m)
+{
+	return m->moment.wanted && !m->moment.taken;
+}
+/* What the moment shows: device-side memory with an address. */
+bool model_moment_shown(const struct model_live *rec);
 /* An entry of m->live becomes live (live) or stops being live. */
 void model_moment_live(struct model *m, uint64_t address, const struct model_live *rec,
 		       bool live, int64_t time_ns);
@@ -103,6 +142,9 @@ void model_moment_live(struct model *m, uint64_t address, const struct model_liv
 void model_moment_map(struct model *m, uint64_t va, const struct model_live *handle,
 		      bool mapped);
 void model_moment_oom(struct model *m, const struct trace_event *ev);
+
+/* ---- model-moment.c: the moment taken ---- */
+void model_moment_fini(struct model *m);
 /* After each event: take the moment when it is due. */
 void model_moment_after(struct model *m, const struct trace_event *ev);
 /* At the end: take it now if it is still due. */
