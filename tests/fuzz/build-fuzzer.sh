@@ -5,7 +5,7 @@
 # (fuzz-report.c) with every report/*.c, report/*/*.c and trace/*.c, memtrace-report's main() included,
 # compiled by clang with -fsanitize=fuzzer,address,undefined. The meson
 # build uses gcc; this is the one clang build. BUILD_ROOT supplies the
-# generated headers (config.h, report/render-html-assets.h).
+# generated headers (config/config.h, report/render-html-assets.h).
 # Exit status 77 (meson: skipped) when clang cannot link a fuzzer.
 set -eu
 probe_only=
@@ -39,7 +39,7 @@ flags="-g -O1 -std=gnu11 -D_GNU_SOURCE -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 # shellcheck disable=SC2046,SC2086 # $flags and pkg-config's words are meant to split
 "$cc" $flags -I"$src/report/util" -I"$src/report/read" -I"$src/report/model" \
-	-I"$src/report/render" -I"$src/trace" -I"$build" -I"$build/report" \
+	-I"$src/report/render" -I"$src/trace" -I"$build/config" -I"$build/report" \
 	-Dmain=memtrace_report_main \
 	-o "$output" "$here/fuzz-report.c" "$src"/report/*.c "$src"/report/*/*.c "$src"/trace/*.c \
 	$(pkg-config --cflags --libs sqlite3 libdw zlib) -lm
