@@ -62,8 +62,10 @@ bool trace_live_init_payload(struct trace_live_set *s, const struct trace_live_h
 {
 	*s = (struct trace_live_set){ .hooks = *h, .payload = (payload + 7) & ~(size_t)7 };
 	s->stride = sizeof(struct trace_live_alloc) + s->payload;
-	if (u64map_init(&s->by_address, 12) && u64map_init(&s->handles, 4) &&
-	    u64map_init(&s->maps, 4) && (s->spare = calloc(SPARE_ENTRIES, s->stride))) {
+	map_init(&s->by_address, sizeof(uint64_t));
+	map_init(&s->handles, sizeof(uint64_t));
+	map_init(&s->maps, sizeof(uint64_t));
+	if ((s->spare = calloc(SPARE_ENTRIES, s->stride))) {
 		for (size_t i = 0; i < TRACE_LIVE_RECENT; i++) {
 			s->frees[i].a = spare(s, i);
 			s->unmaps[i].a = spare(s, TRACE_LIVE_RECENT + i);
@@ -89,17 +91,15 @@ static void vmm_free(struct trace_live_vmm *v)
 
 void trace_live_fini(struct trace_live_set *s)
 {
-	for (size_t i = 0; s->handles.keys && i <= s->handles.mask; i++) {
-		if (s->handles.keys[i])
-			vmm_free((struct trace_live_vmm *)(uintptr_t)s->handles.vals[i]);
-	}
-	for (size_t i = 0; s->maps.keys && i <= s->maps.mask; i++) {
-		if (s->maps.keys[i])
-			free((void *)(uintptr_t)s->maps.vals[i]);
-	}
-	u64map_fini(&s->by_address);
-	u64map_fini(&s->handles);
-	u64map_fini(&s->maps);
+	void *v;
+
+	for (size_t pos = 0; map_next(&s->handles, &pos, NULL, &v);)
+		vmm_free((struct trace_live_vmm *)(uintptr_t)*(uint64_t *)v);
+	for (size_t pos = 0; map_next(&s->maps, &pos, NULL, &v);)
+		free((void *)(uintptr_t)*(uint64_t *)v);
+	map_fini(&s->by_address);
+	map_fini(&s->handles);
+	map_fini(&s->maps);
 	free(s->slab);
 	free(s->spare);
 	*s = (struct trace_live_set){ 0 };
@@ -109,23 +109,20 @@ void trace_live_fini(struct trace_live_set *s)
 
 struct trace_live_alloc *trace_live_get(const struct trace_live_set *s, uint64_t address)
 {
-	uint64_t *idx = address ? u64map_get(&s->by_address, address) : NULL;
+	uint64_t *idx = address ? map_get_u64(&s->by_address, address) : NULL;
 	return idx ? entry(s, *idx) : NULL;
 }
 
 struct trace_live_alloc *trace_live_next(const struct trace_live_set *s, size_t *pos)
 {
-	while (s->by_address.keys && *pos <= s->by_address.mask) {
-		size_t i = (*pos)++;
-		if (s->by_address.keys[i])
-			return entry(s, s->by_address.vals[i]);
-	}
-	return NULL;
+	void *idx;
+
+	return map_next(&s->by_address, pos, NULL, &idx) ? entry(s, *(uint64_t *)idx) : NULL;
 }
 
 bool trace_live_mapped(const struct trace_live_set *s, uint64_t va)
 {
-	return va && u64map_get(&s->maps, va) != NULL;
+	return va && map_get(&s->maps, va) != NULL;
 }
 
 /* An unused slab entry: back on the free chain (through seq). */
@@ -154,7 +151,7 @@ static struct trace_live_alloc *put(struct trace_live_set *s, const struct trace
 		}
 		idx = ++s->used;
 	}
-	if (!u64map_put(&s->by_address, a->address, idx)) {
+	if (!a->address || !map_put_u64(&s->by_address, a->address, idx)) {
 		unuse(s, idx);
 		return NULL;
 	}
@@ -178,7 +175,7 @@ static struct trace_live_alloc *put_back(struct trace_live_set *s,
 static bool take(struct trace_live_set *s, uint64_t address, struct trace_live_alloc *out)
 {
 	uint64_t idx;
-	if (!address || !u64map_del(&s->by_address, address, &idx))
+	if (!address || !map_remove(&s->by_address, address, &idx))
 		return false;
 	copy_entry(s, out, entry(s, idx));
 	unuse(s, idx);
@@ -193,7 +190,7 @@ static struct trace_live_alloc *scratch(const struct trace_live_set *s)
 
 void trace_live_prefetch(const struct trace_live_set *s, uint64_t address)
 {
-	u64map_prefetch(&s->by_address, address);
+	map_prefetch(&s->by_address, address);
 }
 
 /* a is live now: the caller's holders first (their epoch is the old
@@ -220,13 +217,13 @@ static void became_gone(struct trace_live_set *s, const struct trace_live_alloc 
 
 static struct trace_live_vmm *vmm_of(const struct trace_live_set *s, uint64_t handle)
 {
-	uint64_t *p = handle ? u64map_get(&s->handles, handle) : NULL;
+	uint64_t *p = handle ? map_get_u64(&s->handles, handle) : NULL;
 	return p ? (struct trace_live_vmm *)(uintptr_t)*p : NULL;
 }
 
 static struct trace_live_mapping *mapping_at(const struct trace_live_set *s, uint64_t va)
 {
-	uint64_t *p = va ? u64map_get(&s->maps, va) : NULL;
+	uint64_t *p = va ? map_get_u64(&s->maps, va) : NULL;
 	return p ? (struct trace_live_mapping *)(uintptr_t)*p : NULL;
 }
 
@@ -237,7 +234,7 @@ static bool vmm_created(struct trace_live_set *s, const struct trace_live_alloc 
 	if (!v)
 		return false;
 	*v = (struct trace_live_vmm){ .creator = a->holder, .released = released };
-	if (!u64map_put(&s->handles, a->address, (uint64_t)(uintptr_t)v)) {
+	if (!a->address || !map_put_u64(&s->handles, a->address, (uint64_t)(uintptr_t)v)) {
 		free(v);
 		return false;
 	}
@@ -248,7 +245,7 @@ static bool vmm_created(struct trace_live_set *s, const struct trace_live_alloc 
 static void vmm_forget(struct trace_live_set *s, uint64_t handle)
 {
 	uint64_t p;
-	if (handle && u64map_del(&s->handles, handle, &p))
+	if (handle && map_remove(&s->handles, handle, &p))
 		vmm_free((struct trace_live_vmm *)(uintptr_t)p);
 }
 
@@ -483,7 +480,7 @@ bool trace_live_map(struct trace_live_set *s, uint64_t va, uint64_t handle, uint
 	}
 	if (old) {
 		/* an unmap memtrace did not see (case D) */
-		u64map_del(&s->maps, va, &p);
+		map_remove(&s->maps, va, &p);
 		s->reused++;
 		if (old->counted)
 			detach(s, old->handle, va, scratch(s));
@@ -497,7 +494,7 @@ bool trace_live_map(struct trace_live_set *s, uint64_t va, uint64_t handle, uint
 					   .counted = h && h->mem == MT_MEM_VMM_PHYSICAL };
 	if (!mp->counted)
 		s->unmatched_maps++;
-	if (!u64map_put(&s->maps, va, (uint64_t)(uintptr_t)mp)) {
+	if (!map_put_u64(&s->maps, va, (uint64_t)(uintptr_t)mp)) {
 		free(mp);
 		return false;
 	}
@@ -514,7 +511,7 @@ void trace_live_unmap(struct trace_live_set *s, uint64_t va, uint64_t seq)
 	if (!va)
 		return;
 	r = remember(s->unmaps, &s->unmaps_next, va, RECENT_UNMATCHED);
-	if (!u64map_del(&s->maps, va, &p)) {
+	if (!map_remove(&s->maps, va, &p)) {
 		s->unmatched_unmaps++;
 		return;
 	}
@@ -562,7 +559,7 @@ void trace_live_unmap_error(struct trace_live_set *s, uint64_t va, uint64_t seq,
 		return;
 	*mp = (struct trace_live_mapping){ .handle = r->handle, .bytes = r->bytes, .seq = r->seq,
 					   .holder = r->holder, .counted = r->counted };
-	if (!u64map_put(&s->maps, va, (uint64_t)(uintptr_t)mp)) {
+	if (!map_put_u64(&s->maps, va, (uint64_t)(uintptr_t)mp)) {
 		free(mp);
 		return;
 	}

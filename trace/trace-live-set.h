@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "trace-schema.h"
-#include "u64map.h"
+#include "util-map.h"
 #include "util-math.h"
 
 /* OOMs whose live set is kept: the first TRACE_LIVE_OOMS_KEPT - 1 and
@@ -156,16 +156,16 @@ struct trace_live_recent {
 
 struct trace_live_set {
 	struct trace_live_hooks hooks;
-	struct u64map by_address; /* address -> index + 1 in slab */
+	struct map by_address; /* address -> index + 1 in slab (a uint64_t) */
 	unsigned char *slab; /* entries of stride bytes: an alloc, its payload */
 	size_t stride, payload;
 	size_t cap, used;
 	uint64_t free_head; /* unused slab entries, chained through seq */
-	struct u64map handles; /* handle -> index + 1 in vmm */
+	struct map handles; /* handle -> its struct trace_live_vmm (a uint64_t) */
 	struct trace_live_vmm *vmm;
 	size_t cap_vmm, used_vmm;
 	uint64_t vmm_free;
-	struct u64map maps; /* va -> index + 1 in mappings */
+	struct map maps; /* va -> its struct trace_live_mapping (a uint64_t) */
 	struct trace_live_mapping *mappings;
 	size_t cap_mappings, used_mappings;
 	uint64_t mappings_free;

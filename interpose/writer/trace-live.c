@@ -29,7 +29,7 @@
 #include "trace-live-set.h"
 #include "trace-schema.h"
 #include "trace-user-frame.h"
-#include "u64map.h"
+#include "util-map.h"
 #include "util-demangle.h"
 #include "util-math.h"
 #include "util-size.h"
@@ -177,8 +177,8 @@ struct mt_live {
 	uint64_t ring_first, ring_first_time_ns, trimmed_chunks;
 	uint64_t used_after, max_commit; /* bytes used after the last trim; the most a commit added */
 	bool meta_dirty, over_told;
-	struct u64map mapped; /* address -> the seq of its cuMemMap */
-	struct u64map launched; /* execs launched once */
+	struct map mapped; /* address -> the seq of its cuMemMap */
+	struct map launched; /* execs launched once */
 	sqlite3_stmt *pragma[3];
 	struct mt_timeline *tl; /* the whole run's device bytes live */
 	struct mt_cause *cause; /* what the OOM answer's cause is judged from */
@@ -1061,13 +1061,13 @@ static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struc
 	case MT_EV_MAP:
 		if (!hooked || ev->status || !ev->address || !l->bound)
 			return true;
-		u64map_put(&l->mapped, ev->address, seq);
+		map_put_u64(&l->mapped, ev->address, seq);
 		return RUN(l, S_KEEP, (int64_t)seq);
 	case MT_EV_UNMAP:
-		if (!l->bound || !hooked || !(known = u64map_get(&l->mapped, ev->address)))
+		if (!l->bound || !hooked || !(known = map_get_u64(&l->mapped, ev->address)))
 			return true;
 		before = *known;
-		u64map_del(&l->mapped, ev->address, &before);
+		map_remove(&l->mapped, ev->address, &before);
 		return RUN(l, S_UNKEEP, (int64_t)before);
 	case MT_EV_EXEC_CREATE:
 	case MT_EV_EXEC_DESTROY:
@@ -1079,9 +1079,9 @@ static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struc
 		if (hooked && ev->kind == MT_EV_GRAPH_LAUNCH && ev->status == GRAPH_LAUNCH_OOM)
 			oom_answer(l, ev, seq, time_ns);
 		/* the first makes the graph's memory physical (report/model/model-graph.c) */
-		if (!l->bound || ev->status || !ev->handle || u64map_get(&l->launched, ev->handle))
+		if (!l->bound || ev->status || !ev->handle || map_get(&l->launched, ev->handle))
 			return true;
-		u64map_put(&l->launched, ev->handle, 1);
+		map_put_u64(&l->launched, ev->handle, 1);
 		return RUN(l, S_KEEP, (int64_t)seq);
 	default:
 		return true;
@@ -1438,7 +1438,9 @@ static bool setup_flight(struct mt_live *l, uint64_t bound)
 	};
 	l->bound = bound;
 	l->budget = main_share(bound);
-	if (!u64map_init(&l->mapped, 8) || !u64map_init(&l->launched, 6))
+	map_init(&l->mapped, sizeof(uint64_t));
+	map_init(&l->launched, sizeof(uint64_t));
+	if (!map_reserve(&l->mapped, 128) || !map_reserve(&l->launched, 32))
 		return false;
 	if (!(l->tl = malloc(sizeof(*l->tl))))
 		return false;
@@ -1500,8 +1502,8 @@ void mt_live_free(struct mt_live *l)
 	free(l->open.crossing);
 	free(l->chunk);
 	trace_live_fini(&l->set);
-	u64map_fini(&l->mapped);
-	u64map_fini(&l->launched);
+	map_fini(&l->mapped);
+	map_fini(&l->launched);
 	free(l->tl);
 	free(l->sites);
 	free(l->holding);

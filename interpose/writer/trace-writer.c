@@ -11,7 +11,7 @@
 #include "writer.h"
 #include "trace-live.h"
 #include "trace-schema.h"
-#include "u64map.h"
+#include "util-map.h"
 #include "config.h"
 
 #include <errno.h>
@@ -123,9 +123,9 @@ struct mt_writer {
 	_Atomic uint64_t committed; /* events with a ticket < committed are in the file */
 	_Atomic bool failed; /* the file is unusable: events are drained and dropped */
 
-	struct u64map frames; /* ip -> frame id */
-	struct u64map threads; /* tid -> 1 */
-	struct u64map ops; /* op ids written */
+	struct map frames; /* ip -> frame id */
+	struct map threads; /* tid -> 1 */
+	struct map ops; /* op ids written */
 	struct mt_site_table *sites;
 	uint8_t *stack_written; /* by stack id */
 	size_t stack_written_cap;
@@ -425,11 +425,11 @@ static void write_python_frame(struct mt_writer *w, int64_t id, uintptr_t token)
 
 static int64_t frame_id(struct mt_writer *w, uintptr_t ip)
 {
-	uint64_t *known = u64map_get(&w->frames, ip);
+	uint64_t *known = map_get_u64(&w->frames, ip);
 	if (known)
 		return (int64_t)*known;
 	int64_t id = ++w->next_frame_id;
-	u64map_put(&w->frames, ip, (uint64_t)id);
+	map_put_u64(&w->frames, ip, (uint64_t)id);
 	if (MT_IS_PYFRAME(ip)) {
 		write_python_frame(w, id, ip);
 		return id;
@@ -486,9 +486,9 @@ static void write_stack(struct mt_writer *w, uint32_t id)
 
 static void write_op(struct mt_writer *w, uint32_t id)
 {
-	if (!id || u64map_get(&w->ops, id))
+	if (!id || map_get(&w->ops, id))
 		return;
-	u64map_put(&w->ops, id, 1);
+	map_put_u64(&w->ops, id, 1);
 	char name[256] = "", domain[256] = "";
 	if (w->op_name)
 		w->op_name(id, name, sizeof(name), domain, sizeof(domain));
@@ -501,9 +501,9 @@ static void write_op(struct mt_writer *w, uint32_t id)
 
 static void write_thread(struct mt_writer *w, uint32_t tid)
 {
-	if (!tid || u64map_get(&w->threads, tid))
+	if (!tid || map_get(&w->threads, tid))
 		return;
-	u64map_put(&w->threads, tid, 1);
+	map_put_u64(&w->threads, tid, 1);
 	char path[64], name[64];
 	if (!mt_thread_name_get(tid, name, sizeof(name))) {
 		snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
@@ -963,10 +963,10 @@ static void close_db(struct mt_writer *w)
 static void destroy(struct mt_writer *w)
 {
 	close_db(w);
-	u64map_fini(&w->frames);
-	u64map_fini(&w->threads);
+	map_fini(&w->frames);
+	map_fini(&w->threads);
 	mt_site_table_free(w->sites);
-	u64map_fini(&w->ops);
+	map_fini(&w->ops);
 	for (size_t i = 0; i < w->nmodules; i++)
 		free(w->modules[i].path);
 	free(w->modules);
@@ -990,8 +990,11 @@ struct mt_writer *mt_writer_start(const struct mt_writer_options *opt)
 	w->gap_ticket = UINT64_MAX; /* no gap yet */
 	atomic_init(&w->committed, mt_queue_popped(opt->queue));
 	init_sync(w);
-	if (!u64map_init(&w->frames, 12) || !u64map_init(&w->threads, 6) ||
-	    !u64map_init(&w->ops, 6) ||
+	map_init(&w->frames, sizeof(uint64_t));
+	map_init(&w->threads, sizeof(uint64_t));
+	map_init(&w->ops, sizeof(uint64_t));
+	if (!map_reserve(&w->frames, 2048) || !map_reserve(&w->threads, 32) ||
+	    !map_reserve(&w->ops, 32) ||
 	    !(w->sites = mt_site_table_new()))
 		goto fail;
 	if (!create_files(w->path))

@@ -37,7 +37,7 @@ uint32_t model_site_for(struct model *m, const struct site_ref *site, int64_t st
 	bool inserted;
 	/* a frame index fits 32 bits (TRACE_NONE): the caller's goes above */
 	uint64_t key = (uint64_t)k->id ^ ((uint64_t)k->caller << 32);
-	uint32_t *idx = map_put(&m->site_index[k->kind], key, &inserted);
+	uint32_t *idx = xmap_put(&m->site_index[k->kind], key, &inserted);
 
 	if (inserted) {
 		grow_array(&m->sites, &m->cap_sites, m->n_sites + 1, sizeof(*m->sites));
@@ -68,7 +68,7 @@ void model_stack_site(struct model *m, uint32_t holder, uint32_t site)
 uint32_t model_op_for(struct model *m, int64_t op)
 {
 	bool inserted;
-	uint32_t *idx = map_put(&m->op_index, (uint64_t)op, &inserted);
+	uint32_t *idx = xmap_put(&m->op_index, (uint64_t)op, &inserted);
 
 	if (inserted) {
 		grow_array(&m->ops, &m->cap_ops, m->n_ops + 1, sizeof(*m->ops));
@@ -88,7 +88,7 @@ int model_stack_device(const struct model *m, int64_t stack)
 uint32_t model_stack_for(struct model *m, int64_t stack)
 {
 	bool inserted;
-	uint32_t *idx = map_put(&m->stack_index, (uint64_t)stack, &inserted);
+	uint32_t *idx = xmap_put(&m->stack_index, (uint64_t)stack, &inserted);
 
 	if (inserted) {
 		grow_array(&m->stacks, &m->cap_stacks, m->n_stacks + 1, sizeof(*m->stacks));
@@ -315,7 +315,7 @@ void model_site_add_stack(struct model *m, uint32_t site, uint32_t holder)
 {
 	bool inserted;
 
-	map_put(&m->site_stacks, (uint64_t)site << 32 | holder, &inserted);
+	xmap_put(&m->site_stacks, (uint64_t)site << 32 | holder, &inserted);
 	if (inserted)
 		m->sites[site].stacks++;
 	model_stack_site(m, holder, site);
@@ -332,14 +332,14 @@ static void site_extras(struct model *m, const struct model_live *rec, uint64_t 
 
 	/* a pair seen before was seen here, and the holder's site kept then */
 	if (!pair_seen) {
-		map_put(&m->site_stacks, (uint64_t)rec->site << 32 | rec->holder, &inserted);
+		xmap_put(&m->site_stacks, (uint64_t)rec->site << 32 | rec->holder, &inserted);
 		if (inserted)
 			s->stacks++;
 		model_stack_site(m, rec->holder, rec->site);
 	}
 	if (rec->op == MODEL_NONE)
 		return;
-	op_bytes = map_put(&m->site_ops, (uint64_t)rec->site << 32 | rec->op, NULL);
+	op_bytes = xmap_put(&m->site_ops, (uint64_t)rec->site << 32 | rec->op, NULL);
 	*op_bytes = sat_add(*op_bytes, bytes);
 	if (!s->has_op || *op_bytes > s->op_bytes) {
 		s->has_op = true;

@@ -157,7 +157,7 @@ static struct model_cupti_module *by_module(struct model *m, int64_t module)
 {
 	struct model_cupti_priv *p = m->cupti.priv;
 	bool inserted;
-	uint32_t *idx = map_put(&p->module_index, (uint64_t)(module + 1), &inserted);
+	uint32_t *idx = xmap_put(&p->module_index, (uint64_t)(module + 1), &inserted);
 
 	if (inserted) {
 		grow_array(&m->cupti.by_module, &m->cupti.cap_by_module, m->cupti.n_by_module + 1,
@@ -277,7 +277,7 @@ bool model_cupti_hooked(struct model *m, const struct trace_event *ev)
 
 	if (!hooked_compared(ev->mem) || !waiting(m, ev))
 		return false;
-	h = map_put(&p->hist, ev->address, &inserted);
+	h = xmap_put(&p->hist, ev->address, &inserted);
 	if (inserted)
 		h->last_end = h->end_before = INT64_MIN;
 	claimed = claim(m, ev, h->last_end);
@@ -365,7 +365,7 @@ static void alone_new(struct model *m, const struct trace_event *ev)
 	mod->count++;
 	mod->bytes = sat_add(mod->bytes, ev->bytes);
 	model_count_alloc(m, &plain, &site, &a.rec);
-	slot = map_put(&p->alone, ev->address, &inserted);
+	slot = xmap_put(&p->alone, ev->address, &inserted);
 	if (!inserted)
 		alone_gone(m, slot, true); /* its CUPTI free was lost */
 	*slot = a;
@@ -421,7 +421,7 @@ static void graph_life(struct model_cupti_priv *p, const struct trace_event *ev)
 		if (!map_remove(&p->graph_live[c][exec], ev->handle, &idx))
 			return;
 		gl->l[idx].until = ev->time_ns;
-		*(int64_t *)map_put(&p->graph_end[c][exec], ev->handle, NULL) = ev->time_ns;
+		*(int64_t *)xmap_put(&p->graph_end[c][exec], ev->handle, NULL) = ev->time_ns;
 		return;
 	}
 	end = map_get(&p->graph_end[c][exec], ev->handle);
@@ -430,7 +430,7 @@ static void graph_life(struct model_cupti_priv *p, const struct trace_event *ev)
 		.handle = ev->handle, .graph = ev->address, .time = ev->time_ns,
 		.after = end ? *end : INT64_MIN, .until = NEVER, .exec = exec,
 	};
-	*(uint32_t *)map_put(&p->graph_live[c][exec], ev->handle, NULL) = (uint32_t)gl->n++;
+	*(uint32_t *)xmap_put(&p->graph_live[c][exec], ev->handle, NULL) = (uint32_t)gl->n++;
 }
 
 void model_cupti_graph_hooked(struct model *m, const struct trace_event *ev)

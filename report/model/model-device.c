@@ -33,7 +33,7 @@ struct model_device *model_device_for(struct model *m, int id)
 	/* every allocation and free asks: the few small ids skip the map */
 	if (id < MODEL_DEVICE_MEMO && m->device_memo[id])
 		return &m->devices[m->device_memo[id] - 1];
-	idx = map_put(&m->device_index, (uint64_t)id, &inserted);
+	idx = xmap_put(&m->device_index, (uint64_t)id, &inserted);
 	if (inserted) {
 		grow_array(&m->devices, &m->cap_devices, m->n_devices + 1, sizeof(*m->devices));
 		m->devices[m->n_devices] = (struct model_device){ .id = id };
@@ -101,7 +101,7 @@ static uint32_t pool_new(struct model *m, uint64_t handle)
 {
 	grow_array(&m->pools, &m->cap_pools, m->n_pools + 1, sizeof(*m->pools));
 	m->pools[m->n_pools] = (struct model_pool){ .handle = handle };
-	*(uint32_t *)map_put(&m->pool_index, handle, NULL) = (uint32_t)m->n_pools;
+	*(uint32_t *)xmap_put(&m->pool_index, handle, NULL) = (uint32_t)m->n_pools;
 	return (uint32_t)m->n_pools++;
 }
 

@@ -184,7 +184,7 @@ static uint32_t graph_new(struct model_graph_priv *p, uint64_t handle, int how,
 		.handle = handle, .how = how, .stack = how ? ev->stack : 0,
 		.time_ns = ev->time_ns,
 	};
-	*(uint32_t *)map_put(&p->graph_index, handle, NULL) = (uint32_t)p->n_graphs;
+	*(uint32_t *)xmap_put(&p->graph_index, handle, NULL) = (uint32_t)p->n_graphs;
 	return (uint32_t)p->n_graphs++;
 }
 
@@ -289,7 +289,7 @@ void model_graph_alloc(struct model *m, const struct trace_event *ev)
 		.has_op = ev->has_op, .op = ev->op,
 	};
 	p->n_mem++;
-	*(uint32_t *)map_put(&p->mem_index, ev->address, NULL) = idx;
+	*(uint32_t *)xmap_put(&p->mem_index, ev->address, NULL) = idx;
 	if (ev->stream) {
 		m->graphs.captured_allocs++; /* its graph comes with capture_end */
 		return;
@@ -494,7 +494,7 @@ static void on_exec_create(struct model *m, const struct trace_event *ev)
 		.handle = ev->handle, .graph = graph, .auto_free = ev->bytes & 1,
 		.stack = ev->stack, .time_ns = ev->time_ns,
 	};
-	*(uint32_t *)map_put(&p->exec_index, ev->handle, NULL) = (uint32_t)p->n_execs++;
+	*(uint32_t *)xmap_put(&p->exec_index, ev->handle, NULL) = (uint32_t)p->n_execs++;
 	p->graphs[graph].live_execs++;
 	m->graphs.execs_created++;
 	model_points_add(m, MODEL_POINT_INSTANTIATION, ev);
@@ -578,7 +578,7 @@ void model_graph_device_alloc(struct model *m, const struct trace_event *ev)
 		.graph = MODEL_NONE, .live = true,
 	};
 	p->n_segs++;
-	*(uint32_t *)map_put(&p->seg_index, ev->address, NULL) = idx;
+	*(uint32_t *)xmap_put(&p->seg_index, ev->address, NULL) = idx;
 	m->graphs.segments = true;
 }
 

@@ -123,7 +123,7 @@ void model_points_feed(struct model *m, const struct trace_event *ev)
 			.kind = MODEL_POINT_RANGE, .seq = ev->seq, .time_ns = ev->time_ns,
 			.has_op = true, .op = m->build_op,
 		});
-	map_put(&m->builds_seen, (uint64_t)ev->build, &inserted);
+	xmap_put(&m->builds_seen, (uint64_t)ev->build, &inserted);
 	if (!inserted)
 		m->builds_revisited = true;
 	m->in_build = true;

@@ -153,7 +153,7 @@ static uint32_t canonical_frame(struct trace *t, const struct trace_frame *f)
 {
 	uint32_t idx = (uint32_t)(f - t->frames);
 	bool inserted;
-	uint32_t *first = map_put(&t->same_frame, frame_hash(t, f), &inserted);
+	uint32_t *first = xmap_put(&t->same_frame, frame_hash(t, f), &inserted);
 
 	if (inserted)
 		*first = idx;
@@ -248,7 +248,7 @@ static bool note_caller(struct map *frames, uint32_t frame, uint32_t caller)
 
 	if (frame == TRACE_NONE)
 		return false;
-	fc = map_put(frames, frame, &inserted);
+	fc = xmap_put(frames, frame, &inserted);
 	if (inserted)
 		*fc = (struct frame_callers){ .caller = caller };
 	else if (fc->caller != caller)
@@ -265,7 +265,7 @@ static void note_sizes(struct split_ctx *c, uint32_t frame, uint32_t caller, uin
 
 	if (!fc || !fc->several)
 		return;
-	cs = map_put(&c->pairs, pair_key(frame, caller), &inserted);
+	cs = xmap_put(&c->pairs, pair_key(frame, caller), &inserted);
 	if (inserted) {
 		*cs = (struct caller_sizes){ min, max };
 		return;

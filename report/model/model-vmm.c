@@ -42,7 +42,7 @@ void model_vmm_first_map(void *ctx, const struct trace_live_alloc *a, uint64_t v
 	if (va)
 		model_moment_map(m, va, rec, true);
 	if (va)
-		*(uint64_t *)map_put(&m->vmm_shown, a->address, NULL) = va;
+		*(uint64_t *)xmap_put(&m->vmm_shown, a->address, NULL) = va;
 	else
 		map_remove(&m->vmm_shown, a->address, NULL);
 }

@@ -401,7 +401,7 @@ static int check_count(struct trace *t, size_t n, const char *table)
 
 static void index_put(struct map *m, int64_t id, size_t idx)
 {
-	*(uint32_t *)map_put(m, (uint64_t)id, NULL) = (uint32_t)idx;
+	*(uint32_t *)xmap_put(m, (uint64_t)id, NULL) = (uint32_t)idx;
 }
 
 /* The writer numbers frames, stacks and sites from 1 in the order it
@@ -627,7 +627,7 @@ static int load_ooms(struct trace *t)
 	if (trace_prepare(t, "ooms", "SELECT seq, device_free, device_total FROM ooms", &s) < 0)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct trace_oom_info *o = map_put(&t->ooms, (uint64_t)sqlite3_column_int64(s, 0), NULL);
+		struct trace_oom_info *o = xmap_put(&t->ooms, (uint64_t)sqlite3_column_int64(s, 0), NULL);
 
 		o->has_free = !col_null(s, 1);
 		o->device_free = sqlite3_column_int64(s, 1);
@@ -699,7 +699,7 @@ static void add_op(struct trace *t, sqlite3_stmt *s, struct map *by_name)
 	if (!op->name)
 		op->name = xstrdup("");
 	op->same = op->id;
-	first = map_put(by_name, op_hash(op->name, op->domain), &inserted);
+	first = xmap_put(by_name, op_hash(op->name, op->domain), &inserted);
 	if (inserted)
 		*first = (uint32_t)t->n_ops;
 	else if (same_str(t->ops[*first].name, op->name) &&
@@ -752,7 +752,7 @@ static int load_cupti(struct trace *t)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		t->has_cupti = true;
 		if (!col_null(s, 1))
-			*(uint64_t *)map_put(&t->cupti_pc, (uint64_t)sqlite3_column_int64(s, 0),
+			*(uint64_t *)xmap_put(&t->cupti_pc, (uint64_t)sqlite3_column_int64(s, 0),
 					     NULL) = (uint64_t)sqlite3_column_int64(s, 1);
 	}
 	return rc == SQLITE_DONE ? 0 : trace_step_failed(t, "cupti");
@@ -1087,7 +1087,7 @@ static void keep_alloc(struct v2_reader *r, int64_t seq, const struct alloc_row 
 	struct window_slot *w = window_slot(r, seq);
 
 	if (w->used && w->seq != seq) /* one ALLOC_WINDOW seqs older */
-		*(struct alloc_row *)map_put(&r->allocs, (uint64_t)w->seq, NULL) =
+		*(struct alloc_row *)xmap_put(&r->allocs, (uint64_t)w->seq, NULL) =
 			(struct alloc_row){ .address = w->address, .bytes = w->bytes,
 					    .has_address = w->has_address };
 	*w = (struct window_slot){ .seq = seq, .address = a->address, .bytes = a->bytes,

@@ -188,7 +188,7 @@ static char *key_label(const struct html *h, uint64_t key)
 static uint32_t frame_ref(struct html *h, uint64_t key)
 {
 	bool inserted;
-	uint32_t *idx = map_put(&h->frame_index, key, &inserted);
+	uint32_t *idx = xmap_put(&h->frame_index, key, &inserted);
 	char *label;
 
 	if (inserted) {
@@ -250,7 +250,7 @@ static void stack_frames(struct html *h, int64_t stack)
 static uint32_t stack_ref(struct html *h, int64_t stack)
 {
 	bool inserted;
-	uint32_t *idx = map_put(&h->stack_index, (uint64_t)stack, &inserted);
+	uint32_t *idx = xmap_put(&h->stack_index, (uint64_t)stack, &inserted);
 	size_t first = h->n_stack_frames;
 
 	if (!inserted)
@@ -681,7 +681,7 @@ static void site_rows_oom(const struct model *m, struct site_row *rows)
 	for (size_t i = 0; i < m->n_sites; i++) {
 		bool ins;
 
-		*(uint32_t *)map_put(&idx, m->sites[i].key, &ins) = (uint32_t)i;
+		*(uint32_t *)xmap_put(&idx, m->sites[i].key, &ins) = (uint32_t)i;
 	}
 	for (size_t i = 0; i < o->n_holders; i++) {
 		uint32_t *s = map_get(&idx, model_site_key(m, o->holders[i].stack));

@@ -232,10 +232,10 @@ void render_perfetto_job_rank(struct perfetto_job *j, const struct trace *t,
 	if (!render_meta_int(t, "rank", &rank) || rank < 0)
 		rank = index;
 	/* the rank is the process's id, unless two traces say the same rank */
-	map_put(&j->pids, (uint64_t)rank, &fresh);
+	xmap_put(&j->pids, (uint64_t)rank, &fresh);
 	p.pid = fresh ? rank : (1 << 24) + index;
 	if (!fresh)
-		map_put(&j->pids, (uint64_t)p.pid, &fresh);
+		xmap_put(&j->pids, (uint64_t)p.pid, &fresh);
 	render_meta_int(t, "pid", &pid);
 	render_meta_int(t, "start_realtime_ns", &start);
 	p.offset_ns = start > 0 ? start : 0;

@@ -66,7 +66,7 @@ static size_t intern(struct interned *in, uint64_t hash, bool (*same)(void *, si
 		     void *ctx, bool *added)
 {
 	bool fresh;
-	uint32_t *first = map_put(&in->index, hash, &fresh);
+	uint32_t *first = xmap_put(&in->index, hash, &fresh);
 
 	if (!fresh) {
 		for (uint32_t i = *first; i; i = in->next[i - 1]) {
@@ -152,7 +152,7 @@ static uint64_t function_id(struct pprof *p, const char *name, const char *file,
 static uint64_t module_mapping(struct pprof *p, uint32_t module)
 {
 	bool added;
-	uint64_t *id = map_put(&p->mappings, (uint64_t)module + 1, &added);
+	uint64_t *id = xmap_put(&p->mappings, (uint64_t)module + 1, &added);
 
 	if (added) {
 		*id = p->mappings.len;
@@ -193,7 +193,7 @@ static void prepare(struct pprof *p)
 static uint64_t location_id(struct pprof *p, const struct trace_frame *f)
 {
 	bool added;
-	uint64_t *id = map_put(&p->locations, (uint64_t)(f - p->t->frames) + 1, &added);
+	uint64_t *id = xmap_put(&p->locations, (uint64_t)(f - p->t->frames) + 1, &added);
 	const struct trace_module *mod = trace_frame_module(p->t, f);
 
 	if (!added)
@@ -227,7 +227,7 @@ static uint64_t location_id(struct pprof *p, const struct trace_frame *f)
 static uint64_t label_location(struct pprof *p, int64_t stack)
 {
 	bool added;
-	uint64_t *id = map_put(&p->locations, (1ull << 63) | (uint64_t)stack, &added);
+	uint64_t *id = xmap_put(&p->locations, (1ull << 63) | (uint64_t)stack, &added);
 
 	if (added) {
 		_autofree_ char *label = render_stack_label(p->t, stack, true);

@@ -42,7 +42,7 @@ struct speedscope {
 static uint32_t frame_id(struct speedscope *s, uint64_t key)
 {
 	bool added;
-	uint32_t *id = map_put(&s->ids, key, &added);
+	uint32_t *id = xmap_put(&s->ids, key, &added);
 
 	if (added) {
 		*id = (uint32_t)s->n_frames;

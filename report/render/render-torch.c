@@ -85,7 +85,7 @@ static void frames(struct torch *tr, int64_t stack)
 {
 	const struct trace_stack *s = trace_find_stack(tr->t, stack);
 	bool added;
-	uint32_t *memo = map_put(&tr->stack_memo, (uint64_t)stack, &added);
+	uint32_t *memo = xmap_put(&tr->stack_memo, (uint64_t)stack, &added);
 
 	if (!added) {
 		pickle_get(&tr->p, *memo);
@@ -98,7 +98,7 @@ static void frames(struct torch *tr, int64_t stack)
 
 		if (!f)
 			continue;
-		fm = map_put(&tr->frame_memo, (uint64_t)(f - tr->t->frames) + 1, &added);
+		fm = xmap_put(&tr->frame_memo, (uint64_t)(f - tr->t->frames) + 1, &added);
 		if (added) {
 			frame_dict(tr, f);
 			*fm = pickle_memoize(&tr->p);
@@ -119,7 +119,7 @@ static uint32_t pool_of(struct torch *tr, const struct model_block *b)
 
 	if (b->mem != MT_MEM_GRAPH)
 		return 0;
-	n = map_put(&tr->graph_pool, b->graph, &added);
+	n = xmap_put(&tr->graph_pool, b->graph, &added);
 	if (added)
 		*n = (uint32_t)tr->graph_pool.len;
 	return *n;

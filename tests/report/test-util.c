@@ -5,6 +5,7 @@
 
 #include "suites.h"
 #include "util-map.h"
+#include "util-mem.h"
 #include "util-pickle.h"
 #include "util-proto.h"
 #include "util-str.h"
@@ -275,7 +276,7 @@ START_TEST(test_map_random)
 		uint64_t key = (uint64_t)k << 20, out = 0;
 
 		if (rand_r(&seed) % 3) {
-			*(uint64_t *)map_put(&m, key, NULL) = ref[k] = (uint64_t)round;
+			*(uint64_t *)xmap_put(&m, key, NULL) = ref[k] = (uint64_t)round;
 			present[k] = true;
 		} else {
 			ck_assert(map_remove(&m, key, &out) == present[k]);
@@ -299,8 +300,8 @@ START_TEST(test_map_random)
 		seen++;
 	ck_assert_uint_eq(seen, count);
 	/* any 64-bit key works, 0 and all-ones included */
-	*(uint64_t *)map_put(&m, 0, NULL) = 7;
-	*(uint64_t *)map_put(&m, UINT64_MAX, NULL) = 8;
+	*(uint64_t *)xmap_put(&m, 0, NULL) = 7;
+	*(uint64_t *)xmap_put(&m, UINT64_MAX, NULL) = 8;
 	ck_assert_uint_eq(*(uint64_t *)map_get(&m, 0), 7);
 	ck_assert_uint_eq(*(uint64_t *)map_get(&m, UINT64_MAX), 8);
 	map_fini(&m);

@@ -7,7 +7,7 @@ Suite *config_suite(void);
 Suite *stack_table_suite(void);
 Suite *site_table_suite(void);
 Suite *queue_suite(void);
-Suite *u64map_suite(void);
+Suite *map_suite(void);
 Suite *writer_suite(void);
 Suite *fd_guard_suite(void);
 Suite *live_timeline_suite(void);
@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 {
 	SRunner *sr = srunner_create(NULL);
 	Suite *(*const suites[])(void) = { config_suite, stack_table_suite, site_table_suite,
-					   queue_suite,	 u64map_suite,	    writer_suite,
+					   queue_suite,	 map_suite,	    writer_suite,
 					   fd_guard_suite, live_timeline_suite, framework_oom_suite,
 					   live_cause_suite };
 	const char *only = argc > 1 ? argv[1] : NULL;

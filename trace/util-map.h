@@ -2,9 +2,15 @@
  * inline: linear probing, backward-shift deletion (no tombstones, so a map
  * that sees millions of insert/remove pairs stays short), one allocation
  * per resize and none per entry. A slot holds key, occupancy and value
- * together (one cache line for the live map). Any 64-bit key is valid:
+ * together (one cache line for a 48-byte value). Any 64-bit key is valid:
  * occupancy is not a reserved key, since trace ids and addresses are
- * untrusted. */
+ * untrusted.
+ *
+ * One map for both halves (the library's writer thread and the reporter):
+ * it never exits. An insert that needs memory it cannot get returns NULL
+ * and leaves the map as it was; each caller decides (the library turns
+ * the trace off, the reporter says so and exits: xmap_put, util-mem.h).
+ * Not thread-safe: one thread at a time. */
 #pragma once
 
 #include <stdbool.h>
@@ -22,6 +28,10 @@ struct map {
 
 void map_init(struct map *m, size_t val_size);
 void map_fini(struct map *m);
+
+/* Room for n entries without growing; false (the map as it was) when
+ * the memory for that many cannot be had. */
+bool map_reserve(struct map *m, size_t n);
 
 /* Remove key; copy its value to out (when not NULL). False if absent. */
 bool map_remove(struct map *m, uint64_t key, void *out);
@@ -118,12 +128,12 @@ static inline void *map_get_at(const struct map *m, uint64_t key, size_t *at)
 	return map_find_(m, key, at) ? (unsigned char *)map_slot_(m, *at) + MAP_SLOT_VAL : NULL;
 }
 
-/* map_put when the map must grow first. */
+/* map_put when the map must grow first; NULL when it cannot. */
 void *map_put_grow(struct map *m, uint64_t key, bool *inserted);
 
 /* map_put whose value, when inserted, is left for the caller to fill
- * whole (what it holds is undefined): the live map's insert, which writes
- * its record at once. */
+ * whole (what it holds is undefined): for an insert that writes its
+ * value at once. NULL when out of memory (the map unchanged). */
 static inline void *map_put_raw(struct map *m, uint64_t key, bool *inserted)
 {
 	struct map_slot_head *s;
@@ -149,15 +159,33 @@ static inline void *map_put_raw(struct map *m, uint64_t key, bool *inserted)
 }
 
 /* The value under key, inserted zero-filled (and *inserted set) when the key
- * was absent. Valid until the next insert or remove. */
+ * was absent. Valid until the next insert or remove. NULL when out of
+ * memory (the map unchanged). */
 static inline void *map_put(struct map *m, uint64_t key, bool *inserted)
 {
-	bool added;
+	bool added = false;
 	void *v = map_put_raw(m, key, &added);
 
-	if (added)
+	if (v && added)
 		memset(v, 0, m->val_size);
 	if (inserted)
 		*inserted = added;
 	return v;
+}
+
+/* A map whose values are one uint64_t (map_init(m, sizeof(uint64_t))):
+ * key to value, false when out of memory. */
+static inline bool map_put_u64(struct map *m, uint64_t key, uint64_t val)
+{
+	uint64_t *v = map_put_raw(m, key, NULL);
+
+	if (!v)
+		return false;
+	*v = val;
+	return true;
+}
+
+static inline uint64_t *map_get_u64(const struct map *m, uint64_t key)
+{
+	return map_get(m, key);
 }

@@ -1,6 +1,6 @@
 #include "util-map.h"
 
-#include "util-mem.h"
+#include <stdlib.h>
 
 #define SLOT_VAL MAP_SLOT_VAL
 
@@ -28,14 +28,32 @@ void map_fini(struct map *m)
 	map_init(m, m->val_size);
 }
 
-static void rehash(struct map *m, size_t cap)
+/* cap slots, zeroed; those of a cache line each start on one (the
+ * reporter's live records). NULL when out of memory. */
+static unsigned char *alloc_slots(size_t cap, size_t slot_size)
 {
+	void *p;
+
+	if (cap > SIZE_MAX / slot_size)
+		return NULL;
+	if (slot_size % 64)
+		return calloc(cap, slot_size);
+	if (posix_memalign(&p, 64, cap * slot_size) != 0)
+		return NULL;
+	memset(p, 0, cap * slot_size);
+	return p;
+}
+
+static bool rehash(struct map *m, size_t cap)
+{
+	unsigned char *slots = alloc_slots(cap, m->slot_size);
 	struct map old = *m;
 
+	if (!slots)
+		return false;
+	m->slots = slots;
 	m->cap = cap;
 	m->len = 0;
-	/* slots of a cache line each (the live map's) start on one */
-	m->slots = m->slot_size % 64 ? xcalloc(cap, m->slot_size) : xcalloc_lines(cap, m->slot_size);
 	for (size_t i = 0; i < old.cap; i++) {
 		size_t at;
 
@@ -46,12 +64,27 @@ static void rehash(struct map *m, size_t cap)
 		m->len++;
 	}
 	free(old.slots);
+	return true;
+}
+
+bool map_reserve(struct map *m, size_t n)
+{
+	size_t cap = m->cap ? m->cap : 64;
+
+	/* the load stays at most 1/2, as map_put_raw keeps it */
+	while (cap / 2 < n) {
+		if (cap > SIZE_MAX / 4)
+			return false;
+		cap *= 2;
+	}
+	return cap == m->cap || rehash(m, cap);
 }
 
 void *map_put_grow(struct map *m, uint64_t key, bool *inserted)
 {
-	rehash(m, m->cap ? m->cap * 2 : 64);
-	return map_put(m, key, inserted);
+	if (!rehash(m, m->cap ? m->cap * 2 : 64))
+		return NULL;
+	return map_put_raw(m, key, inserted);
 }
 
 /* Is home position h outside the cyclic interval (hole, j]? Then the entry
