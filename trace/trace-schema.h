@@ -51,6 +51,11 @@ enum mt_event_kind {
 	MT_EV_CACHE_SEGMENT_UNMAP = 32, /* ... unmapped */
 	MT_EV_TENSOR_OOM = 33, /* the allocator gave up: bytes = the block asked for,
 				* address = the device's free bytes as it read them */
+	/* A framework's OOM reached the program on this thread, after it was
+	 * recorded on another (TensorFlow's executor threads): the stack is
+	 * where the exception was raised; it belongs to the OOM before it.
+	 * bytes = the request the exception names, 0 when it names none. */
+	MT_EV_OOM_RAISED = 34,
 };
 #define MT_EV_TENSOR_FIRST MT_EV_TENSOR_ALLOC
 #define MT_EV_TENSOR_LAST MT_EV_TENSOR_OOM
@@ -226,8 +231,8 @@ enum mt_frame_kind {
 
 /* The event kinds flight mode never takes out of other_events: the OOMs,
  * the devices, pool and graph lifetimes, captures and graph memory
- * nodes. */
-#define MT_FLIGHT_KEPT_KINDS "3,9,10,12,14,15,16,17,18,21,22,24,25"
+ * nodes, where an OOM was raised. */
+#define MT_FLIGHT_KEPT_KINDS "3,9,10,12,14,15,16,17,18,21,22,24,25,34"
 
 /* How many live sets at OOMs and marks both halves keep:
  * TRACE_LIVE_OOMS_KEPT, TRACE_LIVE_MARKS_KEPT (trace-live-set.h). */

@@ -575,6 +575,8 @@ unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max)
 
 /* Py_TPFLAGS_BASE_EXC_SUBCLASS: the type is an exception's */
 #define PY_EXC_SUBCLASS (1ul << 30)
+/* Py_TPFLAGS_TYPE_SUBCLASS: the object is a type (its type is type's) */
+#define PY_TYPE_SUBCLASS (1ul << 31)
 
 int mt_python_str(const void *obj, char *out, unsigned cap)
 {
@@ -594,6 +596,39 @@ int mt_python_str(const void *obj, char *out, unsigned cap)
 	    *(const intptr_t *)(args + 16) < 1)
 		return -1;
 	return mt_py_str_utf8(&py.types, *(const uintptr_t *)(args + 24), out, cap);
+}
+
+/* A tuple's first str among its first four items: TensorFlow's
+ * exception values, (None, None, message, payloads) from its pybind11
+ * status, (message, code, payloads) from its eager C API. */
+int mt_python_tuple_str(const void *obj, char *out, unsigned cap)
+{
+	if (atomic_load_explicit(&py_state, memory_order_acquire) != PY_READY || !obj ||
+	    !py.tuple_type)
+		return -1;
+	uintptr_t o = (uintptr_t)obj;
+	if (*(const uintptr_t *)(o + 8) != py.tuple_type)
+		return -1;
+	intptr_t n = *(const intptr_t *)(o + 16);
+	for (intptr_t i = 0; i < n && i < 4; i++) {
+		uintptr_t item = *(const uintptr_t *)(o + 24 + 8 * (uintptr_t)i);
+		if (item && *(const uintptr_t *)(item + 8) == py.types.str_type)
+			return mt_py_str_utf8(&py.types, item, out, cap);
+	}
+	return -1;
+}
+
+bool mt_python_type_named(const void *type, const char *name)
+{
+	if (atomic_load_explicit(&py_state, memory_order_acquire) != PY_READY || !type)
+		return false;
+	/* a type is PyObject_VAR_HEAD, then tp_name, in 3.8 to 3.13; a
+	 * class made in Python has its bare name there */
+	uintptr_t meta = *(const uintptr_t *)((uintptr_t)type + 8);
+	if (!py.type_flags || !(py.type_flags((void *)meta) & PY_TYPE_SUBCLASS))
+		return false; /* not a type: no tp_name to read */
+	const char *tp_name = *(const char *const *)((uintptr_t)type + 24);
+	return tp_name && !strcmp(tp_name, name);
 }
 
 /* ---- writer side ---- */

@@ -24,6 +24,12 @@ unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max);
  * read as the frames are (no Python code runs): the length, or -1 when
  * obj is neither or Python is not read here. */
 int mt_python_str(const void *obj, char *out, unsigned cap);
+/* The same for the first str among the first four items of the tuple
+ * obj; -1 when obj is no tuple or has none. */
+int mt_python_tuple_str(const void *obj, char *out, unsigned cap);
+/* The type object type's name is name (a class's bare name, as
+ * "ResourceExhaustedError"); false when Python is not read here. */
+bool mt_python_type_named(const void *type, const char *name);
 
 /* The interpreter's own definition of a function this library also
  * exports (PyErr_SetObject: hook-log.c): the next one in the global

@@ -95,6 +95,10 @@ bool mt_bfc_oom_parse(const char *text, size_t len, uint64_t *bytes, int *device
  * <size>": *bytes the size, *exact false when it was written to three
  * figures ("3.44GiB"). */
 bool mt_xla_oom_parse(const char *text, size_t len, uint64_t *bytes, bool *exact);
+/* text is the message of TensorFlow's ResourceExhaustedError; true when it
+ * names the tensor ("OOM when allocating tensor with shape[200000,1024]
+ * and type float"): *bytes its size, the elements times the type's. */
+bool mt_tf_oom_parse(const char *text, size_t len, uint64_t *bytes);
 
 /* ---- log.c: the one error funnel ---- */
 enum mt_who {

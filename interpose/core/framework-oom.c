@@ -20,7 +20,17 @@
  *   RESOURCE_EXHAUSTED: Out of memory while trying to allocate 3.44GiB.
  *
  * whose size is the same request written for people, to three figures
- * (tsl's HumanReadableNumBytes), or "N bytes" in older messages. */
+ * (tsl's HumanReadableNumBytes), or "N bytes" in older messages.
+ *
+ * TensorFlow raises its ResourceExhaustedError on the thread that called
+ * into it (model.fit's), with the message of the op that failed on one of
+ * its executor threads:
+ *
+ *   {{function_node __inference_multi_step_on_iterator_453}} OOM when
+ *   allocating tensor with shape[200000,1024] and type float on
+ *   /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc
+ *
+ * whose tensor is the request, exactly (before the arena rounds it). */
 #include "core.h"
 
 #include <string.h>
@@ -120,4 +130,64 @@ bool mt_xla_oom_parse(const char *text, size_t len, uint64_t *bytes, bool *exact
 	if (memcmp(text, XLA_PHRASE, strlen(XLA_PHRASE)))
 		return false;
 	return human_size(text + strlen(XLA_PHRASE), text + len, bytes, exact);
+}
+
+#define TF_PHRASE "OOM when allocating tensor with shape["
+#define TF_TYPE "] and type "
+
+/* The bytes of one element of TensorFlow's type name (DataTypeString);
+ * 0 for a name not known here. */
+static uint64_t tf_type_bytes(const char *p, const char *end)
+{
+	static const struct {
+		const char *name;
+		uint64_t bytes;
+	} types[] = {
+		{ "float", 4 }, { "double", 8 },    { "half", 2 },	  { "bfloat16", 2 },
+		{ "int8", 1 },	{ "uint8", 1 },	    { "int16", 2 },	  { "uint16", 2 },
+		{ "int32", 4 }, { "uint32", 4 },    { "int64", 8 },	  { "uint64", 8 },
+		{ "bool", 1 },	{ "complex64", 8 }, { "complex128", 16 },
+	};
+	size_t n = 0;
+	while (p + n < end && ((p[n] >= 'a' && p[n] <= 'z') || (p[n] >= '0' && p[n] <= '9')))
+		n++;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strlen(types[i].name) == n && !memcmp(p, types[i].name, n))
+			return types[i].bytes;
+	return 0;
+}
+
+bool mt_tf_oom_parse(const char *text, size_t len, uint64_t *bytes)
+{
+	if (!text || len > BFC_MAX_LINE)
+		return false;
+	const char *end = text + len;
+	const char *p = find(text, len, TF_PHRASE);
+	if (!p)
+		return false;
+	p += strlen(TF_PHRASE);
+	uint64_t elements = 1;
+	/* "shape[]" is a scalar; else dimensions, comma-separated */
+	while (p < end && *p != ']') {
+		uint64_t d = 0;
+		const char *start = p;
+		while (p < end && p - start < 19 && *p >= '0' && *p <= '9')
+			d = d * 10 + (uint64_t)(*p++ - '0');
+		if (p == start || (p < end && *p >= '0' && *p <= '9'))
+			return false; /* no number, or one of 19 digits or more */
+		if (d && elements > UINT64_MAX / d)
+			return false;
+		elements *= d;
+		if (p < end && *p == ',')
+			p++;
+		else if (p < end && *p != ']')
+			return false;
+	}
+	if ((size_t)(end - p) < strlen(TF_TYPE) || memcmp(p, TF_TYPE, strlen(TF_TYPE)))
+		return false;
+	uint64_t size = tf_type_bytes(p + strlen(TF_TYPE), end);
+	if (!size || !elements || elements > UINT64_MAX / size)
+		return false;
+	*bytes = elements * size;
+	return true;
 }

@@ -19,7 +19,8 @@
  * figures the message gives. One failure, one event: an exception after a
  * logged line is that line's failure. Every other PyErr_SetObject is a
  * type comparison (is the value a str?) and a call; the real one runs
- * after, untouched. A libpython built without -fno-semantic-interposition
+ * after, untouched. TensorFlow's ResourceExhaustedError is its own case
+ * (seen_tf_raised). A libpython built without -fno-semantic-interposition
  * sends its own calls here too (through the global scope, where the
  * preload is first), and one loaded privately by an embedding program is
  * past RTLD_NEXT's reach: mt_python_real finds its definition. */
@@ -114,6 +115,44 @@ static __attribute__((noinline)) void seen_raised(const struct _object *value)
 	record_oom(bytes);
 }
 
+/* OOMs recorded (mt_record_ooms) when TensorFlow last raised one */
+static _Atomic uint64_t tf_ooms_seen;
+
+/* TensorFlow's ResourceExhaustedError, on the thread that called into
+ * TensorFlow (model.fit's), its value a tuple with the message
+ * (framework-oom.c). When an OOM was recorded since the last one raised
+ * (the allocator's line, a CUDA call that failed under
+ * cuda_malloc_async), it was on the executor thread whose op failed,
+ * with no Python frame: this is where that failure reached the program,
+ * recorded as such (MT_EV_OOM_RAISED, this thread's stack, with the
+ * user's line); the report gives it to that OOM. Else (the log
+ * silenced) the exception is the OOM. */
+static __attribute__((noinline)) void seen_tf_raised(const struct _object *value)
+{
+	char text[1024];
+	uint64_t bytes = 0;
+	int n = mt_python_tuple_str(value, text, sizeof(text));
+	bool sized = n > 0 && mt_tf_oom_parse(text, (size_t)n, &bytes);
+	uint64_t ooms = atomic_load_explicit(&mt_record_ooms, memory_order_relaxed);
+	atomic_store_explicit(&logged, 0, memory_order_relaxed); /* not XLA's to match */
+	if (atomic_exchange_explicit(&tf_ooms_seen, ooms, memory_order_relaxed) != ooms) {
+		if (!mt_enter())
+			return;
+		int saved_errno = errno;
+		mt_record_event(&(struct mt_rec){ .api = MT_API_BFCAllocator,
+						  .kind = MT_EV_OOM_RAISED,
+						  .bytes = bytes,
+						  .mem = MT_MEM_DEVICE });
+		mt_leave();
+		errno = saved_errno;
+		return;
+	}
+	if (sized && mt_enter()) {
+		record_oom(bytes);
+		atomic_fetch_add_explicit(&tf_ooms_seen, 1, memory_order_relaxed);
+	}
+}
+
 MT_EXPORT void PyErr_SetObject(struct _object *type, struct _object *value);
 MT_EXPORT void PyErr_SetObject(struct _object *type, struct _object *value)
 {
@@ -124,7 +163,11 @@ MT_EXPORT void PyErr_SetObject(struct _object *type, struct _object *value)
 			return; /* no interpreter defines it: nobody to call */
 		atomic_store_explicit(&real_set_object_ptr, fn, memory_order_relaxed);
 	}
-	if (value)
-		seen_raised(value);
+	if (value) {
+		if (MT_UNLIKELY(mt_python_type_named(type, "ResourceExhaustedError")))
+			seen_tf_raised(value);
+		else
+			seen_raised(value);
+	}
 	fn(type, value);
 }

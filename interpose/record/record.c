@@ -279,6 +279,8 @@ static void wait_committed(uint64_t seq)
 		       rec.path, MT_OOM_SYNC_MS / 1000);
 }
 
+_Atomic uint64_t mt_record_ooms;
+
 void mt_record_alloc(const struct mt_rec *r, struct mt_order at)
 {
 	int saved_errno = errno;
@@ -293,6 +295,7 @@ void mt_record_alloc(const struct mt_rec *r, struct mt_order at)
 	ev.device = rec.device(r->api);
 	uint64_t upto = 0;
 	if (ev.kind == MT_EV_OOM) {
+		atomic_fetch_add_explicit(&mt_record_ooms, 1, memory_order_relaxed);
 		rec.mem_info(r->api, &ev.device_free, &ev.device_total);
 		/* CUPTI's records so far go into the OOM's commit (after it in
 		 * the order: their tickets are taken now) */

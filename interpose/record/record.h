@@ -86,6 +86,8 @@ struct mt_order {
 struct mt_order mt_record_order(void);
 /* After an allocation returned: alloc, oom or alloc_error by status. */
 void mt_record_alloc(const struct mt_rec *r, struct mt_order at);
+/* OOM events recorded so far (by mt_record_alloc), on any thread. */
+extern _Atomic uint64_t mt_record_ooms;
 /* A release (free, unmap) counts until its call returned, and its address
  * is in flight while it runs: mt_record_release_begin before the call
  * names it in this thread's slot (inline: one store), the release's

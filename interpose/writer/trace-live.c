@@ -1034,6 +1034,17 @@ static void oom_answer(struct mt_live *l, const struct mt_event *ev, uint64_t se
 	l->last_oom_ns = time_ns;
 }
 
+/* The OOM told on stderr failed on a thread with no line of the
+ * program's (TensorFlow's executor): where it reached the program. */
+static void raised_line(struct mt_live *l, const struct mt_event *ev)
+{
+	char where[512], text[600];
+	stack_name(l, (uint32_t)ev->stack, ev->op, true, where, sizeof(where));
+	int n = snprintf(text, sizeof(text), "memtrace:   raised in %s\n", where);
+	if (n > 0)
+		mt_log_text(text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
+}
+
 static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struct mt_event *ev)
 {
 	bool hooked = ev->source == MT_SOURCE_HOOK;
@@ -1046,6 +1057,10 @@ static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struc
 		oom_answer(l, ev, seq, time_ns);
 		return write_capped(l, S_OOM_ROW, S_OOM_CLEAR, &l->ooms, &l->last_oom_kept,
 				    TRACE_LIVE_OOMS_KEPT, seq);
+	case MT_EV_OOM_RAISED:
+		if (hooked && ev->stack && l->had_oom)
+			raised_line(l, ev);
+		return true;
 	case MT_EV_MARK:
 		before = l->last_mark_kept;
 		n = l->marks;

@@ -355,6 +355,30 @@ static void on_tensor_oom(struct model *m, const struct trace_event *ev)
 	model_torch_event(m, ev);
 }
 
+/* The last OOM reached the program on this thread (TensorFlow raising
+ * what its executor thread's allocator logged, or what its CUDA call
+ * failed): this is its stack from now on, the user's line in it, and
+ * that of the failures before it in its episode; the failing thread's is
+ * kept. */
+static void on_oom_raised(struct model *m, const struct trace_event *ev)
+{
+	int64_t first;
+
+	if (!m->n_ooms || !ev->stack)
+		return;
+	first = m->ooms[m->n_ooms - 1].retry_of;
+	for (size_t i = m->n_ooms; i-- > 0;) {
+		struct model_oom *o = &m->ooms[i];
+
+		if (o->failed_stack)
+			break;
+		o->failed_stack = o->stack;
+		o->stack = ev->stack;
+		if (!first || o->seq <= first)
+			break;
+	}
+}
+
 static void on_mark(struct model *m, const struct trace_event *ev)
 {
 	model_points_add(m, MODEL_POINT_MARK, ev);
@@ -386,6 +410,7 @@ void model_feed(struct model *m, const struct trace_event *ev)
 	case MT_EV_ALLOC: on_alloc(m, ev); break;
 	case MT_EV_FREE: on_free(m, ev); break;
 	case MT_EV_OOM: on_oom(m, ev); break;
+	case MT_EV_OOM_RAISED: on_oom_raised(m, ev); break;
 	case MT_EV_ALLOC_ERROR: m->alloc_errors++; break;
 	case MT_EV_FREE_ERROR: on_free_error(m, ev); break;
 	case MT_EV_MAP: model_vmm_map(m, ev); break;

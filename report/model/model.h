@@ -283,6 +283,10 @@ struct model_framework {
 
 struct model_oom {
 	int64_t seq, time_ns, api, stack;
+	/* The stack of the thread that failed, when the failure reached the
+	 * program on another thread (an MT_EV_OOM_RAISED: TensorFlow's
+	 * executor threads); stack is then where it was raised. 0: none. */
+	int64_t failed_stack;
 	int device; /* -1: unknown */
 	uint64_t requested;
 	int mem;

@@ -919,6 +919,13 @@ static void write_oom(struct jw *w, const struct trace *t, const struct model *m
 		jw_null(w, "device");
 	jw_i64(w, "stack", o->stack);
 	write_frames(w, t, o->stack, "frames");
+	if (o->failed_stack) {
+		jw_i64(w, "failed_stack", o->failed_stack);
+		write_frames(w, t, o->failed_stack, "failed_frames");
+	} else {
+		jw_null(w, "failed_stack");
+		jw_null(w, "failed_frames");
+	}
 	jw_u64(w, "live_bytes", o->live_bytes);
 	jw_u64(w, "live_allocations", o->live_count);
 	jw_u64(w, "cupti_alone_bytes", o->cupti_alone_bytes);

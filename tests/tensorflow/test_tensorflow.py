@@ -81,6 +81,14 @@ def tensor_bytes(error):
     return n * {"float": 4, "double": 8, "half": 2}[m.group(2)]
 
 
+def tag_line(tag, program="fit.py"):
+    """The line of programs/PROGRAM that ends in '# @TAG'."""
+    with open(os.path.join(PROGRAMS, program)) as f:
+        lines = [n for n, line in enumerate(f, 1) if line.rstrip().endswith("# @" + tag)]
+    assert len(lines) == 1, tag
+    return lines[0]
+
+
 class TensorFlowTest(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="memtrace-tf-")
@@ -157,6 +165,19 @@ class TensorFlowTest(unittest.TestCase):
         self.assertTrue(first.startswith(f"OUT OF MEMORY: {api} of {request}"), text)
         self.assertIn(f"memtrace: out of memory: {api} of {request}", stderr)
 
+    def check_user_line(self, rep, text, stderr):
+        """The OOM is at the user's model.fit line: TensorFlow's op failed
+        on an executor thread (no Python frame there, kept as
+        failed_frames), and the error reached the program on the thread
+        that called model.fit."""
+        where = f"main (fit.py:{tag_line('oom')})"
+        first = [p for p in text.split("\n\n")[1:] if not p.startswith("Note:")][0]
+        self.assertIn(f" in {where}", " ".join(first.split()))
+        self.assertIn(where, stderr)
+        oom = rep["ooms"][0]
+        py = [f for f in oom["frames"] if (f.get("file") or "").endswith("fit.py")]
+        self.assertEqual((py[0]["function"], py[0]["line"]), ("main", tag_line("oom")), py)
+
     # ---- the tests ----
 
     def test_bfc_default(self):
@@ -178,7 +199,30 @@ class TensorFlowTest(unittest.TestCase):
         diag = rep["diagnosis"]
         causes = [diag["cause"]] + [a["cause"] for a in diag.get("also", [])]
         self.assertIn("preallocated", causes, diag)
-        self.check_leads(self.report(trace), traced.stderr, "BFCAllocator", "781.2 MiB")
+        text = self.report(trace)
+        self.check_leads(text, traced.stderr, "BFCAllocator", "781.2 MiB")
+        self.check_user_line(rep, text, traced.stderr)
+        # the allocator's own thread, which logged the failure, kept
+        self.assertTrue(any((f.get("function") or "").startswith("tensorflow::")
+                            for f in oom["failed_frames"]), oom["failed_frames"])
+
+    def test_silenced_log(self):
+        """TF_CPP_MIN_LOG_LEVEL=2: no allocator warning on stderr; the OOM
+        is found from the ResourceExhaustedError raised into Python: the
+        tensor it names, exactly, the arena and the workspace live, at
+        the user's model.fit line."""
+        traced, fig, trace = self.run_both({"TF_CPP_MIN_LOG_LEVEL": "2"})
+        self.assertNotIn("ran out of memory", traced.stderr)
+        rep = self.report_json(trace)
+        ws = self.workspaces(trace)
+        self.assertEqual([o["api"] for o in rep["ooms"]], ["BFCAllocator"])
+        oom = rep["ooms"][0]
+        self.assertEqual(oom["requested_bytes"], tensor_bytes(fig["error"]))
+        self.assertEqual(oom["live_bytes"], fig["memory_limit"] + ws)
+        self.assertIsNone(oom["failed_frames"])
+        text = self.report(trace)
+        self.check_leads(text, traced.stderr, "BFCAllocator", "781.2 MiB")
+        self.check_user_line(rep, text, traced.stderr)
 
     def test_allow_growth(self):
         """TF_FORCE_GPU_ALLOW_GROWTH=true: the arena grows by cuMemAlloc
@@ -200,7 +244,9 @@ class TensorFlowTest(unittest.TestCase):
         self.assertGreaterEqual(rep["totals"]["peak_bytes"], fig["after_oom"]["peak"] + ws)
         self.assertLessEqual(rep["totals"]["peak_bytes"], fig["memory_limit"] + ws)
         self.assertEqual([n for n in rep["notes"] if n["kind"] == "preallocation"], [])
-        self.check_leads(self.report(trace), traced.stderr, "BFCAllocator", "390.6 MiB")
+        text = self.report(trace)
+        self.check_leads(text, traced.stderr, "BFCAllocator", "390.6 MiB")
+        self.check_user_line(rep, text, traced.stderr)
 
     def test_cuda_malloc_async(self):
         """TF_GPU_ALLOCATOR=cuda_malloc_async: every tensor is a
@@ -224,8 +270,9 @@ class TensorFlowTest(unittest.TestCase):
         apis = {o["api"] for o in rep["ooms"]}
         self.assertEqual(apis, {"cuMemAllocFromPoolAsync"}, rep["ooms"])
         self.assertTrue(all(o["requested_bytes"] == request for o in rep["ooms"]), rep["ooms"])
-        self.check_leads(self.report(trace), traced.stderr, "cuMemAllocFromPoolAsync",
-                         "781.2 MiB")
+        text = self.report(trace)
+        self.check_leads(text, traced.stderr, "cuMemAllocFromPoolAsync", "781.2 MiB")
+        self.check_user_line(rep, text, traced.stderr)
 
     def run_loop(self, mode):
         """programs/loop.py --MODE under cuda_malloc_async (every variable

@@ -108,6 +108,49 @@ START_TEST(xla_exception_read)
 }
 END_TEST
 
+/* TensorFlow's ResourceExhaustedError: the tensor it names, its elements
+ * times its type's bytes; no shape, or a type not known, is not it. */
+static bool tf_raised(const char *text, uint64_t *bytes)
+{
+	return mt_tf_oom_parse(text, strlen(text), bytes);
+}
+
+START_TEST(tf_exception_read)
+{
+	uint64_t bytes = 0;
+	ck_assert(tf_raised("{{function_node __inference_multi_step_on_iterator_453}} OOM when "
+			    "allocating tensor with shape[200000,1024] and type float on "
+			    "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+			    &bytes));
+	ck_assert_uint_eq(bytes, 200000ull * 1024 * 4);
+	ck_assert(tf_raised("OOM when allocating tensor with shape[8,3,224,224] and type half on "
+			    "/job:localhost",
+			    &bytes));
+	ck_assert_uint_eq(bytes, 8ull * 3 * 224 * 224 * 2);
+	ck_assert(tf_raised("OOM when allocating tensor with shape[1000] and type complex128 ",
+			    &bytes));
+	ck_assert_uint_eq(bytes, 16000);
+	ck_assert(tf_raised("OOM when allocating tensor with shape[] and type int64 on", &bytes));
+	ck_assert_uint_eq(bytes, 8);
+	/* not it: no tensor named, a type not known, an empty or endless
+	 * shape, a size past 64 bits */
+	ck_assert(!tf_raised("SameWorkerRecvDone unable to allocate output tensor.", &bytes));
+	ck_assert(!tf_raised("OOM when allocating tensor with shape[10,10] and type string on",
+			     &bytes));
+	ck_assert(!tf_raised("OOM when allocating tensor with shape[10,0] and type float on", &bytes));
+	ck_assert(!tf_raised("OOM when allocating tensor with shape[10,,2] and type float on",
+			     &bytes));
+	ck_assert(!tf_raised("OOM when allocating tensor with shape[10,2", &bytes));
+	ck_assert(!tf_raised("OOM when allocating tensor with shape[4294967296,4294967296] and type "
+			     "float on",
+			     &bytes));
+	ck_assert(!tf_raised("OOM when allocating tensor with shape[12345678901234567890] and type "
+			     "int8 on",
+			     &bytes));
+	ck_assert(!mt_tf_oom_parse(NULL, 0, &bytes));
+}
+END_TEST
+
 Suite *framework_oom_suite(void);
 Suite *framework_oom_suite(void)
 {
@@ -117,6 +160,7 @@ Suite *framework_oom_suite(void)
 	tcase_add_test(tc, device_from_name);
 	tcase_add_test(tc, not_the_line);
 	tcase_add_test(tc, xla_exception_read);
+	tcase_add_test(tc, tf_exception_read);
 	suite_add_tcase(s, tc);
 	return s;
 }
