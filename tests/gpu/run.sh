@@ -6,8 +6,8 @@
 #
 # It builds nothing: it runs the build it is given (libmemtrace, the
 # reporter, tests/gpu/static-alloc made by nvcc at build time). Python
-# programs need torch, cupy, jax in $PYTHON (default python3); a missing
-# one makes its rows "skipped". Traces are kept in $MEMTRACE_GPU_OUT
+# programs need torch, cupy, jax in $PYTHON (default python3), tensorflow
+# in $TF_PYTHON (default $PYTHON); a missing one makes its rows "skipped". Traces are kept in $MEMTRACE_GPU_OUT
 # (default BUILD_DIR/gpu-results). docs/gpu-validation.md shows the
 # expected table and how to read it.
 #
@@ -19,6 +19,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-${MEMTRACE_BUILD:-build}}
 python=${PYTHON:-python3}
+tf_python=${TF_PYTHON:-$python}
 
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
 	echo "tests/gpu: no NVIDIA GPU here (nvidia-smi -L lists none): skipped"
@@ -115,6 +116,8 @@ row "torch CUDA graph" no "" "$python" "$w" torch-graph
 row "torch OOM" yes "" "$python" "$w" torch-oom
 row "cupy" no "" "$python" "$w" cupy
 row "jax" no "" "$python" "$w" jax
+row "keras Conv2D (cuDNN graph API)" no "" "$tf_python" "$w" keras-conv
+row "tensorflow OOM (BFC arena)" yes "" "$tf_python" "$w" tf-oom
 if [ -x "$build/tests/gpu/static-alloc" ]; then
 	row "CUDA C, static runtime (nvcc)" yes "" "$build/tests/gpu/static-alloc"
 else

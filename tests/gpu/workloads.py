@@ -1,7 +1,7 @@
 """Short GPU workloads for tests/gpu/run.sh, one per argument. Each is a
 few seconds at most; each prints one line and exits 0, or exits 77 when
 its framework is not installed. The allocator settings
-(PYTORCH_CUDA_ALLOC_CONF, XLA_PYTHON_CLIENT_*) come from run.sh."""
+(PYTORCH_CUDA_ALLOC_CONF, XLA_PYTHON_CLIENT_*, TF_*) come from run.sh."""
 import sys
 
 MiB = 1 << 20
@@ -78,12 +78,53 @@ def jax_alloc():
     print(f"jax: {y.shape[0]} rows on {y.devices().pop().platform}")
 
 
+def keras_conv():
+    """A Keras Conv2D model's training steps (cuDNN's graph API: what the
+    simulated device cannot run, docs/frameworks.md)."""
+    tf = need("tensorflow")
+    import keras
+    import numpy as np
+    model = keras.Sequential([keras.Input((32, 32, 3)),
+                              keras.layers.Conv2D(32, 3, activation="relu"),
+                              keras.layers.Flatten(),
+                              keras.layers.Dense(10)])
+    model.compile(optimizer="sgd",
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(np.zeros((256, 32, 32, 3), np.float32), np.zeros((256,), np.int32),
+              batch_size=64, epochs=1, verbose=0)
+    print(f"keras conv2d: trained on {model.layers[0].kernel.value.device}, "
+          f"{tf.config.experimental.get_memory_info('GPU:0')['peak']} bytes at peak")
+
+
+def tf_oom():
+    """Keras model.fit with a batch whose first layer's output is twice
+    TensorFlow's arena: ResourceExhaustedError, caught."""
+    tf = need("tensorflow")
+    import keras
+    import numpy as np
+    from tensorflow.python.client import device_lib
+    limit = [d.memory_limit for d in device_lib.list_local_devices()
+             if d.device_type == "GPU"][0]
+    rows = 2 * limit // (8192 * 4)
+    model = keras.Sequential([keras.Input((16,)), keras.layers.Dense(8192), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse", jit_compile=False)
+    try:
+        model.fit(np.zeros((rows, 16), np.float32), np.zeros((rows, 1), np.float32),
+                  batch_size=rows, epochs=1, verbose=0)
+        print("tensorflow: no OOM?")
+        sys.exit(1)
+    except tf.errors.ResourceExhaustedError:
+        print(f"tensorflow: out of memory, as asked ({rows} rows)")
+
+
 MODES = {
     "torch-alloc": torch_alloc,
     "torch-graph": torch_graph,
     "torch-oom": torch_oom,
     "cupy": cupy_alloc,
     "jax": jax_alloc,
+    "keras-conv": keras_conv,
+    "tf-oom": tf_oom,
 }
 
 if __name__ == "__main__":
