@@ -231,8 +231,8 @@ enum mt_frame_kind {
 
 /* The event kinds flight mode never takes out of other_events: the OOMs,
  * the devices, pool and graph lifetimes, captures and graph memory
- * nodes, where an OOM was raised. */
-#define MT_FLIGHT_KEPT_KINDS "3,9,10,12,14,15,16,17,18,21,22,24,25,34"
+ * nodes, where an OOM was raised, a framework allocator's OOMs. */
+#define MT_FLIGHT_KEPT_KINDS "3,9,10,12,14,15,16,17,18,21,22,24,25,33,34"
 
 /* How many live sets at OOMs and marks both halves keep:
  * TRACE_LIVE_OOMS_KEPT, TRACE_LIVE_MARKS_KEPT (trace-live-set.h). */

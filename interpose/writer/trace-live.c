@@ -10,7 +10,8 @@
  * ring, a trim the deletion of whole rows. What must outlive the ring is
  * kept apart: an allocation still live when its chunk goes becomes a row
  * of allocs (and that row goes with the chunk of its free); the kinds
- * MT_FLIGHT_KEPT_KINDS and the events listed in kept stay in other_events;
+ * MT_FLIGHT_KEPT_KINDS and the events listed in kept stay in other_events
+ * (a framework allocator's actions as live-tensors.h says);
  * site_totals and kind_totals count everything written, so that the
  * reader knows what left. */
 #include "trace-live.h"
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include "live-cause.h"
+#include "live-tensors.h"
 #include "live-timeline.h"
 #include "trace-live-set.h"
 #include "trace-schema.h"
@@ -63,14 +65,18 @@ struct site_live {
 };
 
 /* Consecutive chunks of the ring (rows whose first_seq is in
- * [first, last]): how many of their allocations are live and not yet
- * rows of allocs; those freed in a later chunk (crossing: they become
- * rows when these chunks go, so that every free in the ring has its
- * allocation); the rows of allocs their own frees released. */
+ * [first, last], and the other_events rows of that range): how many of
+ * their allocations are live and not yet rows of allocs; those freed in a
+ * later chunk (crossing: they become rows when these chunks go, so that
+ * every free in the ring has its allocation); the rows of allocs their
+ * own frees released; the kept rows of a framework allocator's actions
+ * that their rows ended (live-tensors.h), which go with them. */
 struct segment {
 	uint64_t first, last, first_time_ns, bytes, live;
 	uint64_t *unpersist;
 	size_t n_unpersist, cap_unpersist;
+	uint64_t *released;
+	size_t n_released, cap_released;
 	live_alloc *crossing;
 	size_t n_crossing, cap_crossing;
 };
@@ -92,6 +98,7 @@ enum stmt {
 	S_PERSIST,
 	S_UNPERSIST,
 	S_DEL_OTHER,
+	S_DEL_ONE,
 	S_DEL_CUPTI,
 	S_TL_ROW,
 	S_TL_CLEAR,
@@ -121,6 +128,7 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_DEL_OTHER] = "DELETE FROM other_events WHERE seq >= ?1 AND seq <= ?2"
 			" AND kind NOT IN (" MT_FLIGHT_KEPT_KINDS ")"
 			" AND seq NOT IN (SELECT seq FROM kept)",
+	[S_DEL_ONE] = "DELETE FROM other_events WHERE seq = ?",
 	[S_DEL_CUPTI] = "DELETE FROM cupti WHERE seq >= ?1 AND seq <= ?2"
 			" AND seq NOT IN (SELECT seq FROM other_events WHERE seq >= ?1 AND seq <= ?2)"
 			" AND seq NOT IN (SELECT seq FROM allocs WHERE seq >= ?1 AND seq <= ?2)",
@@ -179,6 +187,8 @@ struct mt_live {
 	bool meta_dirty, over_told;
 	struct map mapped; /* address -> the seq of its cuMemMap */
 	struct map launched; /* execs launched once */
+	struct mt_tensor_keep tensors; /* which allocator actions stay */
+	uint64_t tensor_ooms; /* the allocator's OOMs (their actions pinned) */
 	sqlite3_stmt *pragma[3];
 	struct mt_timeline *tl; /* the whole run's device bytes live */
 	struct mt_cause *cause; /* what the OOM answer's cause is judged from */
@@ -717,12 +727,25 @@ bool mt_live_row(struct mt_live *l, uint64_t seq, uint64_t time_ns, uint32_t sit
 	return true;
 }
 
-void mt_live_other(struct mt_live *l, int kind)
+/* An other_events row's share of the file, for the trim's estimate: its
+ * cell, record header and values, as SQLite lays them out. */
+#define OTHER_ROW_BYTES 40
+
+void mt_live_other(struct mt_live *l, uint64_t seq, uint64_t time_ns, int kind)
 {
 	if (kind > 0 && kind < KINDS) {
 		l->kinds[kind]++;
 		l->kinds_dirty = true;
 	}
+	if (!l->bound)
+		return;
+	/* the ring's chunk covers it: it goes with the chunk, unless kept */
+	if (l->open.first == UINT64_MAX) {
+		l->open.first = seq;
+		l->open.first_time_ns = time_ns;
+	}
+	l->open.last = seq;
+	l->open.bytes += OTHER_ROW_BYTES;
 }
 
 /* The live set now, by site, under key (an OOM's or a mark's seq). */
@@ -1045,6 +1068,29 @@ static void raised_line(struct mt_live *l, const struct mt_event *ev)
 		mt_log_text(text, (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
 }
 
+/* A framework allocator's action kept (live-tensors.h). */
+static bool keep_row(void *ctx, uint64_t seq)
+{
+	return RUN((struct mt_live *)ctx, S_KEEP, (int64_t)seq);
+}
+
+/* An action's row ended by the row just written: in an older chunk, it
+ * stays until this one goes; in this one, it goes with it. */
+static bool tensor_ended(void *ctx, uint64_t seq)
+{
+	struct mt_live *l = ctx;
+	if (seq >= l->open.first)
+		return true;
+	return keep_row(l, seq) &&
+	       push_u64(&l->open.released, &l->open.n_released, &l->open.cap_released, seq);
+}
+
+/* An OOM: the allocator's actions in effect stay for good. */
+static bool pin_tensors(struct mt_live *l)
+{
+	return mt_tkeep_in_effect(&l->tensors, 0, UINT64_MAX, true, keep_row, l);
+}
+
 static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struct mt_event *ev)
 {
 	bool hooked = ev->source == MT_SOURCE_HOOK;
@@ -1055,6 +1101,8 @@ static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struc
 		if (!hooked)
 			return true;
 		oom_answer(l, ev, seq, time_ns);
+		if (l->bound && l->ooms < TRACE_LIVE_OOMS_KEPT && !pin_tensors(l))
+			return false;
 		return write_capped(l, S_OOM_ROW, S_OOM_CLEAR, &l->ooms, &l->last_oom_kept,
 				    TRACE_LIVE_OOMS_KEPT, seq);
 	case MT_EV_OOM_RAISED:
@@ -1098,7 +1146,13 @@ static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struc
 			return true;
 		map_put_u64(&l->launched, ev->handle, 1);
 		return RUN(l, S_KEEP, (int64_t)seq);
+	case MT_EV_TENSOR_OOM:
+		if (l->bound && l->tensor_ooms++ < TRACE_LIVE_OOMS_KEPT && !pin_tensors(l))
+			return false;
+		return true;
 	default:
+		if (ev->kind >= MT_EV_TENSOR_FIRST && ev->kind <= MT_EV_TENSOR_LAST && l->bound)
+			return mt_tkeep_event(&l->tensors, seq, ev, tensor_ended, keep_row, l);
 		return true;
 	}
 }
@@ -1109,16 +1163,19 @@ static bool commit_chunk(struct mt_live *l)
 {
 	if (l->open.first == UINT64_MAX)
 		return true;
-	if (!chunk_reserve(l, 1))
-		return false;
-	l->chunk[l->chunk_len++] = ']';
-	sqlite3_stmt *s = l->stmt[S_RING_ADD];
-	sqlite3_bind_int64(s, 1, (int64_t)l->open.first);
-	sqlite3_bind_int64(s, 2, (int64_t)l->open.last);
-	sqlite3_bind_text(s, 3, l->chunk, (int)l->chunk_len, SQLITE_STATIC);
-	if (!run(l, S_RING_ADD))
-		return false;
-	l->open.bytes = l->chunk_len;
+	/* a chunk of other_events rows alone has no ring row */
+	if (l->chunk_len) {
+		if (!chunk_reserve(l, 1))
+			return false;
+		l->chunk[l->chunk_len++] = ']';
+		sqlite3_stmt *s = l->stmt[S_RING_ADD];
+		sqlite3_bind_int64(s, 1, (int64_t)l->open.first);
+		sqlite3_bind_int64(s, 2, (int64_t)l->open.last);
+		sqlite3_bind_text(s, 3, l->chunk, (int)l->chunk_len, SQLITE_STATIC);
+		if (!run(l, S_RING_ADD))
+			return false;
+	}
+	l->open.bytes += l->chunk_len;
 	l->chunk_len = 0;
 	if (l->n_segs == MAX_SEGMENTS) {
 		/* merge the two oldest: a coarser trim, the same memory */
@@ -1131,8 +1188,11 @@ static bool commit_chunk(struct mt_live *l)
 			push_u64(&b->unpersist, &b->n_unpersist, &b->cap_unpersist, a->unpersist[i]);
 		for (size_t i = 0; i < a->n_crossing; i++)
 			push_alloc(b, &a->crossing[i]);
+		for (size_t i = 0; i < a->n_released; i++)
+			push_u64(&b->released, &b->n_released, &b->cap_released, a->released[i]);
 		free(a->unpersist);
 		free(a->crossing);
+		free(a->released);
 		l->head++;
 		l->n_segs--;
 	}
@@ -1282,6 +1342,14 @@ static bool drop_segments(struct mt_live *l, size_t n)
 		for (size_t j = 0; ok && j < s->n_unpersist; j++)
 			ok = RUN(l, S_UNPERSIST, (int64_t)s->unpersist[j]);
 	}
+	for (size_t i = 0; ok && i < n; i++) {
+		struct segment *s = &l->segs[l->head + i];
+		for (size_t j = 0; ok && j < s->n_released; j++)
+			ok = RUN(l, S_UNKEEP, (int64_t)s->released[j]) &&
+			     RUN(l, S_DEL_ONE, (int64_t)s->released[j]);
+	}
+	/* the allocator's actions still in effect stay */
+	ok = ok && mt_tkeep_in_effect(&l->tensors, from, to, false, keep_row, l);
 	ok = ok && RUN(l, S_RING_DROP, (int64_t)first->first, (int64_t)to) &&
 	     RUN(l, S_DEL_OTHER, (int64_t)from, (int64_t)to) &&
 	     RUN(l, S_DEL_CUPTI, (int64_t)from, (int64_t)to);
@@ -1292,6 +1360,7 @@ static bool drop_segments(struct mt_live *l, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		free(l->segs[l->head + i].unpersist);
 		free(l->segs[l->head + i].crossing);
+		free(l->segs[l->head + i].released);
 	}
 	l->head += n;
 	l->n_segs -= n;
@@ -1455,7 +1524,8 @@ static bool setup_flight(struct mt_live *l, uint64_t bound)
 	l->budget = main_share(bound);
 	map_init(&l->mapped, sizeof(uint64_t));
 	map_init(&l->launched, sizeof(uint64_t));
-	if (!map_reserve(&l->mapped, 128) || !map_reserve(&l->launched, 32))
+	if (!map_reserve(&l->mapped, 128) || !map_reserve(&l->launched, 32) ||
+	    !mt_tkeep_init(&l->tensors))
 		return false;
 	if (!(l->tl = malloc(sizeof(*l->tl))))
 		return false;
@@ -1511,14 +1581,17 @@ void mt_live_free(struct mt_live *l)
 	for (size_t i = 0; i < l->n_segs; i++) {
 		free(l->segs[l->head + i].unpersist);
 		free(l->segs[l->head + i].crossing);
+		free(l->segs[l->head + i].released);
 	}
 	free(l->segs);
 	free(l->open.unpersist);
 	free(l->open.crossing);
+	free(l->open.released);
 	free(l->chunk);
 	trace_live_fini(&l->set);
 	map_fini(&l->mapped);
 	map_fini(&l->launched);
+	mt_tkeep_fini(&l->tensors);
 	free(l->tl);
 	free(l->sites);
 	free(l->holding);

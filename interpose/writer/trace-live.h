@@ -67,8 +67,9 @@ bool mt_live_holds(const struct mt_live *l, const struct mt_event *ev);
  * caller writes it. */
 bool mt_live_row(struct mt_live *l, uint64_t seq, uint64_t time_ns, uint32_t site,
 		 const struct mt_event *ev, int64_t alloc);
-/* An other_events row, counted by kind. */
-void mt_live_other(struct mt_live *l, int kind);
+/* An other_events row, counted by kind; in flight mode, in the ring's
+ * chunk. */
+void mt_live_other(struct mt_live *l, uint64_t seq, uint64_t time_ns, int kind);
 
 /* Any event, after its row: the OOM's live set and summary, a mark's live
  * set, what flight mode keeps. False when a write failed. */

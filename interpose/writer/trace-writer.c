@@ -654,7 +654,7 @@ static void add_event_row(struct mt_writer *w, uint64_t seq, uint64_t t, struct 
 		r = add_row(w, B_FREE);
 		*r = (struct event_row){ .v = { (int64_t)seq, (int64_t)t, site, alloc } };
 	} else {
-		mt_live_other(w->live, ev->kind);
+		mt_live_other(w->live, seq, t, ev->kind);
 		add_other(w, seq, t, ev);
 	}
 }

@@ -287,6 +287,61 @@ class TensorTest(unittest.TestCase):
         self.assertEqual(self.by_line(fw), self.expected_by_line("fraction_oom.py", fig["by_tag"]))
         self.assertIn("OUT OF MEMORY", self.report(run.trace))
 
+    def run_flight(self, mode):
+        """programs/flight_tensors.py MODE, plain then under memtrace with
+        MEMTRACE_FLIGHT=1M: same exit status (0), same figures."""
+        runs = []
+        for traced in (False, True):
+            trace = os.path.join(self.tmp, f"flight-{mode}.db") if traced else None
+            extra = {"LD_PRELOAD": base.LIB, "MEMTRACE_OUTPUT": trace, "MEMTRACE_CUPTI": "off",
+                     "MEMTRACE_FLIGHT": "1M"} if traced else {}
+            proc = subprocess.run(
+                [base.SIM_RUN, "--capacity", "1G", "--", base.PYTHON,
+                 os.path.join(base.PROGRAMS, "flight_tensors.py"), mode],
+                env=base.run_env(extra), cwd=self.tmp, capture_output=True, text=True,
+                timeout=300)
+            runs.append(base.Run(proc, trace, 0))
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+        plain, traced = runs
+        self.assertEqual(traced.figures, plain.figures, "torch's figures changed under memtrace")
+        return traced
+
+    def test_flight_tensors(self):
+        """Flight mode (MEMTRACE_FLIGHT=1M) with 60,000 tensor events: the
+        trace stays within 1 MiB, the tensor events older than the ring
+        are gone as every other event's are (counted in kind_totals), and
+        the report's tensor view at the OOM is still torch's: the tensor
+        torch's message names, memory_allocated() and memory_reserved()
+        at the failure, the largest free block, the holders by line. Once
+        with tensor events alone after the model's tensors (the cache
+        warm: no CUDA call), once with empty_cache() between them (CUDA
+        calls in the ring)."""
+        for mode in ("warm", "empty"):
+            with self.subTest(mode=mode):
+                run = self.run_flight(mode)
+                fig = run.figures
+                self.assertIn(f"Tried to allocate {base.format_size(400 * MiB)}", fig["error"])
+                self.assertNotIn("more than MEMTRACE_FLIGHT", run.stderr)
+                size = sum(os.path.getsize(run.trace + ext) for ext in ("", "-wal")
+                           if os.path.exists(run.trace + ext))
+                self.assertLessEqual(size, 1 * MiB, "the flight trace passed its bound")
+                conn = sqlite3.connect(f"file:{run.trace}?mode=ro", uri=True)
+                self.addCleanup(conn.close)
+                rows = conn.execute("SELECT count(*) FROM other_events WHERE kind = ?",
+                                    (TENSOR_ALLOC,)).fetchone()[0]
+                total = conn.execute("SELECT count FROM kind_totals WHERE kind = ?",
+                                     (TENSOR_ALLOC,)).fetchone()[0]
+                self.assertEqual(total, fig["rounds"] + 5)
+                self.assertLess(rows, total // 2, "the tensor events did not leave the ring")
+                fw = self.report_json(run.trace)["ooms"][-1]["framework"]
+                self.assertIsNotNone(fw, "no framework object at the OOM")
+                self.assertEqual(fw["requested_bytes"], 400 * MiB)
+                self.assertEqual(fw["allocated_bytes"], fig["memory_allocated"])
+                self.assertEqual(fw["reserved_bytes"], fig["memory_reserved"])
+                self.assertEqual(fw["largest_free_block"], fig["largest_free"])
+                self.assertEqual(self.by_line(fw),
+                                 self.expected_by_line("flight_tensors.py", fig["by_tag"]))
+
     def test_tensors_off(self):
         """MEMTRACE_TENSORS=0: no tensor event, the program unchanged."""
         plain = self.run_program("tensors", traced=False)
