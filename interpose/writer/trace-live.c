@@ -27,6 +27,7 @@
 
 #include "live-cause.h"
 #include "live-tensors.h"
+#include "trace-cache.h"
 #include "live-timeline.h"
 #include "trace-live-set.h"
 #include "trace-schema.h"
@@ -188,6 +189,13 @@ struct mt_live {
 	struct map mapped; /* address -> the seq of its cuMemMap */
 	struct map launched; /* execs launched once */
 	struct mt_tensor_keep tensors; /* which allocator actions stay */
+	struct trace_cache cache; /* PyTorch's cache, for the answer at its OOM */
+	bool has_cache, cache_failed;
+	/* a CUDA OOM inside torch's allocator: its answer waits for the
+	 * allocator's own OOM, which names the tensor */
+	struct mt_event pending;
+	uint64_t pending_seq, pending_ns;
+	bool has_pending;
 	uint64_t tensor_ooms; /* the allocator's OOMs (their actions pinned) */
 	sqlite3_stmt *pragma[3];
 	struct mt_timeline *tl; /* the whole run's device bytes live */
@@ -1031,6 +1039,106 @@ static void summary(struct mt_live *l, const struct mt_event *ev, uint64_t seq)
 	free(h);
 }
 
+/* ---- the answer at PyTorch's OOM: the tensor view ---- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	const struct holder *x = a, *y = b;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The tensors' blocks by the stack that made them, largest first; *n of
+ * them. NULL when out of memory. */
+static struct holder *tensor_holders(const struct trace_cache *c, size_t *n)
+{
+	struct holder *h = calloc(c->tensors + 1, sizeof(*h));
+	size_t k = 0, out = 0;
+	if (!h)
+		return NULL;
+	for (size_t i = 0; i < c->n_segs; i++)
+		for (size_t j = 0; j < c->segs[i].n_blocks; j++) {
+			const struct trace_cache_block *b = &c->segs[i].blocks[j];
+			if (b->allocated && k < c->tensors)
+				h[k++] = (struct holder){ .stack = (uint32_t)b->stack,
+							  .bytes = b->size, .count = 1 };
+		}
+	qsort(h, k, sizeof(*h), cmp_i64);
+	for (size_t i = 0; i < k; i++) {
+		if (out && h[out - 1].stack == h[i].stack) {
+			h[out - 1].bytes += h[i].bytes;
+			h[out - 1].count++;
+		} else {
+			h[out++] = h[i];
+		}
+	}
+	qsort(h, out, sizeof(*h), cmp_holder);
+	*n = out;
+	return h;
+}
+
+/* PyTorch's allocator gave up on the tensor of ev: the CUDA call that
+ * failed for it (cuda, when one did), the tensor asked for, what torch's
+ * cache held (memory_allocated(), memory_reserved()), the lines whose
+ * tensors hold it, and when the cache's free memory would have held the
+ * tensor but no free block did, fragmentation and what to try. */
+static void tensor_summary(struct mt_live *l, const struct mt_event *ev,
+			   const struct mt_event *cuda)
+{
+	const struct trace_cache *c = &l->cache;
+	uint64_t free_in_cache = sat_sub(c->reserved, c->allocated);
+	uint64_t largest = trace_cache_largest_free(c);
+	size_t n = 0;
+	struct holder *h = tensor_holders(c, &n);
+	char text[6144], where[512], a[80], b[256], name[512];
+	size_t len = 0;
+#define ADD(...)                                                                           \
+	do {                                                                               \
+		if (len < sizeof(text))                                                    \
+			len += (size_t)snprintf(text + len, sizeof(text) - len, __VA_ARGS__); \
+	} while (0)
+	if (!h)
+		return;
+	stack_name(l, ev->stack, ev->op, false, where, sizeof(where));
+	if (cuda) {
+		oom_sizes(cuda, a, sizeof(a), b, sizeof(b));
+		ADD("memtrace: out of memory: %s of %s failed in %s%s\n", mt_api_name(cuda->api), a,
+		    where, b);
+	} else {
+		ADD("memtrace: out of memory: PyTorch's caching allocator refused the tensor in %s "
+		    "with no CUDA call failing (a limit of its own, such as "
+		    "set_per_process_memory_fraction)\n",
+		    where);
+	}
+	ADD("memtrace:   the tensor asked for: %s (%s); PyTorch's cache: %s reserved (%s), %s "
+	    "allocated (%s) to %llu tensors, %s free in the cache (largest free block %s)\n",
+	    fmt_size(ev->bytes).s, fmt_bytes(ev->bytes).s, fmt_size(c->reserved).s,
+	    fmt_bytes(c->reserved).s, fmt_size(c->allocated).s, fmt_bytes(c->allocated).s,
+	    (unsigned long long)c->tensors, fmt_size(free_in_cache).s, fmt_size(largest).s);
+	if (n)
+		ADD("memtrace:   the tensors, by the line that made them:\n");
+	for (size_t i = 0; i < n && i < SUMMARY_HOLDERS; i++) {
+		stack_name(l, h[i].stack, 0, false, name, sizeof(name));
+		ADD("memtrace:   %10s in %llu: %s\n", fmt_size(h[i].bytes).s,
+		    (unsigned long long)h[i].count, name);
+	}
+	if (n > SUMMARY_HOLDERS)
+		ADD("memtrace:   (and %zu more)\n", n - SUMMARY_HOLDERS);
+	if (free_in_cache >= ev->bytes && largest < ev->bytes)
+		ADD("memtrace:   cause (fragmentation): %s of the cache is free, in pieces: its "
+		    "largest free block is smaller than the tensor\n"
+		    "memtrace:   try: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
+		    "torch.cuda.empty_cache() before the step, fewer distinct tensor sizes\n",
+		    fmt_size(free_in_cache).s);
+	ADD("memtrace:   the full report: memtrace report %s\n", l->path);
+#undef ADD
+	if (len >= sizeof(text)) {
+		len = sizeof(text) - 1;
+		text[len - 1] = '\n';
+	}
+	mt_log_text(text, len);
+	free(h);
+}
+
 /* ---- events ---- */
 
 static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struct mt_event *ev);
@@ -1091,16 +1199,53 @@ static bool pin_tensors(struct mt_live *l)
 	return mt_tkeep_in_effect(&l->tensors, 0, UINT64_MAX, true, keep_row, l);
 }
 
+/* An action of PyTorch's allocator into its cache's model. */
+static void cache_event(struct mt_live *l, const struct mt_event *ev)
+{
+	l->has_cache = true;
+	if (!trace_cache_event(&l->cache, ev->kind, ev->address, ev->bytes, ev->stream, ev->stack,
+			       ev->device) &&
+	    !l->cache_failed) {
+		mt_log(MT_ENV, "out of memory for PyTorch's cache's model: the answer at its OOM "
+			       "may miss tensors");
+		l->cache_failed = true;
+	}
+}
+
+/* What torch's allocator does between a CUDA OOM and its own: it gives
+ * its cached segments back and tries again. Anything else means it did
+ * not give up (the retry worked) or the OOM was not its: the CUDA OOM's
+ * answer is due. */
+static bool oom_path(unsigned kind)
+{
+	return kind == MT_EV_FREE || kind == MT_EV_OOM || kind == MT_EV_UNMAP ||
+	       kind == MT_EV_CACHE_SEGMENT_FREE || kind == MT_EV_CACHE_SEGMENT_UNMAP ||
+	       kind == MT_EV_TENSOR_OOM;
+}
+
 static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struct mt_event *ev)
 {
 	bool hooked = ev->source == MT_SOURCE_HOOK;
 	uint64_t *known, before, n;
 
+	if (l->has_pending && !oom_path(ev->kind)) {
+		l->has_pending = false;
+		oom_answer(l, &l->pending, l->pending_seq, l->pending_ns);
+	}
+
 	switch (ev->kind) {
 	case MT_EV_OOM:
 		if (!hooked)
 			return true;
-		oom_answer(l, ev, seq, time_ns);
+		if (!l->has_cache)
+			oom_answer(l, ev, seq, time_ns);
+		else if (!l->has_pending) {
+			/* inside torch's allocator: its OOM (or its retry) comes next */
+			l->pending = *ev;
+			l->pending_seq = seq;
+			l->pending_ns = time_ns;
+			l->has_pending = true;
+		}
 		if (l->bound && l->ooms < TRACE_LIVE_OOMS_KEPT && !pin_tensors(l))
 			return false;
 		return write_capped(l, S_OOM_ROW, S_OOM_CLEAR, &l->ooms, &l->last_oom_kept,
@@ -1147,13 +1292,19 @@ static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struc
 		map_put_u64(&l->launched, ev->handle, 1);
 		return RUN(l, S_KEEP, (int64_t)seq);
 	case MT_EV_TENSOR_OOM:
+		if (l->has_pending || !l->had_oom || time_ns >= l->last_oom_ns + EPISODE_NS)
+			tensor_summary(l, ev, l->has_pending ? &l->pending : NULL);
+		l->has_pending = false;
+		l->had_oom = true;
+		l->last_oom_ns = time_ns;
 		if (l->bound && l->tensor_ooms++ < TRACE_LIVE_OOMS_KEPT && !pin_tensors(l))
 			return false;
 		return true;
 	default:
-		if (ev->kind >= MT_EV_TENSOR_FIRST && ev->kind <= MT_EV_TENSOR_LAST && l->bound)
-			return mt_tkeep_event(&l->tensors, seq, ev, tensor_ended, keep_row, l);
-		return true;
+		if (ev->kind < MT_EV_TENSOR_FIRST || ev->kind > MT_EV_TENSOR_LAST)
+			return true;
+		cache_event(l, ev);
+		return !l->bound || mt_tkeep_event(&l->tensors, seq, ev, tensor_ended, keep_row, l);
 	}
 }
 
@@ -1592,6 +1743,7 @@ void mt_live_free(struct mt_live *l)
 	map_fini(&l->mapped);
 	map_fini(&l->launched);
 	mt_tkeep_fini(&l->tensors);
+	trace_cache_fini(&l->cache);
 	free(l->tl);
 	free(l->sites);
 	free(l->holding);

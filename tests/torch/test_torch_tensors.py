@@ -269,7 +269,8 @@ class TensorTest(unittest.TestCase):
         from its own cap, no CUDA call fails. The report has the OOM all
         the same, with the tensor view: the request torch's message
         names, memory_allocated() and memory_reserved() then, the largest
-        free block, the holders by line."""
+        free block, the holders by line; and so does the answer on
+        stderr."""
         run = self.run_both("fraction_oom")
         fig = run.figures
         self.assertIsNotNone(fig["error"], "torch did not run out of memory")
@@ -286,6 +287,7 @@ class TensorTest(unittest.TestCase):
         self.assertEqual(fw["largest_free_block"], fig["largest_free"])
         self.assertEqual(self.by_line(fw), self.expected_by_line("fraction_oom.py", fig["by_tag"]))
         self.assertIn("OUT OF MEMORY", self.report(run.trace))
+        self.check_answer(run, "fraction_oom.py", fig, 100 * MiB)
 
     def run_flight(self, mode):
         """programs/flight_tensors.py MODE, plain then under memtrace with
@@ -306,8 +308,23 @@ class TensorTest(unittest.TestCase):
         self.assertEqual(traced.figures, plain.figures, "torch's figures changed under memtrace")
         return traced
 
+    def check_answer(self, run, program, fig, request):
+        """The answer on stderr at the OOM: the tensor torch's message
+        names, memory_reserved() and memory_allocated() then, to the
+        byte, and each line's tensors with what the program's tensors of
+        that line hold."""
+        self.assertIn(f"the tensor asked for: {request / MiB:.1f} MiB ({request:,} B); "
+                      f"PyTorch's cache: {fig['memory_reserved'] / MiB:.1f} MiB reserved "
+                      f"({fig['memory_reserved']:,} B), {fig['memory_allocated'] / MiB:.1f} MiB "
+                      f"allocated ({fig['memory_allocated']:,} B)", run.stderr)
+        for tag, (size, count) in fig["by_tag"].items():
+            line = base.tag_line(program, tag)
+            self.assertRegex(run.stderr, rf"memtrace: +{size / MiB:.1f} MiB in {count}: "
+                             rf"\S+ \({re.escape(program)}:{line}\)")
+
     def test_flight_tensors(self):
         """Flight mode (MEMTRACE_FLIGHT=1M) with 60,000 tensor events: the
+        answer on stderr at the OOM gives the tensor view; the
         trace stays within 1 MiB, the tensor events older than the ring
         are gone as every other event's are (counted in kind_totals), and
         the report's tensor view at the OOM is still torch's: the tensor
@@ -341,6 +358,7 @@ class TensorTest(unittest.TestCase):
                 self.assertEqual(fw["largest_free_block"], fig["largest_free"])
                 self.assertEqual(self.by_line(fw),
                                  self.expected_by_line("flight_tensors.py", fig["by_tag"]))
+                self.check_answer(run, "flight_tensors.py", fig, 400 * MiB)
 
     def test_tensors_off(self):
         """MEMTRACE_TENSORS=0: no tensor event, the program unchanged."""
