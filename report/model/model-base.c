@@ -5,23 +5,13 @@
  * and an op, and an entry put into the live set. The live set's hooks,
  * which reach the graphs, CUPTI and the moment, are model.c's, handed to
  * the set in model_live_init. */
-#include "model-internal.h"
+#include "model-charge.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "trace-schema.h"
 #include "util-mem.h"
-
-/* The class total a kind adds to, or NULL for the kinds listed apart. */
-static struct model_mem *class_mem(struct model *m, int mem)
-{
-	switch (model_mem_class(mem)) {
-	case MODEL_MEM_DEVICE_SIDE: return &m->device;
-	case MODEL_MEM_HOST: return &m->host;
-	default: return NULL;
-	}
-}
 
 /* The key model_site_for files an allocation at stack under. */
 static inline const struct site_ref *site_key(const struct site_ref *site,
@@ -102,33 +92,14 @@ uint32_t model_stack_for(struct model *m, int64_t stack)
 	return *idx;
 }
 
-/* The lazy epoch trick: a new device peak bumps peak_epoch instead of
- * copying every site's live bytes. A site whose epoch is older has not
- * changed since that peak, so its live bytes are still what it held then:
- * save them before the first change. model_finish does the same for sites
- * that never changed again. */
-static void site_touch(struct model *m, struct model_site *s)
-{
-	if (trace_live_touch(m->peak_epoch, &s->epoch)) {
-		s->at_peak = s->live;
-		s->at_peak_count = s->live_count;
-	}
-}
-
-static void op_touch(struct model *m, struct model_op *op)
-{
-	if (trace_live_touch(m->peak_epoch, &op->epoch))
-		op->at_peak = op->live;
-}
-
 void model_site_touch(struct model *m, struct model_site *s)
 {
-	site_touch(m, s);
+	charge_site_touch(m, s);
 }
 
 void model_op_touch(struct model *m, struct model_op *op)
 {
-	op_touch(m, op);
+	charge_op_touch(m, op);
 }
 
 bool model_stack_rounds(const struct model *m, int64_t stack, bool open,
@@ -144,116 +115,14 @@ bool model_stack_rounds(const struct model *m, int64_t stack, bool open,
 				out);
 }
 
-/* rec's bytes to (add) or from its site, holder stack and op. Inline: once
- * an allocation and once a free, in model_live_add and _sub. */
-static inline __attribute__((always_inline)) void charge(struct model *m,
-							  const struct model_live *rec, bool add)
-{
-	struct model_site *s = &m->sites[rec->site];
-	struct model_stack_live *st = &m->stacks[rec->holder];
-	struct model_op *op = rec->op != MODEL_NONE ? &m->ops[rec->op] : NULL;
-
-	site_touch(m, s);
-	if (s->points_saved < m->n_points) /* model_points_touch has work */
-		model_points_touch(m, s);
-	if (op)
-		op_touch(m, op);
-	if (add) {
-		trace_round_alloc(&m->rounds, &st->rounds, st->bytes, rec->bytes);
-		s->live = sat_add(s->live, rec->bytes);
-		s->live_count++;
-		if (st->device != rec->device)
-			st->device = st->device == MODEL_DEVICE_NONE ? rec->device : MODEL_DEVICE_MIXED;
-		st->bytes = sat_add(st->bytes, rec->bytes);
-		st->count++;
-		if (op)
-			op->live = sat_add(op->live, rec->bytes);
-	} else {
-		trace_round_free(&m->rounds, &st->rounds, st->bytes);
-		s->live = sat_sub(s->live, rec->bytes);
-		s->live_count -= s->live_count > 0;
-		st->bytes = sat_sub(st->bytes, rec->bytes);
-		st->count--;
-		if (op)
-			op->live = sat_sub(op->live, rec->bytes);
-	}
-}
-
-/* True when this raised mm's peak. */
-static bool mem_add(struct model_mem *mm, uint64_t bytes, int64_t time_ns)
-{
-	mm->live_bytes = sat_add(mm->live_bytes, bytes);
-	mm->live_count++;
-	if (mm->live_bytes <= mm->peak_bytes)
-		return false;
-	mm->peak_bytes = mm->live_bytes;
-	mm->peak_time_ns = time_ns;
-	return true;
-}
-
-static void mem_sub(struct model_mem *mm, uint64_t bytes)
-{
-	mm->live_bytes = sat_sub(mm->live_bytes, bytes);
-	mm->live_count--;
-}
-
-/* model_live_add and _sub inline, for the model's own allocations and
- * frees: a call less an event. */
-static inline __attribute__((always_inline)) void live_add(struct model *m,
-							    const struct model_live *rec,
-							    int64_t time_ns)
-{
-	struct model_mem *cls = class_mem(m, rec->mem);
-
-	if (model_mem_class(rec->mem) == MODEL_MEM_UNTRACKED)
-		return;
-	mem_add(&m->kinds[rec->mem], rec->bytes, time_ns);
-	if (rec->pool != MODEL_NONE) {
-		m->pools[rec->pool].live_bytes = sat_add(m->pools[rec->pool].live_bytes, rec->bytes);
-		m->pools[rec->pool].live_count++;
-	}
-	if (model_mem_class(rec->mem) == MODEL_MEM_DEVICE_SIDE) {
-		uint64_t *dev = model_device_live_fast(m, rec->device);
-
-		trace_round_next(&m->rounds); /* the first allocation after a free */
-		*dev = sat_add(*dev, rec->bytes);
-		charge(m, rec, true); /* before the epoch moves on */
-	}
-	if (cls && mem_add(cls, rec->bytes, time_ns) && cls == &m->device)
-		m->peak_epoch++;
-}
-
-static inline __attribute__((always_inline)) void live_sub(struct model *m,
-							    const struct model_live *rec)
-{
-	struct model_mem *cls = class_mem(m, rec->mem);
-
-	if (model_mem_class(rec->mem) == MODEL_MEM_UNTRACKED)
-		return;
-	mem_sub(&m->kinds[rec->mem], rec->bytes);
-	if (rec->pool != MODEL_NONE) {
-		m->pools[rec->pool].live_bytes = sat_sub(m->pools[rec->pool].live_bytes, rec->bytes);
-		m->pools[rec->pool].live_count--;
-	}
-	if (model_mem_class(rec->mem) == MODEL_MEM_DEVICE_SIDE) {
-		uint64_t *dev = model_device_live_fast(m, rec->device);
-
-		*dev = sat_sub(*dev, rec->bytes);
-		charge(m, rec, false);
-		trace_round_given_back(&m->rounds);
-	}
-	if (cls)
-		mem_sub(cls, rec->bytes);
-}
-
 void model_live_add(struct model *m, const struct model_live *rec, int64_t time_ns)
 {
-	live_add(m, rec, time_ns);
+	charge_live_add(m, rec, time_ns);
 }
 
 void model_live_sub(struct model *m, const struct model_live *rec)
 {
-	live_sub(m, rec);
+	charge_live_sub(m, rec);
 }
 
 void model_live_move(struct model *m, struct model_live *rec, int64_t stack, uint32_t site,
@@ -270,7 +139,7 @@ void model_live_move(struct model *m, struct model_live *rec, int64_t stack, uin
 
 void model_uncount_alloc(struct model *m, const struct model_live *rec)
 {
-	struct model_mem *cls = class_mem(m, rec->mem);
+	struct model_mem *cls = charge_class_mem(m, rec->mem);
 
 	if (model_mem_class(rec->mem) == MODEL_MEM_UNTRACKED)
 		return;
@@ -284,7 +153,7 @@ void model_uncount_alloc(struct model *m, const struct model_live *rec)
 
 void model_count_free(struct model *m, int mem, int delta)
 {
-	struct model_mem *cls = class_mem(m, mem);
+	struct model_mem *cls = charge_class_mem(m, mem);
 
 	if (model_mem_class(mem) == MODEL_MEM_UNTRACKED)
 		return;
@@ -295,7 +164,7 @@ void model_count_free(struct model *m, int mem, int delta)
 
 void model_count_trimmed(struct model *m, int mem, uint64_t allocs, uint64_t bytes, uint64_t frees)
 {
-	struct model_mem *cls = class_mem(m, mem);
+	struct model_mem *cls = charge_class_mem(m, mem);
 	struct model_mem *k;
 
 	if (model_mem_class(mem) == MODEL_MEM_UNTRACKED)
@@ -364,7 +233,7 @@ static struct model_site_memo *site_memo(struct model *m, uint32_t slot)
 void model_count_alloc(struct model *m, const struct trace_event *ev, const struct site_ref *site,
 		       struct model_live *rec)
 {
-	struct model_mem *cls = class_mem(m, ev->mem);
+	struct model_mem *cls = charge_class_mem(m, ev->mem);
 
 	m->kinds[ev->mem].allocations++;
 	m->kinds[ev->mem].bytes_allocated = sat_add(m->kinds[ev->mem].bytes_allocated, ev->bytes);

@@ -6,7 +6,7 @@
  * growth in model-points.c; the lookups and counts they all share in
  * model-base.c, below them. This file is on top: it calls them all, and
  * none calls it (the live set's hooks here are handed to the set). */
-#include "model-internal.h"
+#include "model-charge.h"
 #include "model-timeline.h"
 
 #include <stdlib.h>
@@ -81,7 +81,7 @@ static void became_live(void *ctx, struct trace_live_alloc *a, enum trace_live_w
 	m->just_live = rec;
 	if (why == TRACE_LIVE_RESTORED)
 		model_count_free(m, rec->mem, -1);
-	model_live_add(m, rec, m->live_time_ns);
+	charge_live_add(m, rec, m->live_time_ns);
 	if (m->live_unmap_error)
 		return; /* a handle an unmap had freed: its mappings show it */
 	model_moment_live(m, a->address, rec, true, m->live_time_ns);
@@ -114,7 +114,7 @@ static void became_gone(void *ctx, const struct trace_live_alloc *a, enum trace_
 		m->oom_released_bytes += rec.bytes;
 		m->oom_released_count++;
 	}
-	model_live_sub(m, &rec);
+	charge_live_sub(m, &rec);
 	if (why == TRACE_LIVE_UNMAPPED)
 		return;
 	model_moment_live(m, a->address, &rec, false, m->live_time_ns);
