@@ -106,12 +106,15 @@ bool map_remove(struct map *m, uint64_t key, void *out)
 	return true;
 }
 
-/* A slot moved back into the hole: the live map's size known to the
- * compiler, a few moves instead of a call. */
+/* A slot moved back into the hole: the common sizes known to the
+ * compiler (a 48-byte value, a uint64_t: the live set's addresses), a
+ * few moves instead of a call. */
 static inline void copy_slot(unsigned char *to, const unsigned char *from, size_t n)
 {
 	if (n == 64)
 		memcpy(to, from, 64);
+	else if (n == MAP_SLOT_VAL + sizeof(uint64_t))
+		memcpy(to, from, MAP_SLOT_VAL + sizeof(uint64_t));
 	else
 		memcpy(to, from, n);
 }
@@ -121,7 +124,9 @@ void map_remove_at(struct map *m, size_t at, void *out)
 	size_t mask = m->cap - 1;
 	size_t hole = at, j;
 
-	if (out)
+	if (out && m->val_size == sizeof(uint64_t))
+		memcpy(out, slot_val(m, hole), sizeof(uint64_t));
+	else if (out)
 		memcpy(out, slot_val(m, hole), m->val_size);
 	for (j = (hole + 1) & mask; slot(m, j)->used; j = (j + 1) & mask) {
 		size_t h = slot(m, j)->used & mask; /* the hash map_put kept */
