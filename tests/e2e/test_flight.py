@@ -248,6 +248,17 @@ class Flight(mtest.TraceTest):
         reps = {k: self.report(r.trace) for k, r in runs.items()}
         flight = reps["flight"]["trace"]["flight"]
         self.assertGreater(flight["ring_first_seq"], reps["flight"]["ooms"][0]["seq"])
+        # The simulator's own count at the OOM (its free memory, which
+        # cudaMemGetInfo gave the OOM event): what it had in use is the
+        # holders' bytes, each rounded up to its 512-byte granule
+        # (tests/sim/README.md); with site_second's 200 bytes not put back
+        # by the free_error, or counted twice, it is not.
+        for rep in reps.values():
+            oom = rep["ooms"][0]
+            held = [h["bytes"] for h in oom["holders"]]
+            self.assertEqual(oom["device_total"] - oom["device_free"],
+                             sum(-(-b // 512) * 512 for b in held))
+            self.assertEqual(oom["live_bytes"], sum(held))
 
         def holders(rep):
             return [(h["frames"][0]["function"], h["bytes"], h["count"])
