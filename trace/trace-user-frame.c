@@ -112,11 +112,12 @@ static bool framework_allocator(const char *base, const char *function)
 	if (starts_with(base, "libtorch_cuda"))
 		return strstr(function, "CUDACachingAllocator") != NULL;
 	/* the allocator, and the logging through which its own OOM is seen
-	 * (absl's LogMessage and sinks: interpose/framework-oom.c) */
+	 * (absl's LogMessage and sinks: interpose/framework-oom.c); the
+	 * library's summary reads the names mangled ("12log_internal10Log") */
 	for (size_t i = 0; i < LENGTH(tf_xla); i++) {
 		if (starts_with(base, tf_xla[i]))
 			return strstr(function, "llocator") != NULL || /* Allocator, allocator */
-			       strstr(function, "log_internal::") != NULL;
+			       strstr(function, "log_internal") != NULL;
 	}
 	return false;
 }

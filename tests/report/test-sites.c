@@ -149,6 +149,13 @@ START_TEST(test_native_user)
 					     "absl::lts_20250814::log_internal::LogToSinks(...)"));
 	ck_assert(!trace_native_frame_is_user("/x/libtensorflow_framework.so.2",
 					     "absl::lts_20250814::log_internal::LogMessage::~LogMessage()"));
+	/* as the library's OOM summary reads it, not demangled */
+	ck_assert(!trace_native_frame_is_user(
+		"/x/libtensorflow_framework.so.2",
+		"_ZN4absl12lts_2025081412log_internal10LogToSinksERKNS0_8LogEntryENS0_4SpanIPNS0_7LogSinkEEEb"));
+	ck_assert(trace_native_frame_is_user(
+		"/x/libtensorflow_framework.so.2",
+		"_ZN10tensorflow15OpKernelContext15allocate_outputEiRKNS_11TensorShapeEPPNS_6TensorE"));
 	ck_assert(!trace_native_frame_is_user("/x/xla_extension.so", "xla::DeviceMemoryAllocator"));
 	ck_assert(!trace_native_frame_is_user("/x/libjax_common.so", "f"));
 	ck_assert(!trace_native_frame_is_user(
