@@ -81,6 +81,11 @@ enum mt_source {
 enum mt_frame_kind {
 	MT_FRAME_NATIVE = 0,
 	MT_FRAME_PYTHON = 1,
+	/* Not a frame: the frames after it are the Python frames of the
+	 * thread that launched this thread's work (ip: that thread's id), as
+	 * for an op TensorFlow runs on its executor threads while the
+	 * calling thread waits in TFE_Execute. */
+	MT_FRAME_LAUNCH = 2,
 };
 
 /* Mark labels memtrace writes itself (ops.name of a mark): they start with

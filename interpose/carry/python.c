@@ -561,6 +561,60 @@ static __attribute__((noinline)) unsigned splice_ready(uintptr_t *ips, unsigned 
 	return w.ntok ? merge(ips, n, max, &w) : n;
 }
 
+/* ---- frames borrowed from a thread that launched the work ----
+ *
+ * (python-launch.c) The launching thread's frame chain, from the frame it
+ * was running when it entered the framework, cannot change while it is
+ * inside that call: every frame from there down is a caller that waits
+ * for the call to return, and python-launch.c keeps the thread from
+ * returning while another thread reads them. Frames it may push above
+ * that one (a callback into Python) are never read. */
+
+uintptr_t mt_python_this_frame(void)
+{
+	if (atomic_load_explicit(&py_state, memory_order_acquire) != PY_READY)
+		return 0;
+	uintptr_t tstate = (uintptr_t)py.this_thread_state();
+	if (!tstate || !plausible(tstate) || (py.finalizing && py.finalizing()))
+		return 0;
+	uintptr_t f = innermost_frame(tstate);
+	return plausible(f) ? f : 0;
+}
+
+bool mt_python_thread_known(void)
+{
+	return atomic_load_explicit(&py_state, memory_order_acquire) == PY_READY &&
+	       py.this_thread_state() != NULL;
+}
+
+static __attribute__((noinline)) unsigned splice_borrowed(uintptr_t *ips, unsigned n,
+							  unsigned max, uintptr_t marker,
+							  uintptr_t frame)
+{
+	if (py.finalizing && py.finalizing())
+		return n;
+	struct pywalk w;
+	w.ntok = w.nseg = 0;
+	w.ones = 0;
+	if (py.types.layout->frame_kind == MT_PY_FRAME_OBJECT)
+		walk_frame_objects(frame, &w);
+	else
+		walk_interpreter_frames(frame, &w);
+	if (!w.ntok || n >= max)
+		return n;
+	/* the marker is no loop frame: the segments all go after it */
+	ips[n++] = marker;
+	return merge(ips, n, max, &w);
+}
+
+unsigned mt_python_splice_borrowed(uintptr_t *ips, unsigned n, unsigned max, uintptr_t marker,
+				   uintptr_t frame)
+{
+	if (atomic_load_explicit(&py_state, memory_order_acquire) != PY_READY || !plausible(frame))
+		return n;
+	return splice_borrowed(ips, n, max, marker, frame);
+}
+
 unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max)
 {
 	if (MT_LIKELY(atomic_load_explicit(&py_state, memory_order_acquire) == PY_READY))

@@ -19,6 +19,30 @@ void mt_python_init(void);
  * unchanged. Hot path: no locks, no allocation, no GIL, no refcounts. */
 unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max);
 
+/* Frames borrowed from the thread that launched the work
+ * (python-launch.c). This thread's innermost Python frame: 0 when it has
+ * none (no Python state, no frame, or Python finalizing). */
+uintptr_t mt_python_this_frame(void);
+/* This thread has a Python state: its own frames are its stack's. */
+bool mt_python_thread_known(void);
+/* ips[0..n) are the native frames of a thread with no Python state:
+ * appends marker (MT_LAUNCH_FRAME), then the Python frames from frame
+ * down, another thread's, which must not return past frame during the
+ * call. Keeps at most max entries; returns the new count (n unchanged
+ * when frame has no Python frame to give). */
+unsigned mt_python_splice_borrowed(uintptr_t *ips, unsigned n, unsigned max, uintptr_t marker,
+				   uintptr_t frame);
+
+/* python-launch.c: a thread entering a framework that may run its work
+ * on threads of its own (TensorFlow's TFE_Execute) publishes its Python
+ * frames until it leaves; calls nest. */
+void mt_launch_enter(void);
+void mt_launch_leave(void);
+/* After mt_python_splice: on a thread with no Python state, while
+ * exactly one thread is inside, that thread's Python frames after a
+ * marker (mt_python_splice_borrowed). Else n unchanged. */
+unsigned mt_launch_splice(uintptr_t *ips, unsigned n, unsigned max);
+
 /* The first cap - 1 bytes of the str object obj (or of an exception
  * object's first argument, when that is a str) as UTF-8, NUL-terminated,
  * read as the frames are (no Python code runs): the length, or -1 when

@@ -233,3 +233,13 @@ bool mt_fdguard_sqlite(const char *path);
 #define MT_PYFRAME_BIT (1ull << 63)
 #define MT_PYFRAME_LINE_BITS 24
 #define MT_IS_PYFRAME(ip) (((uint64_t)(ip)&MT_PYFRAME_BIT) != 0)
+/* The token that stands between a thread's own frames and the Python
+ * frames it borrowed from the thread that launched its work
+ * (carry/python-launch.c): a Python frame's bit with no (function, file)
+ * id, the launching thread's id in the line's bits. The writer makes it
+ * a frame of kind MT_FRAME_LAUNCH. */
+#define MT_LAUNCH_FRAME(tid) \
+	(MT_PYFRAME_BIT | ((uint64_t)(tid) & ((1ull << MT_PYFRAME_LINE_BITS) - 1)))
+#define MT_IS_LAUNCH_FRAME(ip) \
+	(((uint64_t)(ip) & ~((1ull << MT_PYFRAME_LINE_BITS) - 1)) == MT_PYFRAME_BIT)
+#define MT_LAUNCH_FRAME_TID(ip) ((uint32_t)((uint64_t)(ip) & ((1ull << MT_PYFRAME_LINE_BITS) - 1)))

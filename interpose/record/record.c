@@ -224,6 +224,7 @@ static uint32_t capture_stack(void)
 	unsigned n = mt_unwind(buf, (unsigned)rec.depth, &skip);
 	uintptr_t *ips = buf + skip;
 	n = mt_python_splice(ips, n, MT_MAX_FRAMES);
+	n = mt_launch_splice(ips, n, MT_MAX_FRAMES);
 	return n ? mt_stack_intern(rec.stacks, ips, n) : 0;
 }
 

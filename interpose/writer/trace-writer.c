@@ -33,6 +33,7 @@ enum stmt_id {
 	ST_OOM,
 	ST_FRAME,
 	ST_PYFRAME,
+	ST_LAUNCHFRAME,
 	ST_MODULE,
 	ST_STACK_FRAME,
 	ST_THREAD,
@@ -49,6 +50,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_OOM] = "INSERT INTO ooms(seq,device_free,device_total) VALUES(?,?,?)",
 	[ST_FRAME] = "INSERT INTO frames(id,kind,ip,module,offset,function) VALUES(?,0,?,?,?,?)",
 	[ST_PYFRAME] = "INSERT INTO frames(id,kind,function,file,line) VALUES(?,1,?,?,?)",
+	[ST_LAUNCHFRAME] = "INSERT INTO frames(id,kind,ip) VALUES(?,2,?)",
 	[ST_MODULE] = "INSERT INTO modules(id,path,base,build_id) VALUES(?,?,?,?)",
 	[ST_STACK_FRAME] = "INSERT INTO stack_frames(stack,depth,frame) VALUES(?,?,?)",
 	[ST_THREAD] = "INSERT OR IGNORE INTO threads(id,name) VALUES(?,?)",
@@ -430,6 +432,14 @@ static int64_t frame_id(struct mt_writer *w, uintptr_t ip)
 		return (int64_t)*known;
 	int64_t id = ++w->next_frame_id;
 	map_put_u64(&w->frames, ip, (uint64_t)id);
+	if (MT_IS_LAUNCH_FRAME(ip)) {
+		/* frames borrowed from the launching thread follow (ip: its id) */
+		sqlite3_stmt *s = w->stmt[ST_LAUNCHFRAME];
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_int64(s, 2, MT_LAUNCH_FRAME_TID(ip));
+		step(w, ST_LAUNCHFRAME);
+		return id;
+	}
 	if (MT_IS_PYFRAME(ip)) {
 		write_python_frame(w, id, ip);
 		return id;

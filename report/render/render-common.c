@@ -189,6 +189,8 @@ char *render_frame_name(const struct trace *t, const struct trace_frame *f)
 
 	if (f && f->function)
 		return xasprintf("%s", f->function);
+	if (f && f->kind == MT_FRAME_LAUNCH)
+		return xasprintf("launched from thread %" PRId64, f->ip);
 	if (f && mod && f->has_offset)
 		return xasprintf("%s+0x%" PRIx64, path_basename(mod->path), (uint64_t)f->offset);
 	return xasprintf("??");

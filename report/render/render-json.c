@@ -353,7 +353,7 @@ static void write_devices(struct jw *w, const struct model *m)
 static void write_frame_fields(struct jw *w, const struct trace *t, const struct trace_frame *f)
 {
 	const struct trace_module *mod = trace_frame_module(t, f);
-	static const char *const kinds[] = { "native", "python" };
+	static const char *const kinds[] = { "native", "python", "launch" };
 
 	jw_open_here(w, '{', true);
 	jw_str(w, "function", f ? f->function : NULL);
@@ -368,7 +368,10 @@ static void write_frame_fields(struct jw *w, const struct trace *t, const struct
 		jw_i64(w, "offset", f->offset);
 	else
 		jw_null(w, "offset");
-	jw_str(w, "kind", f && f->kind >= 0 && f->kind <= 1 ? kinds[f->kind] : NULL);
+	jw_str(w, "kind", f && f->kind >= 0 && f->kind <= 2 ? kinds[f->kind] : NULL);
+	/* the frames after it are the launching thread's (trace-format.md) */
+	if (f && f->kind == MT_FRAME_LAUNCH)
+		jw_i64(w, "thread", f->ip);
 	jw_close(w, '}');
 }
 
