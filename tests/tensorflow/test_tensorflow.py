@@ -329,6 +329,66 @@ class TensorFlowTest(unittest.TestCase):
         self.assertTrue(self.builders(site), site["frames"])
         self.assertEqual(site["live_bytes"], fig["current"])
 
+    def test_holders_by_line(self):
+        """TF_GPU_ALLOCATOR=cuda_malloc_async, programs/lines.py: what
+        each line keeps, by memtrace's holders (the sites of the user's
+        lines, at the mark after each), equals the change of TensorFlow's
+        own get_memory_info current over that line, in the same run. Two
+        of the lines run tf.functions, whose ops allocate on TensorFlow's
+        executor threads while the program's thread waits in TFE_Execute:
+        their tensors are held by the line that launched them (a stack
+        with a launch frame, then that thread's Python frames). During
+        model.fit TensorFlow also frees a few bytes an earlier line held:
+        each line's own gain, less what the others lost, is TensorFlow's
+        change, and no other line gains."""
+        trace = os.path.join(self.tmp, "lines.db")
+        proc = subprocess.run(
+            [SIM_RUN, "--capacity", "1G", "--", PYTHON, os.path.join(PROGRAMS, "lines.py")],
+            env=run_env({"TF_GPU_ALLOCATOR": "cuda_malloc_async", "LD_PRELOAD": LIB,
+                         "MEMTRACE_OUTPUT": trace, "MEMTRACE_CUPTI": "off"}),
+            cwd=self.tmp, capture_output=True, text=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr[-4000:])
+        fig = json.loads(proc.stdout.splitlines()[-1])
+        print(f"lines.py under memtrace: TensorFlow's figures {fig}")
+        rep = self.report_json(trace)
+        growth = rep["growth"]
+        labels = [p["label"] for p in growth["points"]]
+        self.assertEqual(labels, ["start", "variable", "encode", "gram", "fit"])
+
+        def line(site):
+            py = [f for f in site["frames"] if (f.get("file") or "").endswith("lines.py")]
+            return py[0]["line"] if py else None
+        by_line = {}
+        for site in growth["sites"]:
+            key = line(site)
+            old = by_line.get(key, [0] * len(labels))
+            by_line[key] = [a + b for a, b in zip(old, site["live_bytes"])]
+        for i, tag in enumerate(labels[1:], 1):
+            at, tf_change = fig[tag]
+            own = by_line.get(at, [0] * len(labels))
+            gained = own[i] - own[i - 1]
+            others = {k: v[i] - v[i - 1] for k, v in by_line.items() if k != at}
+            self.assertEqual([k for k, d in others.items() if d > 0], [],
+                             f"{tag}: other holders gained during line {at}: {others}")
+            self.assertEqual(gained + sum(others.values()), tf_change, f"{tag}: {by_line}")
+            if tag != "fit":
+                self.assertEqual(gained, tf_change, tag)
+            self.assertGreater(tf_change, 0, tag)
+        # the tf.functions' tensors were made on other threads than the
+        # program's, and hold the program's line through a launch frame
+        conn = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+        self.addCleanup(conn.close)
+        borrowed = conn.execute("""
+            SELECT DISTINCT l.line FROM allocs a JOIN sites s ON s.id = a.site
+              JOIN stack_frames sm ON sm.stack = s.stack
+              JOIN frames m ON m.id = sm.frame AND m.kind = 2
+              JOIN stack_frames sl ON sl.stack = s.stack AND sl.depth > sm.depth
+              JOIN frames l ON l.id = sl.frame AND l.file LIKE '%lines.py'
+             WHERE s.thread != m.ip""").fetchall()
+        lines = {r[0] for r in borrowed}
+        for tag in ("encode", "gram", "fit"):
+            self.assertIn(fig[tag][0], lines, f"{tag}: no tensor launched from its line")
+
 
 def main():
     global PYTHON
