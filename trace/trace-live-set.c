@@ -62,7 +62,6 @@ bool trace_live_init_payload(struct trace_live_set *s, const struct trace_live_h
 {
 	*s = (struct trace_live_set){ .hooks = *h, .payload = (payload + 7) & ~(size_t)7 };
 	s->stride = sizeof(struct trace_live_alloc) + s->payload;
-	map_init(&s->by_address, sizeof(uint64_t));
 	map_init(&s->handles, sizeof(uint64_t));
 	map_init(&s->maps, sizeof(uint64_t));
 	if ((s->spare = calloc(SPARE_ENTRIES, s->stride))) {
@@ -97,7 +96,7 @@ void trace_live_fini(struct trace_live_set *s)
 		vmm_free((struct trace_live_vmm *)(uintptr_t)*(uint64_t *)v);
 	for (size_t pos = 0; map_next(&s->maps, &pos, NULL, &v);)
 		free((void *)(uintptr_t)*(uint64_t *)v);
-	map_fini(&s->by_address);
+	free(s->by_address.slots);
 	map_fini(&s->handles);
 	map_fini(&s->maps);
 	free(s->slab);
@@ -105,19 +104,134 @@ void trace_live_fini(struct trace_live_set *s)
 	*s = (struct trace_live_set){ 0 };
 }
 
-/* ---- the address map ---- */
+/* ---- the address index ----
+ *
+ * Every event looks its address up here, most of them in a live set of
+ * thousands, so a slot is what the lookup needs and no more: the address
+ * and the slab entry's index (16 bytes, no value copied on a move), the
+ * load up to 3/4 (u64map's before the one map, which this matches). The
+ * hash's low 32 bits ride in the slot's spare half, so a removal's
+ * backward shift never hashes again. Open addressing, linear probing,
+ * backward-shift deletion, as util-map.h; unlike it, no exit and no
+ * growth but by an insert that can report its failure. */
+
+#define INDEX_FIRST_CAP 64
+#define INDEX_MAX_CAP ((size_t)1 << 32) /* a slot's hash says the home slot */
+
+/* murmur3's finalizer, its first multiply: addresses are multiples of 256
+ * and more, so the high bits are folded in before the multiply and the
+ * product's high bits down after it */
+static inline uint32_t index_hash(uint64_t address)
+{
+	address ^= address >> 33;
+	address *= 0xff51afd7ed558ccdULL;
+	address ^= address >> 33;
+	return (uint32_t)address;
+}
+
+/* Where address is (true), or the empty slot that ends its probe (false).
+ * The index must have slots. */
+static inline bool index_find(const struct trace_live_index *x, uint64_t address, size_t *at)
+{
+	size_t mask = x->cap - 1;
+	size_t i = index_hash(address) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		if (x->slots[i].address == address) {
+			*at = i;
+			return true;
+		}
+		if (x->slots[i].address == 0) {
+			*at = i;
+			return false;
+		}
+	}
+}
+
+/* cap slots, the old ones moved in; false (the index as it was) when
+ * there is no memory for them. */
+static bool index_rehash(struct trace_live_index *x, size_t cap)
+{
+	struct trace_live_slot *slots;
+	size_t mask = cap - 1;
+
+	if (cap > INDEX_MAX_CAP || !(slots = calloc(cap, sizeof(*slots))))
+		return false;
+	for (size_t i = 0; i < x->cap; i++) {
+		size_t j = x->slots[i].hash & mask;
+
+		if (!x->slots[i].address)
+			continue;
+		while (slots[j].address)
+			j = (j + 1) & mask;
+		slots[j] = x->slots[i];
+	}
+	free(x->slots);
+	x->slots = slots;
+	x->cap = cap;
+	return true;
+}
+
+/* Room for one more entry at a load of at most 3/4. */
+static inline bool index_room(struct trace_live_index *x)
+{
+	if ((x->len + 1) * 4 <= x->cap * 3)
+		return true;
+	return index_rehash(x, x->cap ? x->cap * 2 : INDEX_FIRST_CAP);
+}
+
+/* Is home position h outside the cyclic interval (hole, j]? Then the
+ * entry at j may move back into the hole and stay reachable. */
+static inline bool index_may_fill(size_t hole, size_t j, size_t h)
+{
+	if (hole <= j)
+		return h <= hole || h > j;
+	return h <= hole && h > j;
+}
+
+static void index_remove_at(struct trace_live_index *x, size_t at)
+{
+	size_t mask = x->cap - 1;
+	size_t hole = at;
+
+	for (size_t j = (hole + 1) & mask; x->slots[j].address; j = (j + 1) & mask) {
+		if (!index_may_fill(hole, j, x->slots[j].hash & mask))
+			continue;
+		x->slots[hole] = x->slots[j];
+		hole = j;
+	}
+	x->slots[hole].address = 0;
+	x->len--;
+}
+
+/* The slot of address: true and *at when it is live. */
+static inline bool index_get(const struct trace_live_set *s, uint64_t address, size_t *at)
+{
+	return address && s->by_address.len && index_find(&s->by_address, address, at);
+}
 
 struct trace_live_alloc *trace_live_get(const struct trace_live_set *s, uint64_t address)
 {
-	uint64_t *idx = address ? map_get_u64(&s->by_address, address) : NULL;
-	return idx ? entry(s, *idx) : NULL;
+	size_t at;
+
+	return index_get(s, address, &at) ? entry(s, s->by_address.slots[at].idx) : NULL;
 }
 
 struct trace_live_alloc *trace_live_next(const struct trace_live_set *s, size_t *pos)
 {
-	void *idx;
+	for (size_t i = *pos; i < s->by_address.cap; i++) {
+		if (s->by_address.slots[i].address) {
+			*pos = i + 1;
+			return entry(s, s->by_address.slots[i].idx);
+		}
+	}
+	*pos = s->by_address.cap;
+	return NULL;
+}
 
-	return map_next(&s->by_address, pos, NULL, &idx) ? entry(s, *(uint64_t *)idx) : NULL;
+size_t trace_live_count(const struct trace_live_set *s)
+{
+	return s->by_address.len;
 }
 
 bool trace_live_mapped(const struct trace_live_set *s, uint64_t va)
@@ -132,29 +246,52 @@ static void unuse(struct trace_live_set *s, uint64_t idx)
 	s->free_head = idx;
 }
 
-/* a live, with its payload (NULL: zeros). */
-static struct trace_live_alloc *put(struct trace_live_set *s, const struct trace_live_alloc *a,
-				    const void *payload)
+/* An unused slab entry's index, 0 when out of memory. */
+static uint64_t slab_entry(struct trace_live_set *s)
 {
-	struct trace_live_alloc *e;
 	uint64_t idx = s->free_head;
+
 	if (idx) {
 		s->free_head = entry(s, idx)->seq;
-	} else {
-		if (s->used == s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 1024;
-			unsigned char *p = realloc(s->slab, cap * s->stride);
-			if (!p)
-				return NULL;
-			s->slab = p;
-			s->cap = cap;
-		}
-		idx = ++s->used;
+		return idx;
 	}
-	if (!a->address || !map_put_u64(&s->by_address, a->address, idx)) {
-		unuse(s, idx);
+	if (s->used == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1024;
+		unsigned char *p;
+
+		if (cap > UINT32_MAX || !(p = realloc(s->slab, cap * s->stride)))
+			return 0; /* a slot's idx is 32 bits */
+		s->slab = p;
+		s->cap = cap;
+	}
+	return ++s->used;
+}
+
+/* a live, with its payload (NULL: zeros), at an address not live. at is
+ * the empty slot that ended a probe for it (index_find) just before, or
+ * SIZE_MAX. */
+static struct trace_live_alloc *put_at(struct trace_live_set *s, const struct trace_live_alloc *a,
+				       const void *payload, size_t at)
+{
+	struct trace_live_index *x = &s->by_address;
+	struct trace_live_alloc *e;
+	uint64_t idx;
+
+	if (!a->address || !(idx = slab_entry(s)))
 		return NULL;
+	if ((x->len + 1) * 4 > x->cap * 3) {
+		if (!index_room(x)) {
+			unuse(s, idx);
+			return NULL;
+		}
+		at = SIZE_MAX; /* the slots moved */
 	}
+	if (at == SIZE_MAX)
+		index_find(x, a->address, &at);
+	x->slots[at] = (struct trace_live_slot){
+		.address = a->address, .idx = (uint32_t)idx, .hash = index_hash(a->address),
+	};
+	x->len++;
 	e = entry(s, idx);
 	*e = *a;
 	if (payload)
@@ -164,21 +301,32 @@ static struct trace_live_alloc *put(struct trace_live_set *s, const struct trace
 	return e;
 }
 
-/* An entry with its payload, put back where a copy of it was kept. */
+/* An entry with its payload, put back where a copy of it was kept (its
+ * address not live). */
 static struct trace_live_alloc *put_back(struct trace_live_set *s,
 					 const struct trace_live_alloc *a)
 {
-	return put(s, a, trace_live_payload(a));
+	return put_at(s, a, trace_live_payload(a), SIZE_MAX);
+}
+
+/* The allocation in slot at leaves the set: into out (stride bytes). */
+static void take_at(struct trace_live_set *s, size_t at, struct trace_live_alloc *out)
+{
+	uint64_t idx = s->by_address.slots[at].idx;
+
+	index_remove_at(&s->by_address, at);
+	copy_entry(s, out, entry(s, idx));
+	unuse(s, idx);
 }
 
 /* The allocation at address leaves the set: into out (stride bytes). */
 static bool take(struct trace_live_set *s, uint64_t address, struct trace_live_alloc *out)
 {
-	uint64_t idx;
-	if (!address || !map_remove(&s->by_address, address, &idx))
+	size_t at;
+
+	if (!index_get(s, address, &at))
 		return false;
-	copy_entry(s, out, entry(s, idx));
-	unuse(s, idx);
+	take_at(s, at, out);
 	return true;
 }
 
@@ -190,7 +338,10 @@ static struct trace_live_alloc *scratch(const struct trace_live_set *s)
 
 void trace_live_prefetch(const struct trace_live_set *s, uint64_t address)
 {
-	map_prefetch(&s->by_address, address);
+	const struct trace_live_index *x = &s->by_address;
+
+	if (x->cap)
+		__builtin_prefetch(&x->slots[index_hash(address) & (x->cap - 1)]);
 }
 
 /* a is live now: the caller's holders first (their epoch is the old
@@ -331,14 +482,18 @@ bool trace_live_alloc(struct trace_live_set *s, const struct trace_live_alloc *a
 		      const void *payload)
 {
 	struct trace_live_alloc *old = scratch(s), *live;
+	size_t at = SIZE_MAX;
 
 	if (!a->address)
 		return true;
-	if (take(s, a->address, old)) {
+	/* one probe: a miss ends at the slot the insert takes */
+	if (s->by_address.len && index_find(&s->by_address, a->address, &at)) {
+		take_at(s, at, old);
+		at = SIZE_MAX;
 		s->reused++;
 		release(s, old, TRACE_LIVE_REUSED);
 	}
-	if (!(live = put(s, a, payload)))
+	if (!(live = put_at(s, a, payload, at)))
 		return false;
 	if (a->mem == MT_MEM_VMM_PHYSICAL && !vmm_created(s, a, false)) {
 		take(s, a->address, old);
@@ -374,11 +529,13 @@ static struct trace_live_recent *recent(struct trace_live_recent *ring, unsigned
 enum trace_live_free trace_live_free(struct trace_live_set *s, uint64_t address,
 				     struct trace_live_alloc *out)
 {
-	struct trace_live_alloc *live = trace_live_get(s, address);
+	struct trace_live_alloc *live;
 	struct trace_live_vmm *v;
+	size_t at;
 
 	if (!address)
 		return TRACE_LIVE_FREE_UNMATCHED;
+	live = index_get(s, address, &at) ? entry(s, s->by_address.slots[at].idx) : NULL;
 	if (!live) {
 		s->unmatched_frees++;
 		remember(s->frees, &s->frees_next, address, RECENT_UNMATCHED);
@@ -396,7 +553,7 @@ enum trace_live_free trace_live_free(struct trace_live_set *s, uint64_t address,
 		remember(s->frees, &s->frees_next, address, RECENT_RELEASED);
 		return TRACE_LIVE_FREE_KEPT;
 	}
-	take(s, address, scratch(s));
+	take_at(s, at, scratch(s));
 	release(s, scratch(s), TRACE_LIVE_FREED);
 	copy_entry(s, remember(s->frees, &s->frees_next, address, RECENT_FREED)->a, scratch(s));
 	*out = *scratch(s);

@@ -28,7 +28,7 @@ static int cmp_block(const void *a, const void *b)
 static void take(struct model *m, int64_t seq, int64_t time_ns)
 {
 	struct model_moment *mo = &m->moment;
-	size_t n = 0, cap = m->live.by_address.len + 1;
+	size_t n = 0, cap = trace_live_count(&m->live) + 1;
 	const struct trace_live_alloc *a;
 	const struct model_live *h;
 	uint64_t key;

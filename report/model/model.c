@@ -509,7 +509,7 @@ static int cmp_live_by_stack(const void *a, const void *b)
 static void build_leaks(struct model *m)
 {
 	struct model_group *g =
-		xcalloc(m->live.by_address.len + model_cupti_alone_live(m) + 1, sizeof(*g));
+		xcalloc(trace_live_count(&m->live) + model_cupti_alone_live(m) + 1, sizeof(*g));
 	struct trace_live_alloc *a;
 	size_t n = 0, out = 0;
 
