@@ -12,12 +12,28 @@ all. A symbol libc defines too (close, dlsym, fwrite: the library's own
 calls that -Bsymbolic-functions binds to its exported wrappers) is a call to
 libc, not to the wrapper's file.
 
+With --build-root, --source-root and --ninja, also the headers each object
+was compiled with, as the compiler found them (ninja's record of its
+dependency files, `ninja -t deps`): an include path names a layer's folder
+and those below, but a quoted include is looked up in the including file's
+own folder first, so `#include "../hooks/x.h"` from core/ compiles
+whatever the include paths say, and a header of macros, inline functions
+or struct layouts leaves no symbol for nm to see. A layer's folders are
+those of its objects' sources; trace/'s (members named ../trace/...) are
+below all.
+
 Fails (exit 1) on
   - an edge from a file to a file of a higher layer (an upward call);
+  - a header included from a higher layer's folder (an upward include),
+    or from a folder of the source tree that is no layer's and not named
+    by --shared (config/, trace/);
   - a call cycle between files, once the edges of the allowlist (the hook
     tables that interposition makes circular by nature) are taken out;
   - an allowlist edge that is no longer in the graph (so the list stays
     true).
+
+With --expect TEXT, the opposite: exit 0 only when one of the errors
+contains TEXT (a fixture that breaks a rule on purpose).
 """
 import argparse
 import collections
@@ -119,6 +135,67 @@ def cycles(nodes, edges):
     return out
 
 
+def ninja_deps(ninja, build_root):
+    """{object path relative to build_root: [dependency paths, resolved]}"""
+    out = subprocess.run([ninja, "-C", build_root, "-t", "deps"], capture_output=True,
+                         text=True, check=True).stdout
+    deps, current = {}, None
+    for line in out.splitlines():
+        if not line.strip():
+            current = None
+        elif not line.startswith((" ", "\t")):
+            current = deps.setdefault(line.split(": #deps", 1)[0], [])
+        elif current is not None:
+            current.append(os.path.realpath(os.path.join(build_root, line.strip())))
+    return deps
+
+
+def objects_of(lib, build_root, deps):
+    """{member name: its dependencies} of the objects meson put in lib"""
+    prefix = os.path.relpath(lib, build_root) + ".p/"
+    return {t[len(prefix):]: d for t, d in deps.items() if t.startswith(prefix)}
+
+
+def include_errors(layers, args):
+    """Headers from above the including object's layer, or from no layer."""
+    deps = ninja_deps(args.ninja, args.build_root)
+    src, build = os.path.realpath(args.source_root), os.path.realpath(args.build_root)
+    objects = []  # (layer index, member, dependencies); the first is the source
+    for index, (_, libs) in enumerate(layers):
+        for lib in libs:
+            found = objects_of(lib, args.build_root, deps)
+            if not found:
+                return [f"no objects of {lib} in ninja's dependency log: build it first"]
+            for member, d in sorted(found.items()):
+                shared = file_of(member)[1]
+                objects.append((-1 if shared else index, member, d))
+    folder_layer = {}
+    for index, _, d in objects:
+        if d:
+            folder = os.path.dirname(os.path.relpath(d[0], src))
+            folder_layer[folder] = max(index, folder_layer.get(folder, -1))
+    names = ["trace"] + [l[0] for l in layers]
+    errors = []
+    print(f"{len(objects)} objects, {sum(len(d) - 1 for _, _, d in objects if d)} includes")
+    for index, member, d in objects:
+        if not d:
+            errors.append(f"{member}: no dependencies recorded")
+            continue
+        source = os.path.relpath(d[0], src)
+        for header in d[1:]:
+            if header.startswith(build + os.sep) or not header.startswith(src + os.sep):
+                continue  # generated, the system's, CUDA's
+            rel = os.path.relpath(header, src)
+            folder = os.path.dirname(rel)
+            if folder in folder_layer:
+                if folder_layer[folder] > index:
+                    errors.append(f"upward include: {source} ({names[index + 1]}) includes "
+                                  f"{rel} ({names[folder_layer[folder] + 1]})")
+            elif folder not in args.shared:
+                errors.append(f"include from outside the layers: {source} includes {rel}")
+    return errors
+
+
 def read_allow(path):
     allow = set()
     with open(path) as f:
@@ -135,6 +212,12 @@ def main():
     ap.add_argument("--allow", required=True)
     ap.add_argument("--layer", nargs="+", action="append", required=True,
                     metavar=("NAME", "LIB"))
+    ap.add_argument("--build-root")
+    ap.add_argument("--source-root")
+    ap.add_argument("--ninja")
+    ap.add_argument("--shared", action="append", default=[],
+                    help="a folder of the source tree any layer may include from")
+    ap.add_argument("--expect")
     args = ap.parse_args()
     layers = [(l[0], l[1:]) for l in args.layer]
     names = ["trace"] + [l[0] for l in layers]
@@ -153,6 +236,8 @@ def main():
                  if b in comp]
         errors.append("call cycle not in the allowlist: " + ", ".join(comp) +
                       "\n    " + "\n    ".join(inner))
+    if args.ninja:
+        errors += include_errors(layers, args)
     present = {(a, b) for a in edges for b in edges[a]}
     for a, b in sorted(allow):
         if a in files and (a, b) not in present:
@@ -161,6 +246,10 @@ def main():
           f"layers {' < '.join(names)}")
     for e in errors:
         print(e)
+    if args.expect is not None:
+        found = any(args.expect in e for e in errors)
+        print(("expected error found: " if found else "expected error missing: ") + args.expect)
+        return 0 if found else 1
     return 1 if errors else 0
 
 
