@@ -54,11 +54,13 @@ class HoldOut(unittest.TestCase):
         return proc, json.loads(lines[-1]), trace
 
     def run_both(self, setting):
-        plain, fig, _ = self.run_program(setting, traced=False)
-        traced, traced_fig, trace = self.run_program(setting, traced=True)
+        """Plain, then under memtrace, as test_jax.py's run_both: the
+        traced run's figures returned, the truth for its trace."""
+        plain, plain_fig, _ = self.run_program(setting, traced=False)
+        traced, fig, trace = self.run_program(setting, traced=True)
         self.assertEqual(plain.returncode, 0, plain.stderr[-4000:])
         self.assertEqual(traced.returncode, plain.returncode, traced.stderr[-4000:])
-        self.assertEqual(traced_fig, fig, "JAX's figures changed under memtrace")
+        base.assert_same_figures(self, fig, plain_fig)
         self.assertEqual(fig["platform"], "gpu")
         self.assertTrue(fig["error"].startswith("RESOURCE_EXHAUSTED: Out of memory while "
                                                 "trying to allocate "), fig["error"])

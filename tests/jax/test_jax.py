@@ -36,6 +36,13 @@ MiB = 1 << 20
 CUBLAS_WORKSPACE = 32 * MiB  # the simulated cuBLAS's default on a 9.0 device
 OOM_BATCH = 300000  # rows of 512 floats: the step's buffers need 3.44 GiB
 SKIP = 77
+# XLA's peak while a step runs depends on when its async work frees a
+# buffer against when the next is taken: a scalar more or less (256
+# bytes in one clean-clone CI run, plain against plain as much as under
+# memtrace). Those figures are compared within this, every other exactly;
+# memtrace's own figures are checked against the same run's.
+TIMING_SLACK = 4096
+TIMING_KEYS = ("peak_bytes_in_use",)
 
 PYTHON = None
 
@@ -63,6 +70,22 @@ def run_env(extra):
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(extra)
     return env
+
+
+def assert_same_figures(test, traced, plain, what="JAX's figures"):
+    """The figures JAX printed under memtrace are those it printed
+    plain: every key equal, the timing-dependent ones (TIMING_KEYS)
+    within TIMING_SLACK."""
+    test.assertEqual(sorted(traced), sorted(plain), f"{what} changed under memtrace")
+    for key, value in plain.items():
+        if isinstance(value, dict):
+            assert_same_figures(test, traced[key], value, f"{what}[{key!r}]")
+        elif key in TIMING_KEYS:
+            test.assertLessEqual(abs(traced[key] - value), TIMING_SLACK,
+                                 f"{what}[{key!r}] changed under memtrace: "
+                                 f"{traced[key]} against {value}")
+        else:
+            test.assertEqual(traced[key], value, f"{what}[{key!r}] changed under memtrace")
 
 
 def jax_size(n):
@@ -100,12 +123,13 @@ class JaxTest(unittest.TestCase):
         return proc, json.loads(lines[-1]), trace
 
     def run_both(self, setting):
-        """Plain, then under memtrace: same exit status (0), same figures."""
-        plain, fig, _ = self.run_program(setting, traced=False)
-        traced, traced_fig, trace = self.run_program(setting, traced=True)
+        """Plain, then under memtrace: same exit status (0), same figures.
+        The figures returned are the traced run's, the truth for its trace."""
+        plain, plain_fig, _ = self.run_program(setting, traced=False)
+        traced, fig, trace = self.run_program(setting, traced=True)
         self.assertEqual(plain.returncode, 0, plain.stderr[-4000:])
         self.assertEqual(traced.returncode, plain.returncode, traced.stderr[-4000:])
-        self.assertEqual(traced_fig, fig, "JAX's figures changed under memtrace")
+        assert_same_figures(self, fig, plain_fig)
         self.assertEqual(fig["platform"], "gpu")
         self.assertTrue(fig["error"].startswith("RESOURCE_EXHAUSTED: Out of memory while "
                                                 "trying to allocate "), fig["error"])

@@ -40,6 +40,12 @@ MiB = 1 << 20
 CUBLAS_WORKSPACE = 32 * MiB  # the simulated cuBLAS's default on a 9.0 device
 OOM_BATCH = 200000  # rows: the first Dense layer's output is 200000 x 1024 floats
 SKIP = 77
+# Under cuda_malloc_async TensorFlow's `current` at a mark can hold a
+# small tensor more or less, by when a thread of its own released it (16
+# bytes in one clean-clone CI run, under memtrace; the JAX suite saw the
+# like plain). Such figures are compared plain against traced within
+# this; memtrace's own figures are checked exactly against the same run's.
+TIMING_SLACK = 4096
 
 PYTHON = None
 
@@ -55,6 +61,30 @@ def framework_python():
     if proc.returncode != 0 or not proc.stdout.strip():
         sys.exit(f"FAIL: scripts/framework-python tensorflow exited {proc.returncode}:\n{proc.stderr}")
     return proc.stdout.strip()
+
+
+def assert_near(test, traced, plain, what):
+    """A figure (or a list of them) TensorFlow printed under memtrace,
+    within TIMING_SLACK of what it printed plain."""
+    if isinstance(plain, list):
+        test.assertEqual(len(traced), len(plain), f"{what} changed under memtrace")
+        for t, p in zip(traced, plain):
+            assert_near(test, t, p, what)
+        return
+    test.assertLessEqual(abs(traced - plain), TIMING_SLACK,
+                         f"{what} changed under memtrace: {traced} against {plain}")
+
+
+def slope(values):
+    """The least-squares slope of values against their index, rounded
+    half away from zero: growth_per_point's definition
+    (docs/report-json.md), applied to TensorFlow's own figures."""
+    n = len(values)
+    mean_x, mean_y = (n - 1) / 2, sum(values) / n
+    num = sum((x - mean_x) * (y - mean_y) for x, y in enumerate(values))
+    den = sum((x - mean_x) ** 2 for x in range(n))
+    q = num / den
+    return int(q + 0.5) if q >= 0 else -int(-q + 0.5)
 
 
 def run_env(extra):
@@ -290,11 +320,14 @@ class TensorFlowTest(unittest.TestCase):
             self.assertEqual(proc.returncode, 0, proc.stderr[-4000:])
             figs.append(json.loads(proc.stdout.splitlines()[-1]))
             print(f"loop.py --{mode} {'under memtrace' if traced else 'plain'}: {figs[-1]}")
-        self.assertEqual(figs[0], figs[1], "TensorFlow's figures changed under memtrace")
-        self.assertTrue(figs[0]["device"].endswith("/device:GPU:0"), figs[0]["device"])
+        plain, fig = figs  # the traced run's figures: the truth for its trace
+        for key in ("weights", "device"):
+            self.assertEqual(fig[key], plain[key], f"{key} changed under memtrace")
+        assert_near(self, fig["current"], plain["current"], "current")
+        self.assertTrue(fig["device"].endswith("/device:GPU:0"), fig["device"])
         rep = self.report_json(trace)
         self.assertEqual(rep["growth"]["basis"], "marks")
-        return figs[0], rep
+        return fig, rep
 
     def builders(self, site):
         return [f for f in site["frames"]
@@ -305,24 +338,25 @@ class TensorFlowTest(unittest.TestCase):
         build function's, by the model's weights per build, and its live
         bytes at each build are TensorFlow's get_memory_info current."""
         fig, rep = self.run_loop("keep")
-        steps = {b - a for a, b in zip(fig["current"], fig["current"][1:])}
-        self.assertEqual(steps, {fig["weights"]})
+        for a, b in zip(fig["current"], fig["current"][1:]):
+            assert_near(self, b - a, fig["weights"], "a build's growth")
         growing = [s for s in rep["growth"]["sites"] if s["growing"]]
         self.assertEqual(len(growing), 1, rep["growth"]["sites"])
         site = growing[0]
         self.assertTrue(self.builders(site), site["frames"])
         self.assertEqual(site["live_bytes"], fig["current"])
-        self.assertEqual(site["growth_per_point"], fig["weights"])
+        self.assertEqual(site["growth_per_point"], slope(fig["current"]))
         diag = rep["diagnosis"]
-        self.assertEqual((diag["cause"], diag["bytes"]), ("growth", fig["weights"]), diag)
+        self.assertEqual((diag["cause"], diag["bytes"]), ("growth", slope(fig["current"])), diag)
 
     def test_models_cleared_in_a_loop(self):
         """keras.backend.clear_session() before each build, nothing kept:
-        TensorFlow's current stays flat after the second build, and
-        memtrace finds no growth, the build function's live bytes equal
-        to TensorFlow's at each build."""
+        TensorFlow's current stays flat after the second build (to a
+        scalar: TIMING_SLACK), and memtrace finds no growth, the build
+        function's live bytes equal to TensorFlow's at each build."""
         fig, rep = self.run_loop("clear")
-        self.assertEqual(len(set(fig["current"][1:])), 1, fig["current"])
+        for value in fig["current"][2:]:
+            assert_near(self, value, fig["current"][1], "current after the second build")
         self.assertEqual([s for s in rep["growth"]["sites"] if s["growing"]], [])
         self.assertIsNone(rep["diagnosis"])
         site = rep["growth"]["sites"][0]
