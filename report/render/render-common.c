@@ -374,6 +374,17 @@ const struct trace_frame *render_user_frame(const struct trace *t, const struct 
 	return named_frame(t, s, depth);
 }
 
+int64_t render_launch_thread(const struct trace *t, const struct trace_stack *s, uint32_t depth)
+{
+	for (uint32_t i = 0; s && i < depth && i < s->depth; i++) {
+		const struct trace_frame *f = trace_stack_frame(t, s, i);
+
+		if (f && f->kind == MT_FRAME_LAUNCH)
+			return f->ip;
+	}
+	return -1;
+}
+
 /* ---- a frame's label in a width (the text report) --------------------- */
 
 /* A name is never cut to fewer columns than this, even when its file:line

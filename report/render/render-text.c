@@ -160,12 +160,19 @@ static void stack_row(const struct text *tx, const char *cells, int64_t stack)
 	const struct trace_stack *s = trace_find_stack(tx->t, stack);
 	uint32_t depth;
 	const struct trace_frame *f = render_user_frame(tx->t, s, &depth);
+	int64_t launcher = s && f ? render_launch_thread(tx->t, s, depth) : -1;
+	/* the user's frame is another thread's, which launched this work */
+	_autofree_ char *launched =
+		launcher >= 0 ? xasprintf(" (launched from thread %" PRId64 ")", launcher)
+			      : xstrdup("");
+	size_t room = room_after(tx, cells, 0);
 	_autofree_ char *label =
-		s && f ? render_frame_label_fit(tx->t, f, true, room_after(tx, cells, 0))
+		s && f ? render_frame_label_fit(tx->t, f, true,
+						room > strlen(launched) ? room - strlen(launched) : 0)
 		       : render_stack_label(tx->t, stack, true);
 	_autofree_ char *callers = caller_chain(tx, s, depth, room_after(tx, cells, 2));
 
-	line(tx, s && f ? 0 : tx->width, "%s%s", cells, label);
+	line(tx, s && f ? 0 : tx->width, "%s%s%s", cells, label, launched);
 	if (*callers)
 		line(tx, 0, "%*s%s", (int)strlen(cells) + 2, "", callers);
 }

@@ -249,3 +249,7 @@ uint64_t render_graph_never_freed_bytes(const struct model_graphs *g);
  * NULL when the stack has no frame to show. */
 const struct trace_frame *render_user_frame(const struct trace *t, const struct trace_stack *s,
 					    uint32_t *depth);
+/* The thread that launched the work, when the frames of s from depth on
+ * are borrowed from it (a launch frame before depth: trace-format.md,
+ * frames kind 2); -1 otherwise. */
+int64_t render_launch_thread(const struct trace *t, const struct trace_stack *s, uint32_t depth);

@@ -422,6 +422,9 @@ class TensorFlowTest(unittest.TestCase):
         lines = {r[0] for r in borrowed}
         for tag in ("encode", "gram", "fit"):
             self.assertIn(fig[tag][0], lines, f"{tag}: no tensor launched from its line")
+        # the text report says so where it lists stacks
+        self.assertRegex(self.report(trace),
+                         r"main \(lines\.py:\d+\) \(launched from thread \d+\)")
 
 
 def main():
