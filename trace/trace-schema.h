@@ -50,7 +50,9 @@ enum mt_event_kind {
 	MT_EV_CACHE_SEGMENT_MAP = 31, /* expandable segments: pages mapped */
 	MT_EV_CACHE_SEGMENT_UNMAP = 32, /* ... unmapped */
 	MT_EV_TENSOR_OOM = 33, /* the allocator gave up: bytes = the block asked for,
-				* address = the device's free bytes as it read them */
+				* address = the device's free bytes as it read them;
+				* its ooms row: the same free, the device's total,
+				* the allocator's own cap (limit_bytes) */
 	/* A framework's OOM reached the program on this thread, after it was
 	 * recorded on another (TensorFlow's executor threads): the stack is
 	 * where the exception was raised; it belongs to the OOM before it.
@@ -108,7 +110,7 @@ enum mt_frame_kind {
 	" frame INTEGER NOT NULL, PRIMARY KEY(stack, depth)) WITHOUT ROWID;"        \
 	"CREATE TABLE threads(id INTEGER PRIMARY KEY, name TEXT);"                  \
 	"CREATE TABLE ooms(seq INTEGER PRIMARY KEY, device_free INTEGER,"           \
-	" device_total INTEGER);"                                                   \
+	" device_total INTEGER, limit_bytes INTEGER);"                              \
 	"CREATE TABLE devices(id INTEGER PRIMARY KEY, total_bytes INTEGER,"         \
 	" free_bytes_at_first_use INTEGER, first_seq INTEGER);"                     \
 	"CREATE TABLE ops(id INTEGER PRIMARY KEY, name TEXT NOT NULL, domain TEXT);" \

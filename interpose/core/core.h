@@ -66,8 +66,14 @@ struct mt_event {
 	uint64_t address;
 	uint64_t bytes;
 	uint64_t stream;
-	uint64_t device_free; /* oom; CUPTI events: the correlation id */
-	uint64_t device_total; /* oom; CUPTI events: the program counter */
+	union {
+		uint64_t device_free; /* oom; CUPTI events: the correlation id */
+		/* tensor_oom: the allocator's own cap on what it may reserve
+		 * (PyTorch's set_per_process_memory_fraction), 0: none or not
+		 * known; the device's free bytes are in address */
+		uint64_t limit;
+	};
+	uint64_t device_total; /* oom, tensor_oom; CUPTI events: the program counter */
 	uint64_t handle; /* map: physical handle; pool events and pool allocations: the pool */
 	uint32_t stack;
 	uint32_t tid;

@@ -28,6 +28,14 @@
  *   the mempool id at 48. The same in every torch from 2.1 to 2.15 (the
  *   versions checked); another version turns the view off, saying so.
  *
+ * - Its cap at an OOM: NativeCachingAllocator::getMemoryFraction (local,
+ *   in .symtab, 2.11 and 2.15 alike) reads the device allocator's
+ *   allowed_memory_maximum over its device_total, 1.0 when no fraction is
+ *   set: two loads, no lock, no CUDA call (read off its code in both
+ *   versions). Times the device's total it is the cap torch refused the
+ *   request by (set_per_process_memory_fraction), exactly. Without the
+ *   symbol, the OOM carries no cap.
+ *
  * The attach waits for the allocator's init (it attaches to each device's
  * allocator, none before init): it is tried after each allocation until
  * it is done, and while torch is absent every 1024th allocation. */
@@ -48,11 +56,16 @@
 _Atomic int mt_torch_state = MT_TORCH_UNTRIED;
 static _Atomic unsigned absent_polls;
 static bool with_pool; /* TraceEntry has mempool_ (torch 2.3 on) */
+/* the allocator and its getMemoryFraction, for the cap at an OOM */
+typedef double (*fraction_fn)(void *self, signed char device);
+static void *allocator_self;
+static fraction_fn get_fraction;
 
 #define NATIVE "_ZN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocator"
 #define SYM_ALLOCATOR "_ZN3c104cuda20CUDACachingAllocator9allocatorE"
 #define SYM_VTABLE "_ZTVN3c104cuda20CUDACachingAllocator6Native22NativeCachingAllocatorE"
 #define SYM_INITIALIZED NATIVE "11initializedEv"
+#define SYM_FRACTION NATIVE "17getMemoryFractionEa"
 #define SYM_ATTACH_NEW NATIVE "27attachAllocatorTraceTrackerESt8functionIFvRKNS_22CachingDeviceAllocator10TraceEntryEEE"
 #define SYM_ATTACH_OLD NATIVE "27attachAllocatorTraceTrackerESt8functionIFvRKNS1_10TraceEntryEEE"
 
@@ -90,8 +103,28 @@ static unsigned kind_of(int32_t action)
 	return action == 8 ? MT_EV_TENSOR_OOM : 0;
 }
 
+/* The cap torch's allocator on device had at its OOM, in bytes: the
+ * fraction getMemoryFraction gives (the cap over the device's total, a
+ * plain read) times the total; 0 when there is none or it cannot be had.
+ * The device's total into *total. */
+static uint64_t cap_at_oom(int8_t device, uint64_t *total)
+{
+	uint64_t free_b = 0;
+
+	*total = 0;
+	if (!get_fraction || !allocator_self || device < 0)
+		return 0;
+	double fraction = get_fraction(allocator_self, device);
+	if (!mt_real_mem_info(MT_API_CUDACachingAllocator, &free_b, total))
+		return 0;
+	if (!(fraction > 0.0 && fraction < 1.0)) /* 1.0: no cap */
+		return 0;
+	return (uint64_t)(fraction * (double)*total + 0.5);
+}
+
 /* Called by torch with its device allocator's lock held: no GIL, no
- * torch call, nothing that waits for another thread of torch. */
+ * torch call but getMemoryFraction's read, nothing that waits for another
+ * thread of torch. */
 static void tracker_invoke(const void *functor, const void *entry)
 {
 	(void)functor;
@@ -113,13 +146,17 @@ static void tracker_invoke(const void *functor, const void *entry)
 		return;
 	bool is_free = kind == MT_EV_TENSOR_FREE_REQUESTED || kind == MT_EV_TENSOR_FREE ||
 		       kind == MT_EV_CACHE_SEGMENT_FREE || kind == MT_EV_CACHE_SEGMENT_UNMAP;
+	/* inside the guard: the driver's calls under cudaMemGetInfo are ours */
+	uint64_t total = 0, cap = kind == MT_EV_TENSOR_OOM ? cap_at_oom(device, &total) : 0;
 	mt_record_tensor(&(struct mt_rec){ .api = MT_API_CUDACachingAllocator,
 					   .kind = (uint8_t)kind,
 					   .no_stack = is_free,
 					   .address = addr,
 					   .bytes = size,
 					   .stream = stream,
-					   .handle = pool[0] ? pool[0] : pool[1] },
+					   .handle = pool[0] ? pool[0] : pool[1],
+					   .limit = cap,
+					   .device_total = total },
 			 device);
 	mt_leave();
 }
@@ -144,7 +181,7 @@ static int find_c10(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 struct c10_syms {
-	uintptr_t allocator, vtable, initialized, attach;
+	uintptr_t allocator, vtable, initialized, attach, fraction;
 	bool attach_new;
 };
 
@@ -156,6 +193,8 @@ static void match_symbol(struct c10_syms *s, const char *name, uintptr_t value)
 		s->vtable = value;
 	else if (!strcmp(name, SYM_INITIALIZED))
 		s->initialized = value;
+	else if (!strcmp(name, SYM_FRACTION))
+		s->fraction = value;
 	else if (!strcmp(name, SYM_ATTACH_NEW))
 		s->attach = value, s->attach_new = true;
 	else if (!strcmp(name, SYM_ATTACH_OLD))
@@ -290,6 +329,8 @@ static int try_attach(void)
 		return MT_TORCH_WAITING;
 	/* on before the attach: the first action may come from another
 	 * thread as soon as the tracker is in */
+	allocator_self = self;
+	get_fraction = s.fraction ? (fraction_fn)(lib.bias + s.fraction) : NULL;
 	atomic_store(&mt_torch_state, MT_TORCH_ON);
 	struct cxx_function tracker = { { NULL, NULL }, tracker_manager, tracker_invoke };
 	((attach_fn)(lib.bias + s.attach))(self, &tracker);

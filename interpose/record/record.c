@@ -385,6 +385,8 @@ void mt_record_tensor(const struct mt_rec *r, int16_t device)
 	fill_common(&ev, r, at.time_ns);
 	ev.kind = r->kind;
 	ev.device = device;
+	ev.limit = r->limit;
+	ev.device_total = r->device_total;
 	ev.stack = r->no_stack ? 0 : capture_stack();
 	uint64_t cell = mt_queue_push(rec.queue, at.ticket, &ev);
 	if (r->kind == MT_EV_TENSOR_OOM)

@@ -73,6 +73,9 @@ struct mt_rec {
 	uint64_t bytes;
 	uint64_t stream;
 	uint64_t handle;
+	/* mt_record_tensor, a tensor_oom: the allocator's own cap (0: none)
+	 * and the device's total memory (0: not known) */
+	uint64_t limit, device_total;
 };
 /* An event's ordering point: its ticket (its place in the trace's order)
  * and its time. Two words: returned and passed in registers. */

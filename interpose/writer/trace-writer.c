@@ -47,7 +47,7 @@ enum stmt_id {
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_SITE] = "INSERT INTO sites(id,kind,stack,api,thread,device,mem,stream,op,status,"
 		    "handle,source) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
-	[ST_OOM] = "INSERT INTO ooms(seq,device_free,device_total) VALUES(?,?,?)",
+	[ST_OOM] = "INSERT INTO ooms(seq,device_free,device_total,limit_bytes) VALUES(?,?,?,?)",
 	[ST_FRAME] = "INSERT INTO frames(id,kind,ip,module,offset,function) VALUES(?,0,?,?,?,?)",
 	[ST_PYFRAME] = "INSERT INTO frames(id,kind,function,file,line) VALUES(?,1,?,?,?)",
 	[ST_LAUNCHFRAME] = "INSERT INTO frames(id,kind,ip) VALUES(?,2,?)",
@@ -702,6 +702,17 @@ static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 		sqlite3_bind_int64(s, 1, (int64_t)seq);
 		bind_u64_or_null(s, 2, ev->device_free, ev->device_total != 0);
 		bind_u64_or_null(s, 3, ev->device_total, ev->device_total != 0);
+		sqlite3_bind_null(s, 4);
+		step(w, ST_OOM);
+	}
+	/* a framework allocator's own OOM: the free torch read (address),
+	 * and its cap, when it had one */
+	if (ev->kind == MT_EV_TENSOR_OOM && ev->source == MT_SOURCE_HOOK) {
+		s = w->stmt[ST_OOM];
+		sqlite3_bind_int64(s, 1, (int64_t)seq);
+		bind_u64_or_null(s, 2, ev->address, ev->device_total != 0);
+		bind_u64_or_null(s, 3, ev->device_total, ev->device_total != 0);
+		bind_u64_or_null(s, 4, ev->limit, ev->limit != 0);
 		step(w, ST_OOM);
 	}
 	if (!mt_live_event(w->live, seq, t, ev))

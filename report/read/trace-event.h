@@ -56,8 +56,10 @@ struct trace_event {
 	int64_t api;	 /* apis.id */
 	uint64_t handle; /* map: the physical allocation; pools: the pool */
 	int64_t status;	 /* 0 when NULL */
-	/* from the ooms table, for oom events */
+	/* from the ooms table, for oom and tensor_oom events */
 	int64_t device_free, device_total;
+	/* tensor_oom: the allocator's own cap (ooms.limit_bytes), 0: none */
+	uint64_t limit;
 
 	/* ---- added by the reader ---- */
 	int64_t op; /* ops.id (the first of its name and domain); a mark's label */

@@ -18,6 +18,7 @@
 struct trace_oom_info {
 	bool has_free, has_total;
 	int64_t device_free, device_total;
+	uint64_t limit; /* limit_bytes; 0: NULL, or a trace written before it */
 };
 
 static inline void finalizep(sqlite3_stmt **s)
@@ -624,7 +625,12 @@ static int load_ooms(struct trace *t)
 	_autofinalize_ sqlite3_stmt *s = NULL;
 	int rc;
 
-	if (trace_prepare(t, "ooms", "SELECT seq, device_free, device_total FROM ooms", &s) < 0)
+	/* limit_bytes came later in version 3: NULL in a trace without it */
+	if (trace_prepare(t, "ooms",
+			  has_column(t, "ooms", "limit_bytes")
+				  ? "SELECT seq, device_free, device_total, limit_bytes FROM ooms"
+				  : "SELECT seq, device_free, device_total, NULL FROM ooms",
+			  &s) < 0)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct trace_oom_info *o = xmap_put(&t->ooms, (uint64_t)sqlite3_column_int64(s, 0), NULL);
@@ -633,6 +639,9 @@ static int load_ooms(struct trace *t)
 		o->device_free = sqlite3_column_int64(s, 1);
 		o->has_total = !col_null(s, 2);
 		o->device_total = sqlite3_column_int64(s, 2);
+		o->limit = col_null(s, 3) || sqlite3_column_int64(s, 3) <= 0
+				   ? 0
+				   : (uint64_t)sqlite3_column_int64(s, 3);
 	}
 	return rc == SQLITE_DONE ? 0 : trace_step_failed(t, "ooms");
 }
@@ -923,6 +932,7 @@ static void read_oom(const struct trace *t, struct trace_event *ev)
 		ev->device_free = o->device_free;
 		ev->has_device_total = o->has_total;
 		ev->device_total = o->device_total;
+		ev->limit = o->limit;
 	}
 }
 
@@ -954,7 +964,7 @@ static void read_event(struct trace *t, sqlite3_stmt *s, struct trace_event *ev)
 	};
 	if (ev->stack != 0 && !trace_find_stack(t, ev->stack))
 		t->missing_stacks++;
-	if (ev->kind == MT_EV_OOM)
+	if (ev->kind == MT_EV_OOM || ev->kind == MT_EV_TENSOR_OOM)
 		read_oom(t, ev);
 	if (ev->source == MT_SOURCE_CUPTI)
 		ev->module = cupti_module(t, ev);
