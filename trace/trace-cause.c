@@ -11,6 +11,7 @@ static const char *const cause_names[] = {
 	[TRACE_CAUSE_ORPHANED_GRAPHS] = "orphaned_graphs",
 	[TRACE_CAUSE_NOT_OURS] = "not_ours",
 	[TRACE_CAUSE_PREALLOCATED] = "preallocated",
+	[TRACE_CAUSE_ALLOCATOR_LIMIT] = "allocator_limit",
 };
 
 const char *trace_cause_name(enum trace_cause c)
@@ -62,11 +63,22 @@ bool trace_cause_beyond_device(uint64_t requested, uint64_t device_total)
 	return device_total && requested > device_total;
 }
 
+bool trace_cause_allocator_limit(bool cuda_failed, bool own_oom)
+{
+	return own_oom && !cuda_failed;
+}
+
+uint64_t trace_cause_limit_room(uint64_t limit, uint64_t reserved)
+{
+	return limit > reserved ? limit - reserved : 0;
+}
+
 int trace_cause_rank(enum trace_cause c, bool not_ours_leads, bool beyond_device)
 {
 	if (c == TRACE_CAUSE_TOO_BIG && beyond_device)
 		return -1;
 	switch (c) {
+	case TRACE_CAUSE_ALLOCATOR_LIMIT: return -2;
 	case TRACE_CAUSE_ORPHANED_GRAPHS: return 0;
 	case TRACE_CAUSE_GROWTH: return 1;
 	case TRACE_CAUSE_FRAGMENTATION: return 2;

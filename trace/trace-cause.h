@@ -18,6 +18,7 @@ enum trace_cause {
 	TRACE_CAUSE_ORPHANED_GRAPHS, /* graph execs left behind, graph memory never freed */
 	TRACE_CAUSE_NOT_OURS,	     /* device memory in use the process did not allocate */
 	TRACE_CAUSE_PREALLOCATED,    /* a framework's arena took most of the device at start */
+	TRACE_CAUSE_ALLOCATOR_LIMIT, /* a framework allocator's own cap refused it, not the device */
 };
 
 /* "growth", "too_big", ...; "unknown" for anything else */
@@ -183,11 +184,22 @@ bool trace_cause_arena(uint64_t bytes, uint64_t device_total);
  * or memory kept explain the failure, since it could never succeed. */
 bool trace_cause_beyond_device(uint64_t requested, uint64_t device_total);
 
+/* allocator_limit: a framework's caching allocator refused the request
+ * with no CUDA call failing, by a cap of its own (PyTorch's
+ * set_per_process_memory_fraction, its cap the fraction times the
+ * device's memory): the device's free memory, pieces or size are not what
+ * failed, and the cap leads. What was left under the cap (limit: the cap,
+ * 0 when not known; reserved: what the allocator held then, its
+ * memory_reserved()): the room the request had. */
+bool trace_cause_allocator_limit(bool cuda_failed, bool own_oom);
+uint64_t trace_cause_limit_room(uint64_t limit, uint64_t reserved);
+
 /* Which cause leads when several apply (the lowest first): memory kept
  * (graphs left behind, growth), which also cuts the free memory into
  * pieces; then the pieces; then whose memory filled the device; too_big
  * last, when nothing above explains the failure, and first when the
- * request is beyond the device (trace_cause_beyond_device). */
+ * request is beyond the device (trace_cause_beyond_device); before all,
+ * an allocator's own cap (it alone refused the request). */
 int trace_cause_rank(enum trace_cause c, bool not_ours_leads, bool beyond_device);
 /* A cause of this rank explains an OOM by itself: too_big does not apply. */
 #define TRACE_CAUSE_EXPLAINS 2

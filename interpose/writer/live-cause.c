@@ -343,6 +343,39 @@ static size_t say_too_big(struct mt_cause *c, const struct mt_cause_oom *o, mt_c
 	return len;
 }
 
+void mt_cause_own_answer(const struct mt_cause_own_oom *o, char *out, size_t n)
+{
+	uint64_t room = trace_cause_limit_room(o->limit, o->reserved);
+	size_t len = 0;
+
+	if (n)
+		out[0] = '\0';
+	if (!n || !trace_cause_allocator_limit(o->cuda_failed, true))
+		return;
+	/* each figure with its exact bytes, as the report's evidence has them */
+	SAY("memtrace:   cause (allocator_limit): PyTorch's caching allocator refused the %s (%s) "
+	    "asked for with no CUDA call failing: the cap it was given "
+	    "(torch.cuda.set_per_process_memory_fraction, or per_process_memory_fraction "
+	    "in PYTORCH_CUDA_ALLOC_CONF) was reached; ",
+	    fmt_size(o->requested).s, fmt_bytes(o->requested).s);
+	if (o->limit)
+		SAY("its cap is %s (%s): ", fmt_size(o->limit).s, fmt_bytes(o->limit).s);
+	else
+		SAY("its cap is not known; ");
+	SAY("it had %s (%s) reserved", fmt_size(o->reserved).s, fmt_bytes(o->reserved).s);
+	if (o->limit)
+		SAY(", so %s (%s) was left under the cap", fmt_size(room).s, fmt_bytes(room).s);
+	if (o->has_device_free)
+		SAY(", while the device itself had %s free", fmt_size(o->device_free).s);
+	SAY("\nmemtrace:   try: raise or remove torch.cuda.set_per_process_memory_fraction (or "
+	    "per_process_memory_fraction in PYTORCH_CUDA_ALLOC_CONF) if the process may use more "
+	    "of the device; else hold fewer or smaller tensors under the cap\n");
+	if (len >= n && n > 1) {
+		out[n - 2] = '\n';
+		out[n - 1] = '\0';
+	}
+}
+
 void mt_cause_answer(struct mt_cause *c, const struct mt_cause_oom *o, mt_cause_name_fn name,
 		     void *ctx, char *out, size_t n)
 {
@@ -410,6 +443,8 @@ void mt_cause_answer(struct mt_cause *c, const struct mt_cause_oom *o, mt_cause_
 		SAY("memtrace:   try: look for other processes on the device (nvidia-smi), one rank "
 		    "per device (CUDA_VISIBLE_DEVICES); the rest is contexts and libraries' "
 		    "workspaces\n");
+		break;
+	case TRACE_CAUSE_ALLOCATOR_LIMIT: /* the allocator's own OOM: mt_cause_own_answer */
 		break;
 	}
 	if (len >= n && n > 1) {

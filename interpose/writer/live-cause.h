@@ -50,6 +50,21 @@ struct mt_cause_oom {
 /* Names a stack for the answer (the summary's naming rule). */
 typedef void (*mt_cause_name_fn)(void *ctx, uint32_t stack, char *out, size_t n);
 
+/* A framework allocator's own OOM (PyTorch's caching allocator, no CUDA
+ * call failing since its last): cuda_failed says whether one did. */
+struct mt_cause_own_oom {
+	bool cuda_failed;
+	uint64_t requested; /* the block asked for */
+	uint64_t limit;	    /* the allocator's cap, 0: not known */
+	uint64_t reserved;  /* what the allocator held (memory_reserved()) */
+	bool has_device_free;
+	uint64_t device_free; /* as the allocator read it */
+};
+
+/* The cause's two lines at such an OOM when its own cap refused it
+ * (allocator_limit, trace_cause_allocator_limit); "" otherwise. */
+void mt_cause_own_answer(const struct mt_cause_own_oom *o, char *out, size_t n);
+
 /* The cause's two lines ("memtrace:   cause (growth): ...\n" and
  * "memtrace:   try: ...\n") into out; "" when no cause can be told. */
 void mt_cause_answer(struct mt_cause *c, const struct mt_cause_oom *o, mt_cause_name_fn name,

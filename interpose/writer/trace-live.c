@@ -1123,7 +1123,17 @@ static void tensor_summary(struct mt_live *l, const struct mt_event *ev,
 	}
 	if (n > SUMMARY_HOLDERS)
 		ADD("memtrace:   (and %zu more)\n", n - SUMMARY_HOLDERS);
-	if (free_in_cache >= ev->bytes && largest < ev->bytes)
+	char cause[1024];
+	mt_cause_own_answer(&(struct mt_cause_own_oom){ .cuda_failed = cuda != NULL,
+							.requested = ev->bytes,
+							.limit = ev->limit,
+							.reserved = c->reserved,
+							.has_device_free = ev->device_total != 0,
+							.device_free = ev->address },
+			    cause, sizeof(cause));
+	if (cause[0])
+		ADD("%s", cause);
+	else if (free_in_cache >= ev->bytes && largest < ev->bytes)
 		ADD("memtrace:   cause (fragmentation): %s of the cache is free, in pieces: its "
 		    "largest free block is smaller than the tensor\n"
 		    "memtrace:   try: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "

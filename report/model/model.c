@@ -341,8 +341,9 @@ static void on_oom(struct model *m, const struct trace_event *ev)
 
 /* The allocator gave up with no CUDA call failing since its last OOM (a
  * limit of its own: set_per_process_memory_fraction): an OOM of its own,
- * of the tensor's request. The device's free memory is not known: the
- * action's address field did not hold it under a fraction in the tests. */
+ * of the tensor's request, with its cap when the trace has it. The
+ * device's free memory as torch read it (the ooms row) is kept apart: the
+ * device did not refuse anything, so the device's causes do not apply. */
 static void on_tensor_oom(struct model *m, const struct trace_event *ev)
 {
 	if (model_torch_oom_alone(m)) {
@@ -351,6 +352,11 @@ static void on_tensor_oom(struct model *m, const struct trace_event *ev)
 		o.mem = MT_MEM_DEVICE;
 		o.has_device_free = o.has_device_total = false;
 		on_oom(m, &o);
+		struct model_oom *own = &m->ooms[m->n_ooms - 1];
+		own->allocator_own = true;
+		own->limit_bytes = ev->limit;
+		own->has_own_device_free = ev->has_device_free && ev->has_device_total;
+		own->own_device_free = ev->device_free;
 	}
 	model_torch_event(m, ev);
 }

@@ -313,6 +313,13 @@ struct model_oom {
 	int64_t retry_of;
 	uint64_t released_bytes, released_count;
 	struct model_framework framework; /* the cache's tensors at the failure */
+	/* A framework allocator refused the request by a cap of its own, no
+	 * CUDA call failing (PyTorch's set_per_process_memory_fraction):
+	 * limit_bytes the cap (0: not in the trace), own_device_free what the
+	 * device had free as the allocator read it. */
+	bool allocator_own, has_own_device_free;
+	uint64_t limit_bytes;
+	int64_t own_device_free;
 };
 
 struct model_mem {

@@ -462,6 +462,48 @@ static void rule_too_big(const struct trace *t, const struct model *m, const str
 	x->room = room;
 }
 
+/* The allocator refused the request by its own cap, no CUDA call failing
+ * (trace_cause_allocator_limit): the cap, what torch held under it and
+ * what was left, and that the device had room. */
+static bool rule_allocator_limit(const struct model_oom *o, struct diagnoses *d)
+{
+	const struct model_framework *f = &o->framework;
+	uint64_t reserved = f->has ? f->reserved : 0;
+	uint64_t room = trace_cause_limit_room(o->limit_bytes, reserved);
+	_autofree_ char *cap = NULL, *device = NULL;
+	struct diagnosis *x;
+
+	if (!trace_cause_allocator_limit(false, o->allocator_own))
+		return false;
+	cap = o->limit_bytes
+		      ? xasprintf("its cap is %s (%s): it had %s (%s) reserved, so %s (%s) was left "
+				  "under the cap",
+				  fmt_size(o->limit_bytes).s, fmt_bytes(o->limit_bytes).s,
+				  fmt_size(reserved).s, fmt_bytes(reserved).s, fmt_size(room).s,
+				  fmt_bytes(room).s)
+		      : xasprintf("its cap is not known; it had %s (%s) reserved",
+				  fmt_size(reserved).s, fmt_bytes(reserved).s);
+	if (o->has_own_device_free && o->own_device_free >= 0)
+		device = xasprintf(", while the device itself had %s free",
+				   fmt_size((uint64_t)o->own_device_free).s);
+	x = add(d, DIAG_ALLOCATOR_LIMIT, "The process's own memory cap was reached",
+		xasprintf("PyTorch's caching allocator refused the %s (%s) asked for with no CUDA "
+			  "call failing: the cap it was given "
+			  "(torch.cuda.set_per_process_memory_fraction, or per_process_memory_fraction "
+			  "in PYTORCH_CUDA_ALLOC_CONF) was reached; %s%s",
+			  fmt_size(o->requested).s, fmt_bytes(o->requested).s, cap,
+			  device ? device : ""),
+		xasprintf("raise or remove torch.cuda.set_per_process_memory_fraction (or "
+			  "per_process_memory_fraction in PYTORCH_CUDA_ALLOC_CONF) if the process "
+			  "may use more of the device; else hold fewer or smaller tensors under the "
+			  "cap: free what is no longer needed, a smaller batch or input, mixed "
+			  "precision"));
+	x->stack = o->stack;
+	x->bytes = o->limit_bytes;
+	x->room = room;
+	return true;
+}
+
 /* Which cause leads when several apply: memory kept (graphs left
  * behind, growth), which also cuts the free memory into pieces; then the
  * pieces (fragmentation); then whose memory filled the device. */
@@ -477,7 +519,12 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 		  struct diagnoses *d)
 {
 	*d = (struct diagnoses){ 0 };
-	if (o)
+	/* the allocator's own cap refused it: the device's causes
+	 * (fragmentation, others' memory, a working set too big for it) do
+	 * not apply */
+	bool own = o && rule_allocator_limit(o, d);
+
+	if (o && !own)
 		rule_fragmentation(o, d);
 	rule_orphaned_graphs(m, d);
 	/* at an OOM, what its live set kept round after round; else (and
@@ -485,7 +532,7 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 	if (!rule_growth_rounds(t, m, o, d))
 		rule_growth_points(t, m, d);
 	rule_preallocated(t, m, d);
-	if (o) {
+	if (o && !own) {
 		rule_not_ours(m, o, d);
 		bool explained = false;
 

@@ -23,6 +23,7 @@ enum diag_kind {
 	DIAG_ORPHANED_GRAPHS = TRACE_CAUSE_ORPHANED_GRAPHS,
 	DIAG_NOT_OURS = TRACE_CAUSE_NOT_OURS,
 	DIAG_PREALLOCATED = TRACE_CAUSE_PREALLOCATED,
+	DIAG_ALLOCATOR_LIMIT = TRACE_CAUSE_ALLOCATOR_LIMIT,
 };
 
 struct diagnosis {
@@ -35,7 +36,9 @@ struct diagnosis {
 	 * too_big: what the step needed (bytes) and what was left for it
 	 * (room); fragmentation: the free bytes; orphaned_graphs: the graph
 	 * memory pinned or never freed; not_ours: the bytes in use the
-	 * process did not allocate; preallocated: the arena's bytes */
+	 * process did not allocate; preallocated: the arena's bytes;
+	 * allocator_limit: the cap (0: not known) and what was left under
+	 * it (room) */
 	uint64_t bytes, rounds, room;
 	/* a reading the events cannot tell from the lead's: listed after it
 	 * (growth from allocations repeated until the failure, which a model

@@ -822,6 +822,23 @@ static void write_leaks(struct jw *w, const struct trace *t, const struct model 
 	jw_close(w, ']');
 }
 
+/* A cause's figures: bytes, and what its cause adds (docs/report-json.md). */
+static void write_cause_figures(struct jw *w, const struct diagnosis *x)
+{
+	bool limit = x->kind == DIAG_ALLOCATOR_LIMIT;
+
+	if (limit && !x->bytes) /* the cap is not in the trace */
+		jw_null(w, "bytes");
+	else
+		jw_u64(w, "bytes", x->bytes);
+	if (x->kind == DIAG_GROWTH)
+		jw_u64(w, "repetitions", x->rounds);
+	if (x->kind == DIAG_TOO_BIG || (limit && x->bytes))
+		jw_u64(w, "room_bytes", x->room);
+	else if (limit)
+		jw_null(w, "room_bytes");
+}
+
 static void write_one_diagnosis(struct jw *w, const struct trace *t, const char *key,
 				const struct diagnosis *x)
 {
@@ -835,11 +852,7 @@ static void write_one_diagnosis(struct jw *w, const struct trace *t, const char 
 	else
 		jw_null(w, "stack");
 	write_frames(w, t, x->stack, "frames");
-	jw_u64(w, "bytes", x->bytes);
-	if (x->kind == DIAG_GROWTH)
-		jw_u64(w, "repetitions", x->rounds);
-	if (x->kind == DIAG_TOO_BIG)
-		jw_u64(w, "room_bytes", x->room);
+	write_cause_figures(w, x);
 	jw_close(w, '}');
 }
 
@@ -865,11 +878,7 @@ static void write_diagnosis(struct jw *w, const struct trace *t, const struct mo
 	else
 		jw_null(w, "stack");
 	write_frames(w, t, d.items[0].stack, "frames");
-	jw_u64(w, "bytes", d.items[0].bytes);
-	if (d.items[0].kind == DIAG_GROWTH)
-		jw_u64(w, "repetitions", d.items[0].rounds);
-	if (d.items[0].kind == DIAG_TOO_BIG)
-		jw_u64(w, "room_bytes", d.items[0].room);
+	write_cause_figures(w, &d.items[0]);
 	jw_open(w, "also", '[', false);
 	for (size_t i = 1; i < d.n; i++)
 		write_one_diagnosis(w, t, NULL, &d.items[i]);

@@ -168,6 +168,16 @@ class TensorTest(unittest.TestCase):
         # torch's cache when it raised.
         rep = self.report_json(run.trace)
         self.assertEqual(rep["trace"]["end"], "running")  # never closed
+        # no cap: the device refused it, and no cause speaks of a cap
+        self.assertIsNotNone(rep["diagnosis"])
+        self.assertNotIn("allocator_limit", [rep["diagnosis"]["cause"]] +
+                         [a["cause"] for a in rep["diagnosis"]["also"]])
+        self.assertNotIn("allocator_limit", run.stderr)
+        conn = sqlite3.connect(f"file:{run.trace}?mode=ro", uri=True)
+        self.addCleanup(conn.close)
+        self.assertEqual(conn.execute(f"SELECT o.limit_bytes FROM ooms o JOIN other_events e "
+                                      f"ON e.seq = o.seq WHERE e.kind = {TENSOR_OOM}")
+                         .fetchall(), [(None,)])
         retry = rep["ooms"][-1]
         self.assertIsNotNone(retry["retry_of"])
         fw = retry["framework"]
@@ -359,6 +369,58 @@ class TensorTest(unittest.TestCase):
                 self.assertEqual(self.by_line(fw),
                                  self.expected_by_line("flight_tensors.py", fig["by_tag"]))
                 self.check_answer(run, "flight_tensors.py", fig, 400 * MiB)
+
+    def test_cap_oom_cause(self):
+        """The OOM torch raises from its own cap (set_per_process_memory_fraction)
+        is caused by that cap, not by the device: the report's cause is
+        allocator_limit, and its figures are torch's of the same run: the
+        cap (the fraction times the device's total, as torch computes it,
+        and as get_per_process_memory_fraction() reads back), what torch
+        had reserved (memory_reserved()), what was left under the cap, the
+        tensor asked for. The answer on stderr says the same, with the
+        same figures; neither speaks of the device being too small."""
+        run = self.run_both("fraction_oom")
+        fig = run.figures
+        self.assertIn("307.20 MiB allowed", fig["error"])  # torch's message, rounded
+        self.assertEqual(fig["cap"], fig["cap_read_back"])
+        self.assertEqual(fig["device_total"], fig["total_memory"])
+        # the trace carries the cap with torch's OOM
+        conn = sqlite3.connect(f"file:{run.trace}?mode=ro", uri=True)
+        self.addCleanup(conn.close)
+        rows = conn.execute("SELECT o.limit_bytes, o.device_free, o.device_total FROM ooms o "
+                            "JOIN other_events e ON e.seq = o.seq "
+                            f"WHERE e.kind = {TENSOR_OOM}").fetchall()
+        self.assertEqual(rows, [(fig["cap"], fig["device_free"], fig["device_total"])])
+
+        rep = self.report_json(run.trace)
+        diag = rep["diagnosis"]
+        self.assertEqual(diag["cause"], "allocator_limit", diag)
+        self.assertNotIn("too_big", [a["cause"] for a in diag["also"]])
+        self.assertEqual(diag["bytes"], fig["cap"])
+        self.assertEqual(diag["room_bytes"], fig["cap"] - fig["memory_reserved"])
+        self.assertEqual(rep["ooms"][0]["framework"]["reserved_bytes"], fig["memory_reserved"])
+        self.assertEqual(rep["ooms"][0]["requested_bytes"], 100 * MiB)
+        self.assertIn("set_per_process_memory_fraction", diag["try"])
+
+        def figures_said(text):
+            """(asked, cap, reserved, left) as the words give them, in bytes."""
+            text = " ".join(text.split())
+            m = re.search(r"refused the [^(]+\(([\d,]+) B\) asked for.*its cap is [^(]+"
+                          r"\(([\d,]+) B\): it had [^(]+\(([\d,]+) B\) reserved, so [^(]+"
+                          r"\(([\d,]+) B\) was left under the cap", text)
+            self.assertIsNotNone(m, text)
+            return tuple(int(g.replace(",", "")) for g in m.groups())
+
+        torchs = (100 * MiB, fig["cap"], fig["memory_reserved"],
+                  fig["cap"] - fig["memory_reserved"])
+        self.assertEqual(figures_said(diag["evidence"]), torchs)
+        text = self.report(run.trace)
+        self.assertIn("Cause (allocator_limit)", text)
+        self.assertEqual(figures_said(text[text.index("Cause (allocator_limit)"):]), torchs)
+        cause = [l for l in run.stderr.splitlines() if "cause (" in l]
+        self.assertEqual(len(cause), 1, run.stderr)
+        self.assertIn("cause (allocator_limit)", cause[0])
+        self.assertEqual(figures_said(cause[0]), torchs)
 
     def test_tensors_off(self):
         """MEMTRACE_TENSORS=0: no tensor event, the program unchanged."""

@@ -167,6 +167,40 @@ START_TEST(no_state_no_cause)
 }
 END_TEST
 
+START_TEST(own_cap_is_allocator_limit)
+{
+	/* PyTorch's allocator refused 100 MiB under a cap of 0.3 of 1 GiB with
+	 * 210 MiB reserved: the cap's figures, exact; with a CUDA call failing
+	 * (the device refused), or with the cap unknown, it says so */
+	char out[2048];
+	struct mt_cause_own_oom o = { .requested = 100 * MiB, .limit = 322122547,
+				      .reserved = 210 * MiB, .has_device_free = true,
+				      .device_free = 814 * MiB };
+
+	mt_cause_own_answer(&o, out, sizeof(out));
+	ck_assert_msg(strstr(out, "cause (allocator_limit): PyTorch's caching allocator refused "
+				  "the 100.0 MiB (104,857,600 B) asked for"),
+		      "%s", out);
+	ck_assert_msg(strstr(out, "its cap is 307.2 MiB (322,122,547 B): it had 210.0 MiB "
+				  "(220,200,960 B) reserved, so 97.2 MiB (101,921,587 B) was left "
+				  "under the cap, while the device itself had 814.0 MiB free\n"),
+		      "%s", out);
+	ck_assert_msg(strstr(out, "\nmemtrace:   try: raise or remove "
+				  "torch.cuda.set_per_process_memory_fraction"),
+		      "%s", out);
+	o.limit = 0;
+	mt_cause_own_answer(&o, out, sizeof(out));
+	ck_assert_msg(strstr(out, "its cap is not known; it had 210.0 MiB"), "%s", out);
+	o.cuda_failed = true;
+	mt_cause_own_answer(&o, out, sizeof(out));
+	ck_assert_str_eq(out, "");
+	/* the cap leads whatever else applies */
+	ck_assert_int_lt(trace_cause_rank(TRACE_CAUSE_ALLOCATOR_LIMIT, true, true),
+			 trace_cause_rank(TRACE_CAUSE_TOO_BIG, true, true));
+	ck_assert_str_eq(trace_cause_name(TRACE_CAUSE_ALLOCATOR_LIMIT), "allocator_limit");
+}
+END_TEST
+
 Suite *live_cause_suite(void);
 Suite *live_cause_suite(void)
 {
@@ -179,6 +213,7 @@ Suite *live_cause_suite(void)
 	tcase_add_test(tc, grown_arena_is_not_preallocated);
 	tcase_add_test(tc, graphs_kept_lead);
 	tcase_add_test(tc, no_state_no_cause);
+	tcase_add_test(tc, own_cap_is_allocator_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }
