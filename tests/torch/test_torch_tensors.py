@@ -260,6 +260,20 @@ class TensorTest(unittest.TestCase):
         block in them, free ranges included, as the program's own
         memory_snapshot() lists them."""
         run = self.run_both("tensors")
+        # Once (torch 2.11, under load) the export had only the first of
+        # torch's three segments, never again. Should it recur, these say
+        # whether the trace lacked them (not closed at exit, or events
+        # not written) or the export lost them.
+        conn = sqlite3.connect(f"file:{run.trace}?mode=ro", uri=True)
+        self.addCleanup(conn.close)
+        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN "
+                                 "('end', 'events_written')").fetchall())
+        self.assertEqual(meta.get("end"), "exit", f"trace not closed at exit:\n{run.stderr}")
+        self.assertEqual(int(meta["events_written"]),
+                         conn.execute("SELECT count(*) FROM events").fetchone()[0])
+        made = [e for e in self.tensor_events(run.trace) if e[1] == SEGMENT_ALLOC]
+        self.assertEqual(len(made), run.figures["segments"],
+                         f"segments missing from the trace:\n{run.stderr}")
         read = self.read_export(run.trace)
         self.check_export(read, run.figures)
         self.assertIn("inactive", {b[3] for b in read["blocks"]})
