@@ -8,6 +8,9 @@
  * thread) and the device's free memory, committed before the allocator
  * returns, as for a CUDA OOM (record.c, rule 6).
  *
+ * TensorFlow's BFC allocator is seen before its line, at its own call,
+ * which the log level does not stop (below); its line is then ignored.
+ *
  * Every other fwrite is one comparison and a tail call. The real fwrite
  * runs first, untouched; errno is what it left.
  *
@@ -76,11 +79,15 @@ static void record_oom(uint64_t bytes)
 	errno = saved_errno;
 }
 
+/* Inside TensorFlow's BFC allocator on this thread (below): a line it
+ * logs there is that call's failure, recorded when it returns. */
+static MT_TLS int in_bfc;
+
 static __attribute__((noinline)) void seen_on_stderr(const void *p, size_t len)
 {
 	uint64_t bytes;
 	int device;
-	if (!mt_bfc_oom_parse(p, len, &bytes, &device) || !mt_enter())
+	if (in_bfc || !mt_bfc_oom_parse(p, len, &bytes, &device) || !mt_enter())
 		return;
 	atomic_fetch_add_explicit(&logged, 1, memory_order_relaxed);
 	record_oom(bytes);
@@ -92,6 +99,52 @@ MT_EXPORT size_t fwrite(const void *p, size_t size, size_t n, FILE *stream)
 	if (MT_UNLIKELY(stream == stderr) && done == n && size && n <= 4096 / size)
 		seen_on_stderr(p, size * n);
 	return done;
+}
+
+/* ---- TensorFlow's BFC allocator ---- */
+
+/* tsl::BFCAllocator::AllocateRawInternal(size_t alignment, size_t bytes,
+ * bool dump_log_on_failure, uint64_t freed_before), exported by
+ * libtensorflow_framework.so.2 and called through its PLT by every path
+ * of AllocateRaw (the first try, each retry, the last). It fails with
+ * dump_log_on_failure set exactly where it would log the "ran out of
+ * memory" line: the last try of a request the arena cannot serve, after
+ * the retries (a request whose caller takes a failure, a scratch buffer,
+ * is tried without it). That is the OOM, with the request's own bytes
+ * (before the arena rounds them), whether the log is silenced or not:
+ * TF_CPP_MIN_LOG_LEVEL=2 stops the line, not the call. Under
+ * TF_FORCE_GPU_ALLOW_GROWTH the silenced error names no tensor
+ * ("SameWorkerRecvDone unable to allocate output tensor."): this call is
+ * the only place its size is. Recorded as the line was, on the
+ * allocator's thread before the failure returns; the line, when it comes,
+ * is this call's. jaxlib's BFC is its own, not exported: JAX's OOM stays
+ * the line's or the exception's. The real one is found in TensorFlow's
+ * library (hook-real.c: mt_real_loaded). */
+#define BFC_ALLOCATE _ZN3tsl12BFCAllocator19AllocateRawInternalEmmbm
+#define BFC_ALLOCATE_NAME "_ZN3tsl12BFCAllocator19AllocateRawInternalEmmbm"
+typedef void *(*bfc_allocate_fn)(void *, size_t, size_t, bool, uint64_t);
+static bfc_allocate_fn _Atomic real_bfc_ptr;
+
+MT_EXPORT void *BFC_ALLOCATE(void *self, size_t alignment, size_t bytes, bool dump_log_on_failure,
+			     uint64_t freed_before);
+MT_EXPORT void *BFC_ALLOCATE(void *self, size_t alignment, size_t bytes, bool dump_log_on_failure,
+			     uint64_t freed_before)
+{
+	bfc_allocate_fn fn = atomic_load_explicit(&real_bfc_ptr, memory_order_relaxed);
+	if (MT_UNLIKELY(!fn)) {
+		fn = (bfc_allocate_fn)mt_real_loaded(BFC_ALLOCATE_NAME, (void *)BFC_ALLOCATE);
+		if (!fn)
+			return NULL; /* cannot be: only TensorFlow's library calls it */
+		atomic_store_explicit(&real_bfc_ptr, fn, memory_order_relaxed);
+	}
+	in_bfc++;
+	void *p = fn(self, alignment, bytes, dump_log_on_failure, freed_before);
+	in_bfc--;
+	if (MT_UNLIKELY(!p) && dump_log_on_failure && bytes && mt_enter()) {
+		atomic_fetch_add_explicit(&logged, 1, memory_order_relaxed);
+		record_oom(bytes);
+	}
+	return p;
 }
 
 /* ---- the exception ---- */
@@ -121,12 +174,13 @@ static _Atomic uint64_t tf_ooms_seen;
 /* TensorFlow's ResourceExhaustedError, on the thread that called into
  * TensorFlow (model.fit's), its value a tuple with the message
  * (framework-oom.c). When an OOM was recorded since the last one raised
- * (the allocator's line, a CUDA call that failed under
+ * (the allocator's failed call or line, a CUDA call that failed under
  * cuda_malloc_async), it was on the executor thread whose op failed,
  * with no Python frame: this is where that failure reached the program,
  * recorded as such (MT_EV_OOM_RAISED, this thread's stack, with the
- * user's line); the report gives it to that OOM. Else (the log
- * silenced) the exception is the OOM. */
+ * user's line); the report gives it to that OOM. Else (a TensorFlow
+ * whose allocator call is not ours to see, the log silenced) the
+ * exception is the OOM, when it names the tensor. */
 static __attribute__((noinline)) void seen_tf_raised(const struct _object *value)
 {
 	char text[1024];

@@ -101,6 +101,37 @@ void *mt_real_resolve(unsigned api)
 	return atomic_load(&mt_real_ptrs[api]);
 }
 
+struct find {
+	const char *name;
+	void *self; /* our own definition, to pass over */
+	void *found;
+};
+
+static int find_definition(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct find *f = data;
+	if (!info->dlpi_name || !info->dlpi_name[0])
+		return 0;
+	void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	void *p = mt_real_dlsym(h, f->name);
+	dlclose(h);
+	if (!p || p == f->self)
+		return 0;
+	f->found = p;
+	return 1;
+}
+
+void *mt_real_loaded(const char *name, void *self)
+{
+	struct find f = { name, self, mt_real_dlsym(RTLD_NEXT, name) };
+	if (!f.found)
+		dl_iterate_phdr(find_definition, &f);
+	return f.found;
+}
+
 int16_t mt_real_device(unsigned api)
 {
 	if (mt_api_is_driver(api)) {

@@ -51,6 +51,12 @@ void *mt_wrap_driver_proc(const char *symbol, void *p);
 /* name is an exact symbol name from a dlsym on a library handle. */
 void *mt_wrap_symbol(const char *name, void *p);
 
+/* The definition of name, other than ours (self), in the objects loaded
+ * now: RTLD_NEXT's, else the first loaded object whose scope defines it,
+ * for a framework's libraries, which Python loads in a local scope that
+ * RTLD_NEXT does not reach (hook-tf.c). NULL when none does. */
+void *mt_real_loaded(const char *name, void *self);
+
 /* hook-dl.c: the real dlsym, for memtrace's own lookups (our exported dlsym
  * would hand back our own wrappers). */
 void *mt_real_dlsym(void *handle, const char *name);

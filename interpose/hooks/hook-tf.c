@@ -21,47 +21,18 @@
 #include "hook-real.h"
 #include "python.h"
 
-#include <dlfcn.h>
-#include <link.h>
-#include <string.h>
 
 MT_EXPORT void TFE_Execute(void *op, void **retvals, int *num_retvals, void *status);
 
 typedef void (*tfe_execute_fn)(void *op, void **retvals, int *num_retvals, void *status);
 static tfe_execute_fn _Atomic real_execute_ptr;
 
-struct find {
-	const char *name;
-	void *self; /* our own definition, to pass over */
-	void *found;
-};
-
-static int find_definition(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	struct find *f = data;
-	if (!info->dlpi_name || !info->dlpi_name[0])
-		return 0;
-	void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return 0;
-	void *p = mt_real_dlsym(h, f->name);
-	dlclose(h);
-	if (!p || p == f->self)
-		return 0;
-	f->found = p;
-	return 1;
-}
-
 static tfe_execute_fn real_execute(void)
 {
 	tfe_execute_fn fn = atomic_load_explicit(&real_execute_ptr, memory_order_relaxed);
 	if (MT_LIKELY(fn != NULL))
 		return fn;
-	struct find f = { "TFE_Execute", (void *)TFE_Execute, mt_real_dlsym(RTLD_NEXT, "TFE_Execute") };
-	if (!f.found)
-		dl_iterate_phdr(find_definition, &f);
-	fn = (tfe_execute_fn)f.found;
+	fn = (tfe_execute_fn)mt_real_loaded("TFE_Execute", (void *)TFE_Execute);
 	if (fn)
 		atomic_store_explicit(&real_execute_ptr, fn, memory_order_relaxed);
 	return fn;

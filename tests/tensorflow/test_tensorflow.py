@@ -272,7 +272,9 @@ class TensorFlowTest(unittest.TestCase):
         oom = rep["ooms"][0]
         self.assertEqual(oom["requested_bytes"], tensor_bytes(fig["error"]))
         self.assertEqual(oom["live_bytes"], fig["memory_limit"] + ws)
-        self.assertIsNone(oom["failed_frames"])
+        # found in the allocator's call, on its thread, as with the log on
+        self.assertTrue(any((f.get("function") or "").startswith("tsl::BFCAllocator::")
+                            for f in oom["failed_frames"]), oom["failed_frames"])
         text = self.report(trace)
         self.check_leads(text, traced.stderr, "BFCAllocator", "781.2 MiB")
         self.check_user_line(rep, text, traced.stderr)
@@ -297,6 +299,29 @@ class TensorFlowTest(unittest.TestCase):
         self.assertGreaterEqual(rep["totals"]["peak_bytes"], fig["after_oom"]["peak"] + ws)
         self.assertLessEqual(rep["totals"]["peak_bytes"], fig["memory_limit"] + ws)
         self.assertEqual([n for n in rep["notes"] if n["kind"] == "preallocation"], [])
+        text = self.report(trace)
+        self.check_leads(text, traced.stderr, "BFCAllocator", "390.6 MiB")
+        self.check_user_line(rep, text, traced.stderr)
+
+    def test_allow_growth_silenced(self):
+        """TF_FORCE_GPU_ALLOW_GROWTH=true with TF_CPP_MIN_LOG_LEVEL=2: no
+        allocator line, and the error names no tensor; the OOM is still
+        recorded, from the allocator's failing call: the batch copied in,
+        with the arena's regions live, at the user's model.fit line."""
+        traced, fig, trace = self.run_both({"TF_FORCE_GPU_ALLOW_GROWTH": "true",
+                                            "TF_CPP_MIN_LOG_LEVEL": "2"})
+        self.assertNotIn("ran out of memory", traced.stderr)
+        self.assertEqual(fig["error"], "ResourceExhaustedError: SameWorkerRecvDone unable to "
+                         "allocate output tensor.")
+        rep = self.report_json(trace)
+        ws = self.workspaces(trace)
+        self.assertEqual([o["api"] for o in rep["ooms"]], ["BFCAllocator"], rep["ooms"])
+        oom = rep["ooms"][0]
+        self.assertEqual(oom["requested_bytes"], fig["batch_bytes"])
+        self.assertGreaterEqual(oom["live_bytes"], fig["after_oom"]["peak"] + ws)
+        self.assertLessEqual(oom["live_bytes"], fig["memory_limit"] + ws)
+        # what the arena could not give: the batch did not fit in the room left
+        self.assertGreater(oom["requested_bytes"], fig["memory_limit"] + ws - oom["live_bytes"])
         text = self.report(trace)
         self.check_leads(text, traced.stderr, "BFCAllocator", "390.6 MiB")
         self.check_user_line(rep, text, traced.stderr)
