@@ -346,7 +346,7 @@ static void say_no_trace(void)
 
 	if (!pid || strtol(pid, NULL, 10) != (long)getpid())
 		return;
-	dl_iterate_phdr(find_torch, &torch);
+	mt_dl_iterate_phdr(find_torch, &torch);
 	if (torch.cpu && !torch.cuda)
 		mt_log(MT_INFO, "no CUDA call; no trace written: the PyTorch here is a CPU-only "
 				"build (libtorch_cpu.so, no libtorch_cuda.so): install a CUDA build");
@@ -377,16 +377,20 @@ __attribute__((destructor)) static void mt_destructor(void)
 
 /* ---- fork ---- */
 
+/* The locks first, then the gate: no thread waits at the gate holding
+ * either lock (fork-gate.c). */
 static void before_fork(void)
 {
 	mt_record_lock();
 	if (writer)
 		mt_writer_lock(writer);
+	mt_fork_gate_close();
 }
 
 static void after_fork_parent(void)
 {
 	forked = true;
+	mt_fork_gate_open(false);
 	if (writer)
 		mt_writer_unlock(writer);
 	mt_record_unlock();
@@ -397,6 +401,7 @@ static void after_fork_parent(void)
  * at the first CUDA call. */
 static void after_fork_child(void)
 {
+	mt_fork_gate_open(true);
 	mt_record_after_fork_child(config.follow);
 	writer = NULL;
 	queue = NULL;

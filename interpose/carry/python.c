@@ -83,7 +83,7 @@ static bool python_handle(void **h)
 		return true;
 	}
 	char path[MT_PATH_MAX] = "";
-	dl_iterate_phdr(find_libpython, path);
+	mt_dl_iterate_phdr(find_libpython, path);
 	*h = path[0] ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
 	return *h != NULL;
 }
@@ -97,7 +97,7 @@ void *mt_python_real(const char *name)
 	 * calls came here through the global scope, where this library is
 	 * first, but RTLD_NEXT does not reach it */
 	char path[MT_PATH_MAX] = "";
-	dl_iterate_phdr(find_libpython, path);
+	mt_dl_iterate_phdr(find_libpython, path);
 	void *h = path[0] ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : NULL; /* pinned */
 	return h ? dlsym(h, name) : NULL;
 }

@@ -36,7 +36,7 @@ void mt_unwind_init(void)
 	mt_fdguard_unwinding = 1;
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	mt_fdguard_unwinding = 0;
-	dl_iterate_phdr(find_self, (void *)(uintptr_t)&mt_unwind_init);
+	mt_dl_iterate_phdr(find_self, (void *)(uintptr_t)&mt_unwind_init);
 }
 
 static bool is_self(uintptr_t ip)
@@ -59,7 +59,10 @@ unsigned mt_unwind(uintptr_t *ips, unsigned max, unsigned *skip)
 	/* libunwind may remake its pipe here (closing the old one) */
 	mt_fdguard_unwinding = 1;
 	_Static_assert(sizeof(void *) == sizeof(uintptr_t), "frames are stored as uintptr_t");
+	/* libunwind takes the loader's lock: no fork meanwhile (fork-gate.c) */
+	mt_fork_gate_enter();
 	int n = unw_backtrace((void **)ips, (int)(max + MT_UNWIND_SLACK));
+	mt_fork_gate_leave();
 	mt_fdguard_unwinding = 0;
 	if (n <= 0)
 		return 0;

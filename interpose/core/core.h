@@ -232,6 +232,18 @@ void mt_fdguard_after_fork_child(void);
  * -wal, -shm, -journal) are adopted. false when this SQLite cannot. */
 bool mt_fdguard_sqlite(const char *path);
 
+/* ---- fork-gate.c: no fork while memtrace holds the loader's lock ---- */
+/* Around each of memtrace's calls that takes glibc's loader write lock
+ * (unw_backtrace, dl_iterate_phdr): fork waits until they have left. */
+void mt_fork_gate_enter(void);
+void mt_fork_gate_leave(void);
+/* fork's prepare handler, after the record and writer locks */
+void mt_fork_gate_close(void);
+void mt_fork_gate_open(bool child);
+struct dl_phdr_info;
+/* dl_iterate_phdr through the gate: memtrace's only way to call it */
+int mt_dl_iterate_phdr(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data);
+
 /* ---- a Python frame's token in the stack table (python.c makes them) ---- */
 /* A Python frame travels through the stack table as a token that no
  * user-space return address can be: the top bit set, then the id of the

@@ -495,7 +495,7 @@ static bool by_soname(const struct finder *f)
 static bool find_cupti(struct finder *f)
 {
 	const char *path = getenv("MEMTRACE_CUPTI_PATH");
-	dl_iterate_phdr(find_runtime, f);
+	mt_dl_iterate_phdr(find_runtime, f);
 	if (path && *path) {
 		if (try_load(path))
 			return true;

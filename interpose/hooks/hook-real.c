@@ -48,7 +48,7 @@ static void *loaded_handle(bool driver)
 	if (h)
 		return h;
 	struct lib_query q = { driver ? "libcuda.so" : "libcudart.so", "" };
-	if (!dl_iterate_phdr(find_loaded, &q))
+	if (!mt_dl_iterate_phdr(find_loaded, &q))
 		return NULL;
 	h = dlopen(q.path, RTLD_LAZY | RTLD_NOLOAD);
 	if (h)
@@ -128,7 +128,7 @@ void *mt_real_loaded(const char *name, void *self)
 {
 	struct find f = { name, self, mt_real_dlsym(RTLD_NEXT, name) };
 	if (!f.found)
-		dl_iterate_phdr(find_definition, &f);
+		mt_dl_iterate_phdr(find_definition, &f);
 	return f.found;
 }
 

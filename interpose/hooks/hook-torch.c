@@ -300,7 +300,7 @@ static int try_attach(void)
 	struct c10_syms s = { 0 };
 	char version[32] = "";
 
-	if (!dl_iterate_phdr(find_c10, &lib))
+	if (!mt_dl_iterate_phdr(find_c10, &lib))
 		return MT_TORCH_ABSENT;
 	int minor = torch_minor(lib.path, version, sizeof(version));
 	if (minor < KNOWN_MIN || minor > KNOWN_MAX) {

@@ -101,7 +101,7 @@ void mt_symbol_build_id(uintptr_t base, const char *path, char *out, size_t outs
 {
 	struct build_id_query q = { base, path, out, outsz };
 	out[0] = '\0';
-	dl_iterate_phdr(find_build_id, &q);
+	mt_dl_iterate_phdr(find_build_id, &q);
 }
 
 /* The function symbol of the ELF file at path that holds vaddr (an

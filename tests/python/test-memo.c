@@ -33,6 +33,11 @@ int mt_py_str_utf8(const struct mt_py_types *t, uintptr_t obj, char *out, unsign
 	return -1;
 }
 
+int mt_dl_iterate_phdr(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	return dl_iterate_phdr(callback, data);
+}
+
 /* The names stub: a code object's id is the index + 1 of its name object
  * in names[]; the line of byte offset b is 1000 + b. */
 #define NNAMES 16

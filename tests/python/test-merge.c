@@ -45,6 +45,11 @@ int mt_py_str_utf8(const struct mt_py_types *t, uintptr_t obj, char *out, unsign
 	return -1;
 }
 
+int mt_dl_iterate_phdr(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	return dl_iterate_phdr(callback, data);
+}
+
 /* Native frames are small numbers, the loop's frames E (0x1000 in the
  * range), Python frames tokens MT_PYFRAME_BIT | n. */
 #define E 0x1001u
