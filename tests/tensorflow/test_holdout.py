@@ -40,6 +40,7 @@ class HoldOut(unittest.TestCase):
     report = base.TensorFlowTest.report
     report_json = base.TensorFlowTest.report_json
     failed_frees = base.TensorFlowTest.failed_frees
+    failed_before_peak = base.TensorFlowTest.failed_before_peak
 
     def workspaces(self, trace):
         """The simulated cuBLAS handles' workspaces (tests/sim/README.md),
@@ -156,9 +157,13 @@ class HoldOut(unittest.TestCase):
         self.assertEqual(site["growth_per_point"], base.slope(device))
         diag = rep["diagnosis"]
         self.assertEqual(diag["cause"], "growth", diag)
+        # the peak: TensorFlow's, the workspace, and the temporaries whose
+        # free failed before it; at most a small tensor in flight above
+        # (test_tensorflow.py's test_cuda_malloc_async)
+        expected = fig["peak"][-1] + ws + self.failed_before_peak(trace, "grow.py")
         peak = rep["totals"]["peak_bytes"]
-        self.assertGreaterEqual(peak, fig["peak"][-1] + ws)
-        self.assertLessEqual(peak - (fig["peak"][-1] + ws), 4096)
+        self.assertGreaterEqual(peak, expected)
+        self.assertLessEqual(peak - expected, 4096)
 
 
 def main():

@@ -210,6 +210,15 @@ class TensorFlowTest(unittest.TestCase):
             self.assertEqual((api, status), ("cuMemFreeAsync", 201), rows)
         return [(seq, size, line) for seq, size, _, _, line in rows]
 
+    def failed_before_peak(self, trace, program):
+        """The bytes of the allocations whose free failed (failed_frees)
+        before the trace's peak: live on the device at the peak, counted
+        freed by TensorFlow."""
+        conn = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+        self.addCleanup(conn.close)
+        peak_seq = int(conn.execute("SELECT value FROM meta WHERE key = 'peak_seq'").fetchone()[0])
+        return sum(size for seq, size, _ in self.failed_frees(trace, program) if seq < peak_seq)
+
     def check_leads(self, text, stderr, api, request):
         """The text report's first paragraph (after notes) is the OOM, and
         the OOM answer on stderr names it."""
@@ -329,22 +338,29 @@ class TensorFlowTest(unittest.TestCase):
     def test_cuda_malloc_async(self):
         """TF_GPU_ALLOCATOR=cuda_malloc_async: every tensor is a
         cuMemAllocFromPoolAsync, so memtrace's peak is TensorFlow's peak
-        exactly (plus the workspace), and the OOM is a failed CUDA call of
-        the tensor TensorFlow names."""
+        exactly (plus the workspace and the temporaries whose free failed),
+        and the OOM is a failed CUDA call of the tensor TensorFlow names."""
         traced, fig, trace = self.run_both({"TF_GPU_ALLOCATOR": "cuda_malloc_async"})
         rep = self.report_json(trace)
         ws = self.workspaces(trace)
         request = tensor_bytes(fig["error"])
-        # TensorFlow counts its peak under its own lock, from its executor
-        # threads, beside the CUDA calls; memtrace counts an allocation
-        # from when its call began and a free until it returned
-        # (docs/trace-format.md, seq across threads). Where two threads'
-        # calls overlap, memtrace's peak may hold a small tensor in flight
-        # that TensorFlow's order does not (seen once in CI: 256 bytes
-        # above; equal in every other run): never below TensorFlow's.
+        # A temporary that one of TensorFlow's threads frees with no
+        # current context stays live on the device and in memtrace, while
+        # TensorFlow counts it freed (failed_frees): those whose free
+        # failed before the peak are part of memtrace's peak and not of
+        # TensorFlow's. Seen in CI: 131072 bytes above TensorFlow's peak,
+        # exactly one such temporary.
+        failed = self.failed_before_peak(trace, "fit.py")
+        expected = fig["after_oom"]["peak"] + ws + failed
+        # Beyond that, TensorFlow counts its peak under its own lock after
+        # each CUDA call returned, from its executor threads; memtrace
+        # counts an allocation from when its call began and a free until
+        # it returned (docs/trace-format.md, seq across threads). Where two
+        # threads' calls overlap, memtrace's peak may hold a small tensor
+        # in flight that TensorFlow's order does not: never below.
         peak = rep["totals"]["peak_bytes"]
-        self.assertGreaterEqual(peak, fig["after_oom"]["peak"] + ws)
-        self.assertLessEqual(peak - (fig["after_oom"]["peak"] + ws), 4096)
+        self.assertGreaterEqual(peak, expected, f"failed frees before the peak: {failed}")
+        self.assertLessEqual(peak - expected, 4096, f"failed frees before the peak: {failed}")
         apis = {o["api"] for o in rep["ooms"]}
         self.assertEqual(apis, {"cuMemAllocFromPoolAsync"}, rep["ooms"])
         self.assertTrue(all(o["requested_bytes"] == request for o in rep["ooms"]), rep["ooms"])
