@@ -1,24 +1,22 @@
 /* Simulated cuDNN (libcudnn.so.9): a TEST FIXTURE, preloaded by
- * scripts/sim-run. XLA's GPU compiler refuses to compile anything without
- * a DNN ("RET_CHECK failure ... gpu_compiler.cc dnn_support != nullptr"),
- * and the wheel's real cuDNN cannot start on the simulated driver:
- * cudnnCreate fails with CUDNN_STATUS_NOT_INITIALIZED (it needs the real
- * driver's private interfaces, which the simulator does not have;
- * docs/frameworks.md, JAX). This library has the real soname, the version
- * node libcudnn.so.9 and the version of the wheel JAX 0.10.2 installs
- * (9.28.1), and answers what XLA asks as it starts its DNN support: the
- * version and properties, the sub-libraries' version checks, handles
- * (host memory only: no device memory is charged, see README.md) and
- * their streams, error strings and the logging callback. Every other
- * cuDNN function is absent: XLA looks each up with dlsym when it first
- * calls it (its stubs), and a missing one is an error status there, not
- * a failed load; convolutions and cuDNN fusions do not run. cudnn.h is
- * not in the toolkit: the few types are declared here, with cuDNN's
- * values. */
+ * scripts/sim-run for every command (README.md, "cuDNN"). The wheel's
+ * real cuDNN cannot start on the simulated driver: cudnnCreate fails with
+ * CUDNN_STATUS_NOT_INITIALIZED (it needs the real driver's private
+ * interfaces, which the simulator does not have). torch links its cuDNN
+ * functions by version at load time; XLA and TensorFlow look theirs up
+ * with dlsym when they first call them. This file: the version (9.28.1,
+ * JAX's wheel; torch accepts a newer minor than it was built with) and
+ * properties, the sub-libraries' version checks, handles (host memory
+ * only: no device memory is charged) and their streams, error strings
+ * and the logging callback. The descriptors are in sim-cudnn-desc.c, the
+ * legacy operations in sim-cudnn-ops.c, the RNN v8 API in
+ * sim-cudnn-rnn.c, the backend (graph) API in sim-cudnn-backend.c. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sim-cudnn.h"
 
 #define SIM_CUDNN_MAJOR 9
 #define SIM_CUDNN_MINOR 28
@@ -27,25 +25,9 @@
 #define SIM_CUDART_VERSION 13000 /* the runtime it was built for, as the wheel's */
 #define SIM_MAX_DEVICE_VERSION 1200 /* newest compute capability it knows, x100 */
 
-typedef enum {
-	CUDNN_STATUS_SUCCESS = 0,
-	CUDNN_STATUS_NOT_INITIALIZED = 1001,
-	CUDNN_STATUS_BAD_PARAM = 2000,
-	CUDNN_STATUS_BAD_PARAM_NULL_POINTER = 2002,
-	CUDNN_STATUS_NOT_SUPPORTED = 3000,
-	CUDNN_STATUS_INTERNAL_ERROR = 4000,
-	CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED = 4001,
-	CUDNN_STATUS_EXECUTION_FAILED = 5000,
-} cudnnStatus_t;
-
 typedef enum { MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL } libraryPropertyType;
-typedef struct CUstream_st *cudaStream_t;
-typedef struct cudnnContext {
-	cudaStream_t stream;
-} *cudnnHandle_t;
 typedef void (*cudnnCallback_t)(int sev, void *udata, const void *dbg, const char *msg);
 
-#define EXPORT __attribute__((visibility("default")))
 EXPORT size_t cudnnGetVersion(void);
 EXPORT size_t cudnnGetMaxDeviceVersion(void);
 EXPORT size_t cudnnGetCudartVersion(void);
@@ -86,6 +68,12 @@ const char *cudnnGetErrorString(cudnnStatus_t status)
 	case CUDNN_STATUS_NOT_INITIALIZED: return "CUDNN_STATUS_NOT_INITIALIZED";
 	case CUDNN_STATUS_BAD_PARAM: return "CUDNN_STATUS_BAD_PARAM";
 	case CUDNN_STATUS_BAD_PARAM_NULL_POINTER: return "CUDNN_STATUS_BAD_PARAM_NULL_POINTER";
+	case CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED: return "CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED";
+	case CUDNN_STATUS_BAD_PARAM_OUT_OF_BOUND: return "CUDNN_STATUS_BAD_PARAM_OUT_OF_BOUND";
+	case CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT: return "CUDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT";
+	case CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH: return "CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH";
+	case CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE: return "CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE";
+	case CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE: return "CUDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE";
 	case CUDNN_STATUS_NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED";
 	case CUDNN_STATUS_INTERNAL_ERROR: return "CUDNN_STATUS_INTERNAL_ERROR";
 	case CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED:
