@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "trace-schema.h"
+#include "util-grow.h"
 #include "util-math.h"
 
 #define MIN_BLOCK 512u
@@ -13,22 +14,6 @@
 static uint64_t round_up(uint64_t n, uint64_t to)
 {
 	return n < to ? to : (n + to - 1) / to * to;
-}
-
-/* Room for n elements of size in *a; false when out of memory. */
-static bool grow(void **a, size_t *cap, size_t n, size_t size)
-{
-	if (n <= *cap)
-		return true;
-	size_t c = *cap ? *cap * 2 : 8;
-	while (c < n)
-		c *= 2;
-	void *p = realloc(*a, c * size);
-	if (!p)
-		return false;
-	*a = p;
-	*cap = c;
-	return true;
 }
 
 /* The segment that holds address, or the index to insert one at. */
@@ -68,6 +53,19 @@ static size_t block_find(const struct trace_cache_segment *s, uint64_t address)
 	return lo;
 }
 
+uint64_t trace_cache_block_size(const struct trace_cache *c, uint64_t address)
+{
+	bool found;
+	size_t i = seg_find(c, address, &found), k;
+
+	if (!found)
+		return 0;
+	k = block_find(&c->segs[i], address);
+	return k < c->segs[i].n_blocks && c->segs[i].blocks[k].address == address
+		       ? c->segs[i].blocks[k].size
+		       : 0;
+}
+
 /* A segment, or pages mapped at the end of one (expandable segments).
  * Two segments torch took with cudaMalloc stay two even where the device
  * placed them end to end: torch never merges blocks across them. */
@@ -85,8 +83,11 @@ static bool seg_add(struct trace_cache *c, bool map, uint64_t address, uint64_t 
 	}
 	if (found)
 		return true; /* inconsistent: already held */
-	if (!grow((void **)&c->segs, &c->cap_segs, c->n_segs + 1, sizeof(*c->segs)))
+	struct trace_cache_segment *segs =
+		trace_grow(c->segs, &c->cap_segs, c->n_segs + 1, sizeof(*segs), 8, false);
+	if (!segs)
 		return false;
+	c->segs = segs;
 	memmove(&c->segs[i + 1], &c->segs[i], (c->n_segs - i) * sizeof(*c->segs));
 	c->segs[i] = (struct trace_cache_segment){ .address = address, .size = size,
 						   .stream = stream, .stack = stack,
@@ -144,9 +145,13 @@ static bool tensor_alloc(struct trace_cache *c, uint64_t address, uint64_t reque
 
 		if (at < s->n_blocks && s->blocks[at].address == address)
 			return true; /* inconsistent: already held */
-		size = block_size(s, at, address, requested);
-		ok = grow((void **)&s->blocks, &s->cap_blocks, s->n_blocks + 1, sizeof(*s->blocks));
+		size = s->stream == MT_CACHE_EXACT_BLOCKS ? requested
+							  : block_size(s, at, address, requested);
+		struct trace_cache_block *blocks =
+			trace_grow(s->blocks, &s->cap_blocks, s->n_blocks + 1, sizeof(*blocks), 8, false);
+		ok = blocks != NULL;
 		if (ok) {
+			s->blocks = blocks;
 			memmove(&s->blocks[at + 1], &s->blocks[at],
 				(s->n_blocks - at) * sizeof(*s->blocks));
 			s->blocks[at] = (struct trace_cache_block){ .address = address, .size = size,

@@ -48,6 +48,9 @@ struct trace_cache {
  * of memory: the action is then counted in the figures but not placed. */
 bool trace_cache_event(struct trace_cache *c, unsigned kind, uint64_t address, uint64_t bytes,
 		       uint64_t stream, int64_t stack, int device);
+/* The size of the block at address, held by a tensor or waiting for its
+ * streams; 0 when none starts there. */
+uint64_t trace_cache_block_size(const struct trace_cache *c, uint64_t address);
 /* The largest free range inside the segments. */
 uint64_t trace_cache_largest_free(const struct trace_cache *c);
 void trace_cache_fini(struct trace_cache *c);

@@ -40,6 +40,13 @@ bool trace_cause_fragmentation(uint64_t device_free, uint64_t requested)
 	return device_free > 0 && device_free > requested;
 }
 
+bool trace_cause_cache_fragmentation(uint64_t requested, uint64_t cache_free, uint64_t largest_free,
+				     uint64_t device_free)
+{
+	return requested && requested > largest_free && requested > device_free &&
+	       requested <= cache_free;
+}
+
 bool trace_cause_not_ours(uint64_t unexplained, uint64_t requested, uint64_t device_total)
 {
 	if (!unexplained)

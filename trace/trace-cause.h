@@ -172,6 +172,18 @@ uint64_t trace_growth_floor(uint64_t device_peak);
 
 /* fragmentation: more free at the failure than the request */
 bool trace_cause_fragmentation(uint64_t device_free, uint64_t requested);
+/* Fragmentation inside PyTorch's cache, at its OOM (the library's answer
+ * on stderr, the text, HTML and JSON reports all ask this): the tensor
+ * asked for fits in no free block of the cache (largest_free) nor in what
+ * the device had left (device_free, 0 when not known), yet the cache's
+ * free bytes alone (cache_free: reserved less allocated) would hold it:
+ * free memory in pieces, which expandable_segments or empty_cache() can
+ * join, what torch's own message means by "reserved but unallocated".
+ * The cache's free bytes and the device's together are not enough: the
+ * cache had no room for it, and a program whose tensors grow step by
+ * step (a leak) fails with a little of each. */
+bool trace_cause_cache_fragmentation(uint64_t requested, uint64_t cache_free, uint64_t largest_free,
+				     uint64_t device_free);
 /* not_ours applies: memory in use that the process's allocations do not
  * explain (unexplained) is at least the request or a tenth of the device;
  * it leads when it is also at least what the process holds (live). */

@@ -351,14 +351,14 @@ static void became_live(struct trace_live_set *s, struct trace_live_alloc *a,
 {
 	if (s->hooks.live)
 		s->hooks.live(s->hooks.ctx, a, why);
-	if (trace_live_peak_kind(a->mem))
+	if (!s->peak_off && trace_live_peak_kind(a->mem))
 		trace_live_peak_add(&s->peak, a->bytes, seq, time_ns);
 }
 
 static void became_gone(struct trace_live_set *s, const struct trace_live_alloc *a,
 			enum trace_live_why why)
 {
-	if (trace_live_peak_kind(a->mem))
+	if (!s->peak_off && trace_live_peak_kind(a->mem))
 		trace_live_peak_sub(&s->peak, a->bytes);
 	if (s->hooks.gone)
 		s->hooks.gone(s->hooks.ctx, a, why);
@@ -526,16 +526,33 @@ static struct trace_live_recent *recent(struct trace_live_recent *ring, unsigned
 	return NULL;
 }
 
+struct trace_live_alloc *trace_live_find(const struct trace_live_set *s, uint64_t address,
+					 size_t *at)
+{
+	if (index_get(s, address, at))
+		return entry(s, s->by_address.slots[*at].idx);
+	*at = SIZE_MAX;
+	return NULL;
+}
+
 enum trace_live_free trace_live_free(struct trace_live_set *s, uint64_t address,
 				     struct trace_live_alloc *out)
 {
+	size_t at;
+
+	trace_live_find(s, address, &at);
+	return trace_live_free_at(s, address, at, out);
+}
+
+enum trace_live_free trace_live_free_at(struct trace_live_set *s, uint64_t address, size_t at,
+					struct trace_live_alloc *out)
+{
 	struct trace_live_alloc *live;
 	struct trace_live_vmm *v;
-	size_t at;
 
 	if (!address)
 		return TRACE_LIVE_FREE_UNMATCHED;
-	live = index_get(s, address, &at) ? entry(s, s->by_address.slots[at].idx) : NULL;
+	live = at != SIZE_MAX ? entry(s, s->by_address.slots[at].idx) : NULL;
 	if (!live) {
 		s->unmatched_frees++;
 		remember(s->frees, &s->frees_next, address, RECENT_UNMATCHED);
@@ -553,10 +570,11 @@ enum trace_live_free trace_live_free(struct trace_live_set *s, uint64_t address,
 		remember(s->frees, &s->frees_next, address, RECENT_RELEASED);
 		return TRACE_LIVE_FREE_KEPT;
 	}
-	take_at(s, at, scratch(s));
-	release(s, scratch(s), TRACE_LIVE_FREED);
-	copy_entry(s, remember(s->frees, &s->frees_next, address, RECENT_FREED)->a, scratch(s));
-	*out = *scratch(s);
+	/* straight into the entry that remembers it: one copy, not two */
+	live = remember(s->frees, &s->frees_next, address, RECENT_FREED)->a;
+	take_at(s, at, live);
+	release(s, live, TRACE_LIVE_FREED);
+	*out = *live;
 	return TRACE_LIVE_FREE_DONE;
 }
 

@@ -188,6 +188,7 @@ struct trace_live_set {
 	unsigned char *spare; /* the rings' entries, then one to take into */
 	unsigned frees_next, unmaps_next;
 	struct trace_live_peak peak;
+	bool peak_off; /* trace_live_peak_off: peak stays zero */
 	uint64_t unmatched_frees, unmatched_maps, unmatched_unmaps, reused;
 };
 
@@ -197,6 +198,14 @@ bool trace_live_init(struct trace_live_set *s, const struct trace_live_hooks *h)
  * the frees remembered, and back when a free_error restores it. */
 bool trace_live_init_payload(struct trace_live_set *s, const struct trace_live_hooks *h,
 			     size_t payload);
+
+/* The caller keeps its own device peak (the reporter's counts graph
+ * memory while physical, report/model/model-charge.h): the set keeps
+ * none, and s->peak stays zero. Before the first event. */
+static inline void trace_live_peak_off(struct trace_live_set *s)
+{
+	s->peak_off = true;
+}
 
 /* The payload of an entry the set gave (a hook's, trace_live_get's). */
 static inline void *trace_live_payload(const struct trace_live_alloc *a)
@@ -231,6 +240,15 @@ void trace_live_prefetch(const struct trace_live_set *s, uint64_t address);
 /* A free of address: *out is what it releases (DONE, KEPT). */
 enum trace_live_free trace_live_free(struct trace_live_set *s, uint64_t address,
 				     struct trace_live_alloc *out);
+/* The allocation at address and its place in the set (*at), for a
+ * trace_live_free_at that follows with nothing changed in between; NULL
+ * (and *at SIZE_MAX) when none is live. */
+struct trace_live_alloc *trace_live_find(const struct trace_live_set *s, uint64_t address,
+					 size_t *at);
+/* trace_live_free of address where trace_live_find found it: one lookup
+ * for a caller that looks before it frees. */
+enum trace_live_free trace_live_free_at(struct trace_live_set *s, uint64_t address, size_t at,
+					struct trace_live_alloc *out);
 /* The free of address recorded just before failed: the newest free of it
  * is undone, unless the address is live again (the newer stays). False
  * when no free of it is remembered; else *found is what that free

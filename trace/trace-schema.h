@@ -38,7 +38,7 @@ enum mt_event_kind {
 	MT_EV_GRAPH_FREE_NODE = 24, /* address; handle = the graph, or 0 when captured */
 	MT_EV_CAPTURE_JOIN = 25, /* stream joins the capture of the stream in address */
 	/* A framework's caching allocator, seen from inside it (PyTorch's
-	 * allocator trace, interpose/hooks/hook-torch.c): the tensors inside the
+	 * allocator trace, interpose/frameworks/torch.c): the tensors inside the
 	 * segments the CUDA calls gave it. address, bytes (the block's or
 	 * the segment's), stream, device, handle = the private pool (a CUDA
 	 * graph's), 0 for the default pool. Kinds 26 + torch's action. */
@@ -59,6 +59,11 @@ enum mt_event_kind {
 	 * bytes = the request the exception names, 0 when it names none. */
 	MT_EV_OOM_RAISED = 34,
 };
+/* The stream of a MT_EV_CACHE_SEGMENT_ALLOC whose blocks are the sizes their
+ * MT_EV_TENSOR_ALLOCs give, not torch's rounding of a request: TensorFlow's
+ * BFC regions (interpose/frameworks/tensorflow-bfc.c), whose tensors are recorded
+ * with their chunk's size. */
+#define MT_CACHE_EXACT_BLOCKS UINT64_MAX
 #define MT_EV_TENSOR_FIRST MT_EV_TENSOR_ALLOC
 #define MT_EV_TENSOR_LAST MT_EV_TENSOR_OOM
 

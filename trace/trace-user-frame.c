@@ -112,7 +112,7 @@ static bool framework_allocator(const char *base, const char *function)
 	if (starts_with(base, "libtorch_cuda"))
 		return strstr(function, "CUDACachingAllocator") != NULL;
 	/* the allocator, and the logging through which its own OOM is seen
-	 * (absl's LogMessage and sinks: interpose/framework-oom.c); the
+	 * (absl's LogMessage and sinks: interpose/frameworks/framework-oom.c); the
 	 * library's summary reads the names mangled ("12log_internal10Log") */
 	for (size_t i = 0; i < LENGTH(tf_xla); i++) {
 		if (starts_with(base, tf_xla[i]))
