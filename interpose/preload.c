@@ -22,9 +22,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <alloca.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,6 +95,9 @@ static void list_trace(void)
 /* Whether this process made a CUDA call (start ran) or a child by fork:
  * memtrace run's process that did neither says it wrote no trace. */
 static bool started, forked;
+/* The process whose trace this is: a vfork child shares our memory, and
+ * its _exit must not end the parent's trace. */
+static pid_t trace_pid;
 
 /* Under record.c's start lock, at the first recorded call. Without
  * mt_record_begin, tracing is off. */
@@ -108,10 +114,27 @@ static void start(void)
 		mt_log(MT_ENV, "this libsqlite3 does not let memtrace guard the trace's file "
 			       "descriptors; a program that closes descriptors it did not open "
 			       "may get them");
-	queue = mt_queue_new(MT_QUEUE_LOG2);
+	/* The queue in a file beside the trace, so that what a killed
+	 * process had pushed can be recovered (ring-file.c); the full trace
+	 * only (flight mode keeps its own bounded file). */
+	uint64_t start_ns = mt_now_ns();
+	uint64_t ring_id = (start_ns ^ ((uint64_t)getpid() << 40)) | 1;
+	int ring_fd = config.flight ? -1 : mt_ring_create(trace_path, MT_QUEUE_LOG2, start_ns, ring_id);
+	int ring_errno = errno;
+	queue = mt_queue_new(MT_QUEUE_LOG2, ring_fd);
+	if (!queue && ring_fd >= 0) {
+		/* a file system that cannot map it shared: the queue in memory */
+		ring_errno = errno;
+		mt_fdguard_close(ring_fd);
+		mt_ring_remove(trace_path);
+		ring_fd = -1;
+		queue = mt_queue_new(MT_QUEUE_LOG2, -1);
+	}
 	stacks = mt_stack_table_new(MT_STACK_SLOTS_LOG2, MT_STACK_ARENA_FRAMES);
 	if (!queue || !stacks) {
 		mt_log(MT_ENV, "cannot reserve memory for the event queue; not tracing");
+		if (ring_fd >= 0)
+			mt_ring_remove(trace_path);
 		return;
 	}
 	struct mt_writer_options opt = {
@@ -120,15 +143,25 @@ static void start(void)
 		.stacks = stacks,
 		.depth = config.depth,
 		.interval_ms = MT_INTERVAL_MS,
-		.start_ns = mt_now_ns(),
+		.start_ns = start_ns,
 		.rank = config.rank,
 		.flight = config.flight,
+		.ring_id = ring_fd >= 0 ? ring_id : 0,
 		.op_name = mt_nvtx_name,
 		.pyframe = mt_python_frame,
 	};
 	writer = mt_writer_start(&opt);
-	if (!writer)
+	if (!writer) {
+		if (ring_fd >= 0)
+			mt_ring_remove(trace_path);
 		return;
+	}
+	/* Said only when the trace itself could be made (else the writer
+	 * said why), and not as an error: the trace is as it was before the
+	 * ring file, which a program killed with SIGKILL needs. */
+	if (ring_fd < 0 && !config.flight)
+		mt_log(MT_INFO, "cannot create %s-ring: %s; the events not yet written when the "
+				"process is killed will be lost", trace_path, strerror(ring_errno));
 	mt_log(MT_INFO, "tracing to %s", trace_path);
 	/* by a path that the program's chdir does not break (the report at
 	 * exit, memtrace run's list) */
@@ -136,6 +169,7 @@ static void start(void)
 	if (realpath(trace_path, abs) && strlen(abs) < sizeof(trace_path))
 		snprintf(trace_path, sizeof(trace_path), "%s", abs);
 	list_trace();
+	trace_pid = getpid();
 	if (!exit_noted) /* once a process: a fork child inherits it */
 		exit_noted = on_exit(note_exit, NULL) == 0;
 	mt_record_begin(&(struct mt_record_options){
@@ -213,8 +247,11 @@ __attribute__((constructor)) static void mt_constructor(void)
 	mt_hook_fd_init();
 	mt_config_load(&config, (mt_getenv_fn)getenv);
 	mt_record_set_start(start);
-	if (!config.tensors)
-		mt_torch_disable();
+	mt_frameworks_init(&(struct mt_frameworks_options){
+		.tensors = config.tensors,
+		.loaded = mt_real_loaded,
+		.mem_info = mt_real_mem_info,
+	});
 	if (!config.follow)
 		stop_following();
 	offer_nvtx();
@@ -373,6 +410,207 @@ __attribute__((destructor)) static void mt_destructor(void)
 		say_no_trace();
 	}
 	mt_record_unlock();
+}
+
+/* ---- _exit and _Exit ---- */
+
+/* os._exit in Python, forked workers, launchers: the process ends without
+ * exit handlers or destructors. The writer thread drains the queue,
+ * writes the end with the status and closes the file before the real
+ * call (mt_writer_finish: no lock waited for, so also from a signal
+ * handler or a thread that holds one; bounded when the writer makes no
+ * progress). Not from the writer thread, not in a child whose trace is
+ * not started (a fork's, a vfork's sharing our memory), not before the
+ * trace started. */
+#define MT_FINISH_IDLE_MS 2000
+
+typedef void (*exit_fn)(int);
+static exit_fn real_exit_fn, real_Exit_fn;
+
+static void finish_before(int status)
+{
+	struct mt_writer *w = writer;
+	if (!mt_record_running() || !w || getpid() != trace_pid || mt_writer_is_self(w))
+		return;
+	mt_writer_finish(w, status & 0377, MT_FINISH_IDLE_MS);
+}
+
+static __attribute__((noreturn)) void end_process(exit_fn real, int status)
+{
+	if (real)
+		real(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+MT_EXPORT void _exit(int status)
+{
+	finish_before(status);
+	end_process(real_exit_fn, status);
+}
+
+MT_EXPORT void _Exit(int status)
+{
+	finish_before(status);
+	end_process(real_Exit_fn, status);
+}
+
+/* At load, so that a call from a signal handler finds them ready. */
+__attribute__((constructor)) static void mt_find_exits(void)
+{
+	real_exit_fn = (exit_fn)mt_real_dlsym(RTLD_NEXT, "_exit");
+	real_Exit_fn = (exit_fn)mt_real_dlsym(RTLD_NEXT, "_Exit");
+}
+
+/* ---- exec ---- */
+
+/* An exec that succeeds ends this image without exit handlers: every
+ * event pushed so far is committed first (bounded as for _exit), and the
+ * writer goes on, since an exec may fail. The trace stays unfinished
+ * (end = running) and becomes one file at its first report. glibc's
+ * exec functions call execve inside, not through its symbol: each is
+ * wrapped. The l-forms build their argv and go through the v-forms. */
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+static execve_fn real_execve_fn, real_execvpe_fn;
+static execv_fn real_execv_fn, real_execvp_fn;
+static fexecve_fn real_fexecve_fn;
+
+static void commit_pushed(void)
+{
+	struct mt_writer *w = writer;
+	int saved = errno;
+	if (mt_record_running() && w && getpid() == trace_pid && !mt_writer_is_self(w))
+		mt_writer_commit_now(w, MT_FINISH_IDLE_MS);
+	errno = saved;
+}
+
+static int no_exec(void)
+{
+	errno = ENOSYS;
+	return -1;
+}
+
+MT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	commit_pushed();
+	return real_execve_fn ? real_execve_fn(path, argv, envp) : no_exec();
+}
+
+MT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	commit_pushed();
+	return real_execvpe_fn ? real_execvpe_fn(file, argv, envp) : no_exec();
+}
+
+MT_EXPORT int execv(const char *path, char *const argv[])
+{
+	commit_pushed();
+	return real_execv_fn ? real_execv_fn(path, argv) : no_exec();
+}
+
+MT_EXPORT int execvp(const char *file, char *const argv[])
+{
+	commit_pushed();
+	return real_execvp_fn ? real_execvp_fn(file, argv) : no_exec();
+}
+
+MT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	commit_pushed();
+	return real_fexecve_fn ? real_fexecve_fn(fd, argv, envp) : no_exec();
+}
+
+__attribute__((constructor)) static void mt_find_execs(void)
+{
+	real_execve_fn = (execve_fn)mt_real_dlsym(RTLD_NEXT, "execve");
+	real_execvpe_fn = (execve_fn)mt_real_dlsym(RTLD_NEXT, "execvpe");
+	real_execv_fn = (execv_fn)mt_real_dlsym(RTLD_NEXT, "execv");
+	real_execvp_fn = (execv_fn)mt_real_dlsym(RTLD_NEXT, "execvp");
+	real_fexecve_fn = (fexecve_fn)mt_real_dlsym(RTLD_NEXT, "fexecve");
+}
+
+/* The arguments of an l-form after arg0, up to its NULL, counted. */
+static size_t count_args(va_list *ap)
+{
+	size_t n = 1;
+	while (va_arg(*ap, const char *))
+		n++;
+	return n;
+}
+
+static void fill_args(char **argv, const char *arg0, va_list *ap)
+{
+	size_t i = 0;
+	argv[i++] = (char *)arg0;
+	while ((argv[i] = va_arg(*ap, char *)) != NULL)
+		i++;
+}
+
+MT_EXPORT int execl(const char *path, const char *arg0, ...)
+{
+	va_list ap;
+	va_start(ap, arg0);
+	size_t n = count_args(&ap);
+	va_end(ap);
+	char **argv = alloca((n + 1) * sizeof(*argv)); /* no malloc: async-signal-safe */
+	va_start(ap, arg0);
+	fill_args(argv, arg0, &ap);
+	va_end(ap);
+	return execv(path, argv);
+}
+
+MT_EXPORT int execlp(const char *file, const char *arg0, ...)
+{
+	va_list ap;
+	va_start(ap, arg0);
+	size_t n = count_args(&ap);
+	va_end(ap);
+	char **argv = alloca((n + 1) * sizeof(*argv)); /* no malloc: async-signal-safe */
+	va_start(ap, arg0);
+	fill_args(argv, arg0, &ap);
+	va_end(ap);
+	return execvp(file, argv);
+}
+
+MT_EXPORT int execle(const char *path, const char *arg0, ...)
+{
+	va_list ap;
+	va_start(ap, arg0);
+	size_t n = count_args(&ap);
+	char *const *envp = va_arg(ap, char *const *);
+	va_end(ap);
+	char **argv = alloca((n + 1) * sizeof(*argv)); /* no malloc: async-signal-safe */
+	va_start(ap, arg0);
+	fill_args(argv, arg0, &ap);
+	va_end(ap);
+	return execve(path, argv, envp);
+}
+
+/* ---- abort ---- */
+
+/* abort() from the program, and from libstdc++'s std::terminate (an
+ * uncaught exception), which call it through its symbol: every event
+ * pushed so far is committed first, as for exec, then the real call. The
+ * program may catch SIGABRT and go on, so the writer goes on too, and the
+ * trace says running. (glibc's own aborts, assert and heap corruption,
+ * call it inside, not through its symbol.) */
+typedef void (*abort_fn)(void);
+static abort_fn real_abort_fn;
+
+MT_EXPORT void abort(void)
+{
+	commit_pushed();
+	if (real_abort_fn)
+		real_abort_fn();
+	for (;;) /* not reached: the real abort does not return */
+		raise(SIGKILL);
+}
+
+__attribute__((constructor)) static void mt_find_abort(void)
+{
+	real_abort_fn = (abort_fn)mt_real_dlsym(RTLD_NEXT, "abort");
 }
 
 /* ---- fork ---- */

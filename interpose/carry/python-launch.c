@@ -7,10 +7,11 @@
  * it entered the framework. Design and evidence: docs/architecture.md,
  * "Frames borrowed from the launching thread"; contract: python.h.
  *
- * - A thread entering the framework (hook-tf.c: TFE_Execute) publishes
+ * - A thread entering the framework (frameworks/tensorflow.c:
+ *   TFE_Execute; torch-autograd.c: torch's autograd Engine::execute) publishes
  *   its innermost Python frame in a slot of its own; nested entries keep
  *   the outermost.
- * - A thread with no Python state, recording an event, borrows only when
+ * - A thread with no Python frame, recording an event, borrows only when
  *   exactly one thread is inside: with two, which one launched the work
  *   is not known, and a wrong line is worse than none.
  * - Reading another thread's frames is safe while it cannot return past
@@ -108,8 +109,12 @@ static struct launch_slot *the_launcher(void)
 
 static __attribute__((noinline)) unsigned borrow(uintptr_t *ips, unsigned n, unsigned max)
 {
-	if (mt_python_thread_known())
-		return n; /* a Python thread: its own frames say where */
+	/* A thread running Python: its own frames say where. Not "a thread
+	 * with Python state": torch's autograd device threads have a thread
+	 * state (made once, for the GIL of Python backward functions) and
+	 * no frame while they run the graph for a waiting caller. */
+	if (mt_python_this_frame())
+		return n;
 	struct launch_slot *s = the_launcher();
 	if (!s)
 		return n;

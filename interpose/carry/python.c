@@ -581,12 +581,6 @@ uintptr_t mt_python_this_frame(void)
 	return plausible(f) ? f : 0;
 }
 
-bool mt_python_thread_known(void)
-{
-	return atomic_load_explicit(&py_state, memory_order_acquire) == PY_READY &&
-	       py.this_thread_state() != NULL;
-}
-
 static __attribute__((noinline)) unsigned splice_borrowed(uintptr_t *ips, unsigned n,
 							  unsigned max, uintptr_t marker,
 							  uintptr_t frame)

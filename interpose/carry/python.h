@@ -23,9 +23,7 @@ unsigned mt_python_splice(uintptr_t *ips, unsigned n, unsigned max);
  * (python-launch.c). This thread's innermost Python frame: 0 when it has
  * none (no Python state, no frame, or Python finalizing). */
 uintptr_t mt_python_this_frame(void);
-/* This thread has a Python state: its own frames are its stack's. */
-bool mt_python_thread_known(void);
-/* ips[0..n) are the native frames of a thread with no Python state:
+/* ips[0..n) are the native frames of a thread with no Python frame:
  * appends marker (MT_LAUNCH_FRAME), then the Python frames from frame
  * down, another thread's, which must not return past frame during the
  * call. Keeps at most max entries; returns the new count (n unchanged

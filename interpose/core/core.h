@@ -7,11 +7,27 @@
  * The layers, each a folder and a static library linked whole into
  * libmemtrace.so (docs/architecture.md, "Capture"). A file calls into its
  * own layer and the layers below; it reaches a layer above only through
- * a callback it was given, all handed out by preload.c:
+ * a callback: one its caller passes with the call (the queue's pressure
+ * callback, mt_dl_iterate_phdr's, the live set's hooks), or one of those
+ * preload.c hands out at start:
+ *
+ *   mt_record_set_start            record/ -> preload.c's start
+ *   mt_record_options.device,
+ *                    .mem_info     record/ -> hooks/hook-real.c
+ *   mt_record_options.flush        record/ -> hooks/cupti.c
+ *   mt_writer_options.op_name      writer/ -> carry/nvtx-names.c
+ *   mt_writer_options.pyframe      writer/ -> carry/python.c
+ *   mt_frameworks_options.loaded,
+ *                        .mem_info frameworks/ -> hooks/hook-real.c
+ *
+ * The layers, top down:
  *
  *   preload.c  start and stop, fork, the public API
  *   hooks/     the witnesses: the wrappers (hooks.h, hook-real.h,
  *              hook-common.h), the NVTX entry points, CUPTI (cupti.h)
+ *   frameworks/ the framework adapters, one file and one row of
+ *              frameworks.def each, reached through frameworks.h's
+ *              entries (the poll after an allocation, stderr, raised)
  *   record/    the record path: the guard and lazy start, the events,
  *              the capture-stream table (record.h)
  *   carry/     what an event carries: native stacks, Python frames,
@@ -25,11 +41,11 @@
  * --no-undefined against the layers below (interpose/meson.build), so
  * an upward include does not compile and an upward call does not link;
  * tests/layers checks the file-level call graph (no cycle outside its
- * allowlist, the hook tables). Two calls the linker
- * routes up, not written as calls to a layer above: under
- * -Bsymbolic-functions, memtrace's own close() (trace-writer.c,
- * symbols.c, trace-live.c) and dlsym() (python.c) bind to its exported
- * wrappers (hook-fd.c, hook-dl.c), which pass them through. */
+ * allowlist, the hook tables). The calls the linker routes up, not
+ * written as calls to a layer above: under -Bsymbolic-functions,
+ * memtrace's own close() and dlsym() bind to its exported wrappers
+ * (hook-fd.c, hook-dl.c), which pass them through; docs/architecture.md,
+ * "Calls routed up", lists every one. */
 #pragma once
 
 #include <stdarg.h>
@@ -60,7 +76,7 @@ bool mt_api_is_driver(unsigned api);
 /* A function memtrace calls for itself (MT_REAL in hooks.def). */
 bool mt_api_is_own(unsigned api);
 
-/* ---- event.h-like: the fixed-size record that crosses the queue ---- */
+/* ---- the event: the fixed-size record that crosses the queue ---- */
 struct mt_event {
 	uint64_t time_ns; /* CLOCK_MONOTONIC, absolute */
 	uint64_t address;
@@ -90,21 +106,6 @@ struct mt_event {
  * place in the trace's order is not in it: that is the cell it is pushed
  * into (mt_queue_push). */
 _Static_assert(sizeof(struct mt_event) == 80, "an event is 80 bytes");
-
-/* ---- framework-oom.c: a framework allocator's own OOM, from its log line ---- */
-/* text is one write to stderr; true when it is a BFC allocator's "ran out
- * of memory" warning: *bytes the request as rounded, *device from the
- * allocator's name (GPU_<n>_bfc), else -1. */
-bool mt_bfc_oom_parse(const char *text, size_t len, uint64_t *bytes, int *device);
-/* text is the message of an exception raised into Python; true when it
- * is XLA's "RESOURCE_EXHAUSTED: Out of memory while trying to allocate
- * <size>": *bytes the size, *exact false when it was written to three
- * figures ("3.44GiB"). */
-bool mt_xla_oom_parse(const char *text, size_t len, uint64_t *bytes, bool *exact);
-/* text is the message of TensorFlow's ResourceExhaustedError; true when it
- * names the tensor ("OOM when allocating tensor with shape[200000,1024]
- * and type float"): *bytes its size, the elements times the type's. */
-bool mt_tf_oom_parse(const char *text, size_t len, uint64_t *bytes);
 
 /* ---- log.c: the one error funnel ---- */
 enum mt_who {
@@ -152,7 +153,10 @@ uint32_t mt_stack_count(const struct mt_stack_table *t);
 
 /* ---- queue.c: bounded, lossless multi-producer single-consumer queue ---- */
 struct mt_queue;
-struct mt_queue *mt_queue_new(unsigned log2_capacity);
+/* ring_fd >= 0: the cells are the ring file's (mapped MAP_SHARED from
+ * it, after its header: ring-file.c), and a cell taken is kept until
+ * mt_queue_release; -1: anonymous memory, freed as taken. */
+struct mt_queue *mt_queue_new(unsigned log2_capacity, int ring_fd);
 void mt_queue_free(struct mt_queue *q);
 /* mt_queue_ticket, a place in the order of events and its cell, is
  * inline in queue.h. */
@@ -168,10 +172,24 @@ bool mt_queue_pop(struct mt_queue *q, struct mt_event *ev);
 /* Consumer only: gives up on the ticket due, whose producer has not come;
  * false when it is being filled (or none is due). */
 bool mt_queue_abandon(struct mt_queue *q);
+/* Consumer only, when the process ends (mt_writer_finish): gives up the
+ * cell due even while its producer fills it. */
+void mt_queue_skip(struct mt_queue *q);
 /* Consumer only: takes out a filled event after the one due, hooked, of
  * this kind at this address. */
 bool mt_queue_take_ahead(struct mt_queue *q, unsigned kind, uint64_t address,
 			 struct mt_event *ev);
+/* Consumer only: the cell of the event last taken (mt_queue_pop,
+ * mt_queue_take_ahead); the event of cell pos went into the trace as seq
+ * (the ring file's written). */
+uint64_t mt_queue_taken(const struct mt_queue *q);
+void mt_queue_note_written(struct mt_queue *q, uint64_t pos, uint64_t seq);
+/* Consumer only, once the events taken before ticket upto are committed:
+ * their cells are free for the next lap (a ring file's queue; a no-op
+ * otherwise). Cells taken and not released: mt_queue_popped - this. */
+void mt_queue_release(struct mt_queue *q, uint64_t upto);
+uint64_t mt_queue_released(const struct mt_queue *q);
+bool mt_queue_in_ring(const struct mt_queue *q);
 /* Events pushed again after their cell was given up; cells given up. */
 uint64_t mt_queue_late(const struct mt_queue *q);
 uint64_t mt_queue_abandoned(const struct mt_queue *q);
@@ -194,6 +212,14 @@ _Atomic uint64_t *mt_queue_release_slot(struct mt_queue *q);
 void mt_queue_release_unnamed(struct mt_queue *q, bool running);
 /* The writer: is a release of address running now? */
 bool mt_queue_release_running(const struct mt_queue *q, uint64_t address);
+
+/* ---- ring-file.c: the queue's cells in a file beside the trace ---- */
+/* Creates TRACE-ring (trace/trace-ring.h) for a queue of 2^log2_capacity
+ * cells, its header written and locked while this process lives; returns
+ * its descriptor (guarded), or -1 (errno). */
+int mt_ring_create(const char *trace_path, unsigned log2_capacity, uint64_t start_ns,
+		   uint64_t id);
+void mt_ring_remove(const char *trace_path);
 
 /* ---- thread-names.c: names taken by each thread at its first event ---- */
 /* From the thread itself (tid: its own). */

@@ -33,11 +33,13 @@
 #include "clock.h"
 #include "core.h"
 #include "queue.h"
+#include "trace-ring.h"
 #include "trace-schema.h"
 
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -51,6 +53,17 @@
 #define CELL_CLAIMED (1ull << 63)
 #define CELL_DONE (1ull << 62)
 #define CELL_FLAGS (CELL_CLAIMED | CELL_DONE)
+/* The ring file is this queue's cells (trace/trace-ring.h). */
+_Static_assert(CELL_CLAIMED == MT_RING_CLAIMED && CELL_DONE == MT_RING_DONE, "ring flags");
+_Static_assert(sizeof(struct mt_queue_cell) == MT_RING_CELL_SIZE, "ring cell size");
+_Static_assert(offsetof(struct mt_queue_cell, ev) == offsetof(struct mt_ring_cell, ev) &&
+		       offsetof(struct mt_queue_cell, written) ==
+			       offsetof(struct mt_ring_cell, written),
+	       "ring cell layout");
+_Static_assert(offsetof(struct mt_event, op) == offsetof(struct mt_ring_event, op) &&
+		       offsetof(struct mt_event, stack) == offsetof(struct mt_ring_event, stack) &&
+		       offsetof(struct mt_event, source) == offsetof(struct mt_ring_event, source),
+	       "ring event layout");
 
 /* Plain claims. A producer's claim is a store of its ticket to its own
  * slot (its thread's line of the queue, never written by another: a word
@@ -87,7 +100,7 @@ static long membarrier(int cmd)
 	return syscall(__NR_membarrier, cmd, 0u, 0);
 }
 
-struct mt_queue *mt_queue_new(unsigned log2_capacity)
+struct mt_queue *mt_queue_new(unsigned log2_capacity, int ring_fd)
 {
 	size_t cap = (size_t)1 << log2_capacity;
 	struct mt_queue *q = mmap(NULL, sizeof(*q), PROT_READ | PROT_WRITE,
@@ -95,11 +108,22 @@ struct mt_queue *mt_queue_new(unsigned log2_capacity)
 	if (q == MAP_FAILED)
 		return NULL;
 	memset(q, 0, sizeof(*q));
-	q->cells = mmap(NULL, cap * sizeof(struct mt_queue_cell), PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* In a ring file the cells outlive the process: what a killed
+	 * process had pushed is in the page cache (trace-ring.h). A fork
+	 * child gets none of it (it makes its own queue). */
+	if (ring_fd >= 0)
+		q->cells = mmap(NULL, cap * sizeof(struct mt_queue_cell), PROT_READ | PROT_WRITE,
+				MAP_SHARED, ring_fd, MT_RING_HEADER_SIZE);
+	else
+		q->cells = mmap(NULL, cap * sizeof(struct mt_queue_cell), PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (q->cells == MAP_FAILED) {
 		munmap(q, sizeof(*q));
 		return NULL;
+	}
+	if (ring_fd >= 0) {
+		q->keep = true;
+		madvise(q->cells, cap * sizeof(struct mt_queue_cell), MADV_DONTFORK);
 	}
 	q->mask = cap - 1;
 	/* Every 256th ticket, or more often in a small queue, so that the
@@ -108,6 +132,7 @@ struct mt_queue *mt_queue_new(unsigned log2_capacity)
 	for (size_t i = 0; i < cap; i++) {
 		atomic_init(&q->cells[i].seq, i);
 		atomic_init(&q->cells[i].given_up, ~0ull); /* no ticket's */
+		q->cells[i].written = 0;
 	}
 	for (size_t k = 0; k < MT_RELEASE_SLOTS; k++)
 		atomic_init(&q->releases[k].claim, ~0ull);
@@ -315,9 +340,13 @@ bool mt_queue_pop(struct mt_queue *q, struct mt_event *ev)
 		if (s != pos + 1 && s != ((pos + 1) | CELL_DONE))
 			return false;
 		bool done = s & CELL_DONE;
-		if (!done)
+		if (!done) {
 			*ev = c->ev;
-		atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
+			q->taken = pos;
+		}
+		/* a ring file's cell stays the event's until it is committed */
+		if (!q->keep)
+			atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
 		atomic_store_explicit(&q->tail, pos + 1, memory_order_relaxed);
 		if (!done)
 			return true;
@@ -374,6 +403,20 @@ bool mt_queue_abandon(struct mt_queue *q)
 	return true;
 }
 
+/* Consumer only, for the last drain of a process that ends (_exit): a
+ * cell still being filled is given up too, since its producer may be the
+ * thread that ends the process, interrupted there by the signal whose
+ * handler calls _exit. Nothing reads the queue after, so a producer that
+ * does finish the cell writes into one no one reads. */
+void mt_queue_skip(struct mt_queue *q)
+{
+	uint64_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+	if (pos == atomic_load(&q->head))
+		return;
+	atomic_store_explicit(&q->tail, pos + 1, memory_order_relaxed);
+	q->abandoned++;
+}
+
 /* Consumer only: a filled cell after the one due, whose event has this
  * kind and address, hooked; taken out (marked done). The release looked
  * for is usually a few cells on, but a thread preempted between its call
@@ -391,10 +434,50 @@ bool mt_queue_take_ahead(struct mt_queue *q, unsigned kind, uint64_t address,
 		if (e->kind != kind || e->address != address || e->source != MT_SOURCE_HOOK)
 			continue;
 		*ev = *e;
+		q->taken = pos;
 		atomic_store_explicit(&c->seq, (pos + 1) | CELL_DONE, memory_order_relaxed);
 		return true;
 	}
 	return false;
+}
+
+uint64_t mt_queue_taken(const struct mt_queue *q)
+{
+	return q->taken;
+}
+
+void mt_queue_note_written(struct mt_queue *q, uint64_t pos, uint64_t seq)
+{
+	if (q->keep)
+		q->cells[pos & q->mask].written = seq + 1;
+}
+
+/* A cell taken (filled, or done) goes to the next lap; one given up is
+ * there already, and may hold the next lap's event. */
+void mt_queue_release(struct mt_queue *q, uint64_t upto)
+{
+	uint64_t pos = atomic_load_explicit(&q->released, memory_order_relaxed);
+	if (!q->keep) {
+		atomic_store_explicit(&q->released, upto, memory_order_relaxed);
+		return;
+	}
+	for (; pos != upto; pos++) {
+		struct mt_queue_cell *c = &q->cells[pos & q->mask];
+		uint64_t s = atomic_load_explicit(&c->seq, memory_order_relaxed);
+		if (s == pos + 1 || s == ((pos + 1) | CELL_DONE))
+			atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
+	}
+	atomic_store_explicit(&q->released, upto, memory_order_relaxed);
+}
+
+uint64_t mt_queue_released(const struct mt_queue *q)
+{
+	return atomic_load_explicit(&((struct mt_queue *)q)->released, memory_order_relaxed);
+}
+
+bool mt_queue_in_ring(const struct mt_queue *q)
+{
+	return q->keep;
 }
 
 uint64_t mt_queue_late(const struct mt_queue *q)

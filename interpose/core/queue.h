@@ -14,8 +14,12 @@ struct mt_queue_cell {
 	 * up, and what was decided. */
 	_Atomic uint64_t given_up;
 	struct mt_event ev;
+	/* The consumer's: the trace seq + 1 it gave the event (the ring
+	 * file's recovery, trace/trace-ring.h); the producer never touches
+	 * it. */
+	uint64_t written;
 };
-/* 16 + 80 bytes, in two whole cache lines (MT_QUEUE_LOG2 in preload.c
+/* 16 + 80 + 8 bytes, in two whole cache lines (MT_QUEUE_LOG2 in preload.c
  * counts on it: 65536 cells are 8 MiB). */
 _Static_assert(sizeof(struct mt_queue_cell) == 128, "a queue cell is two cache lines");
 
@@ -46,6 +50,13 @@ struct mt_queue {
 	_Alignas(64) _Atomic uint64_t wait_ns;
 	_Atomic uint64_t late; /* events pushed again after their cell was given up */
 	uint64_t abandoned; /* cells given up (the consumer's) */
+	/* In a ring file (mt_queue_new with a descriptor): a cell the
+	 * consumer took is freed for the next lap only by mt_queue_release,
+	 * after its event is committed; released is where that stopped,
+	 * taken the cell of the last event taken (the consumer's). */
+	bool keep;
+	uint64_t taken;
+	_Atomic uint64_t released;
 	_Atomic bool closed;
 };
 

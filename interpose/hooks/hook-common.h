@@ -42,7 +42,7 @@
 						  .handle = MT_U64(HANDLE) },                   \
 				at_);                                                          \
 		mt_leave();                                                                    \
-		mt_torch_poll();                                                               \
+		mt_frameworks_poll();                                                          \
 		return rc;                                                                     \
 	}
 

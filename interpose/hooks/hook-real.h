@@ -54,7 +54,8 @@ void *mt_wrap_symbol(const char *name, void *p);
 /* The definition of name, other than ours (self), in the objects loaded
  * now: RTLD_NEXT's, else the first loaded object whose scope defines it,
  * for a framework's libraries, which Python loads in a local scope that
- * RTLD_NEXT does not reach (hook-tf.c). NULL when none does. */
+ * RTLD_NEXT does not reach (the framework adapters' wrappers, through
+ * struct mt_frameworks_options). NULL when none does. */
 void *mt_real_loaded(const char *name, void *self);
 
 /* hook-dl.c: the real dlsym, for memtrace's own lookups (our exported dlsym

@@ -371,9 +371,9 @@ void mt_record_event(const struct mt_rec *r)
 	errno = saved_errno;
 }
 
-/* A framework allocator's action (hook-torch.c), on the thread that made
- * it, inside the framework's allocator: its device is the one the
- * framework names, not a CUDA question. Its ticket now, so that it
+/* A framework allocator's action (frameworks/torch.c), on the thread
+ * that made it, inside the framework's allocator: its device is the one
+ * the framework names, not a CUDA question. Its ticket now, so that it
  * follows the CUDA call that gave the segment and precedes the one that
  * returns it. Frees carry no stack, as CUDA frees do; the allocator's
  * OOM is in the file before the framework raises it (rule 6). */

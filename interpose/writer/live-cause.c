@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util-grow.h"
 #include "util-size.h"
 
 /* Stack ids are dense from 1 (stack-table.c); past this many, the stacks
@@ -54,17 +55,10 @@ static struct cause_stack *stack_at(struct mt_cause *c, uint32_t id)
 {
 	if (id >= MT_CAUSE_MAX_STACKS)
 		return NULL;
-	if (id >= c->cap) {
-		size_t cap = c->cap ? c->cap : 256;
-		while (cap <= id)
-			cap *= 2;
-		struct cause_stack *p = realloc(c->stacks, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		memset(p + c->cap, 0, (cap - c->cap) * sizeof(*p));
-		c->stacks = p;
-		c->cap = cap;
-	}
+	struct cause_stack *p = trace_grow(c->stacks, &c->cap, (size_t)id + 1, sizeof(*p), 256, true);
+	if (!p)
+		return NULL;
+	c->stacks = p;
 	return &c->stacks[id];
 }
 
@@ -343,6 +337,27 @@ static size_t say_too_big(struct mt_cause *c, const struct mt_cause_oom *o, mt_c
 	return len;
 }
 
+/* The cache's free memory in pieces: the same rule, and the same
+ * figures, as the report's "Fragmentation" under PyTorch's cache. */
+static void cache_fragmentation(const struct mt_cause_own_oom *o, char *out, size_t n)
+{
+	uint64_t device_free = o->has_device_free ? o->device_free : 0;
+	size_t len = 0;
+
+	if (!trace_cause_cache_fragmentation(o->requested, o->cache_free, o->largest_free,
+					     device_free))
+		return;
+	SAY("memtrace:   cause (fragmentation): %s of the cache is free, in pieces: its "
+	    "largest free block is smaller than the tensor",
+	    fmt_size(o->cache_free).s);
+	SAY("\nmemtrace:   try: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
+	    "torch.cuda.empty_cache() before the step, fewer distinct tensor sizes\n");
+	if (len >= n && n > 1) {
+		out[n - 2] = '\n';
+		out[n - 1] = '\0';
+	}
+}
+
 void mt_cause_own_answer(const struct mt_cause_own_oom *o, char *out, size_t n)
 {
 	uint64_t room = trace_cause_limit_room(o->limit, o->reserved);
@@ -350,8 +365,12 @@ void mt_cause_own_answer(const struct mt_cause_own_oom *o, char *out, size_t n)
 
 	if (n)
 		out[0] = '\0';
-	if (!n || !trace_cause_allocator_limit(o->cuda_failed, true))
+	if (!n)
 		return;
+	if (!trace_cause_allocator_limit(o->cuda_failed, true)) {
+		cache_fragmentation(o, out, n);
+		return;
+	}
 	/* each figure with its exact bytes, as the report's evidence has them */
 	SAY("memtrace:   cause (allocator_limit): PyTorch's caching allocator refused the %s (%s) "
 	    "asked for with no CUDA call failing: the cap it was given "
@@ -432,8 +451,8 @@ void mt_cause_answer(struct mt_cause *c, const struct mt_cause_oom *o, mt_cause_
 		SAY("memtrace:   cause (preallocated): one allocation of %s by %s, among the first "
 		    "on device %d: a framework's arena, whose tensors memtrace does not see\n",
 		    a, where, o->device);
-		SAY("memtrace:   try: `memtrace run --per-tensor`; TensorFlow: "
-		    "TF_FORCE_GPU_ALLOW_GROWTH=true; JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false\n");
+		SAY("memtrace:   try: TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true; JAX: "
+		    "XLA_PYTHON_CLIENT_PREALLOCATE=false, or `memtrace run --per-tensor`\n");
 		break;
 	case TRACE_CAUSE_NOT_OURS:
 		size_into(a, sizeof(a), v.bytes);

@@ -58,11 +58,15 @@ struct mt_cause_own_oom {
 	uint64_t limit;	    /* the allocator's cap, 0: not known */
 	uint64_t reserved;  /* what the allocator held (memory_reserved()) */
 	bool has_device_free;
-	uint64_t device_free; /* as the allocator read it */
+	uint64_t device_free;  /* as the allocator read it */
+	uint64_t cache_free;   /* reserved less allocated */
+	uint64_t largest_free; /* the cache's largest free block */
 };
 
 /* The cause's two lines at such an OOM when its own cap refused it
- * (allocator_limit, trace_cause_allocator_limit); "" otherwise. */
+ * (allocator_limit, trace_cause_allocator_limit), else when the cache's
+ * free memory is in pieces (trace_cause_cache_fragmentation, the rule the
+ * reports give); "" otherwise. */
 void mt_cause_own_answer(const struct mt_cause_own_oom *o, char *out, size_t n);
 
 /* The cause's two lines ("memtrace:   cause (growth): ...\n" and

@@ -90,3 +90,57 @@ void mt_timeline_put(struct mt_timeline *tl, int64_t time_ns, uint64_t live)
 	if (i + 1 > tl->dirty_hi)
 		tl->dirty_hi = i + 1;
 }
+
+/* ---- its rows ---- */
+
+enum { T_ROW, T_CLEAR, T_THIN, T_META, T_COUNT };
+_Static_assert(T_COUNT == sizeof(((struct mt_timeline *)0)->stmt) / sizeof(sqlite3_stmt *),
+	       "a statement each");
+
+static const char *const stmt_sql[T_COUNT] = {
+	[T_ROW] = "INSERT OR REPLACE INTO timeline(bucket,min,max,last,t_max,t_last,drops)"
+		  " VALUES(?,?,?,?,?,?,?)",
+	[T_CLEAR] = "DELETE FROM timeline",
+	[T_THIN] = "DELETE FROM live_at_time WHERE time_ns % ?1 != 0",
+	[T_META] = "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)",
+};
+
+bool mt_timeline_open(struct mt_timeline *tl, sqlite3 *db, const char *path)
+{
+	tl->sql = (struct mt_sql){ .db = db, .path = path, .text = stmt_sql, .stmt = tl->stmt,
+				   .n = T_COUNT };
+	return mt_sql_prepare(&tl->sql);
+}
+
+void mt_timeline_close(struct mt_timeline *tl)
+{
+	mt_sql_finalize(&tl->sql);
+}
+
+bool mt_timeline_commit(struct mt_timeline *tl)
+{
+	if (tl->rewrite) {
+		if (!mt_sql_step(&tl->sql, T_CLEAR) ||
+		    !MT_SQL_RUN(&tl->sql, T_THIN, mt_timeline_period(tl)))
+			return false;
+		tl->dirty_lo = 0;
+		tl->dirty_hi = MT_TIMELINE_BUCKETS;
+		tl->rewrite = false;
+	}
+	for (size_t i = tl->dirty_lo; i < tl->dirty_hi; i++) {
+		const struct trace_bucket *b = &tl->b[i];
+		if (b->used && !MT_SQL_RUN(&tl->sql, T_ROW, (int64_t)i, (int64_t)b->min,
+					   (int64_t)b->max, (int64_t)b->last, b->t_max, b->t_last,
+					   (int64_t)b->drops))
+			return false;
+	}
+	tl->dirty_lo = MT_TIMELINE_BUCKETS;
+	tl->dirty_hi = 0;
+	if (tl->started && tl->width != tl->width_written) {
+		if (!mt_sql_meta(&tl->sql, T_META, "timeline_width_ns", (uint64_t)tl->width) ||
+		    !mt_sql_meta(&tl->sql, T_META, "timeline_first_ns", (uint64_t)tl->first_ns))
+			return false;
+		tl->width_written = tl->width;
+	}
+	return true;
+}

@@ -11,13 +11,15 @@
  * time runs past the last one; a live set is due every
  * MT_TIMELINE_BUCKETS / MT_TIMELINE_SNAPSHOTS buckets, and a doubling
  * keeps those on the new grid. Per event: a compare or a division.
- * Writer thread only. */
+ * Its rows (tables timeline and meta) are written here; the live sets
+ * (live_at_time) by trace-live.c, by site. Writer thread only. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "live-sql.h"
 #include "trace-schema.h"
 #include "trace-timeline.h"
 
@@ -35,6 +37,10 @@ struct mt_timeline {
 	size_t dirty_lo, dirty_hi;
 	bool rewrite;
 	struct trace_bucket b[MT_TIMELINE_BUCKETS];
+	/* its rows (mt_timeline_open) */
+	struct mt_sql sql;
+	sqlite3_stmt *stmt[4];
+	int64_t width_written;
 };
 
 void mt_timeline_init(struct mt_timeline *tl);
@@ -49,3 +55,11 @@ void mt_timeline_put(struct mt_timeline *tl, int64_t time_ns, uint64_t live);
 
 /* The time between live sets: moments on the grid are its multiples. */
 int64_t mt_timeline_period(const struct mt_timeline *tl);
+
+/* Its rows in the trace db (after mt_timeline_init): false when a
+ * statement does not prepare (said). */
+bool mt_timeline_open(struct mt_timeline *tl, sqlite3 *db, const char *path);
+void mt_timeline_close(struct mt_timeline *tl);
+/* Before the writer's COMMIT: the buckets that changed (all of them, and
+ * the live sets off the new grid gone, after a doubling), the width. */
+bool mt_timeline_commit(struct mt_timeline *tl);

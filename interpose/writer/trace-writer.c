@@ -9,8 +9,10 @@
 #include "clock.h"
 #include "core.h"
 #include "writer.h"
+#include "live-disk.h"
 #include "trace-live.h"
 #include "trace-schema.h"
+#include "util-grow.h"
 #include "util-map.h"
 #include "config.h"
 
@@ -25,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -109,6 +113,7 @@ struct mt_writer {
 	struct mt_stack_table *stacks;
 	struct mt_live *live; /* the live set and what comes of it, the ring */
 	uint64_t flight_bound;
+	uint64_t ring_id; /* the ring file's; 0: none */
 	uint64_t start_ns;
 	unsigned interval_ms;
 	char path[MT_PATH_MAX];
@@ -119,9 +124,18 @@ struct mt_writer {
 	pthread_mutex_t work; /* held while draining: fork waits for it */
 	pthread_mutex_t lock; /* guards the fields below */
 	pthread_cond_t wake;
-	pthread_cond_t done;
 	bool poke;
-	bool stop;
+	_Atomic bool stop;
+	/* Bumped at each commit; waiters sleep on it with a futex, not a
+	 * condition variable: a broadcast on one waits for a waiter that a
+	 * signal interrupted, and that signal's handler may be the _exit
+	 * waiting for this writer (mt_writer_finish). */
+	_Atomic uint32_t done_gen;
+	/* mt_writer_finish: asked with the exit status, done when the file is
+	 * closed. Atomics: the asker may be a signal handler. */
+	_Atomic bool finish;
+	_Atomic int finish_status;
+	_Atomic bool finished;
 	_Atomic uint64_t committed; /* events with a ticket < committed are in the file */
 	_Atomic bool failed; /* the file is unusable: events are drained and dropped */
 
@@ -155,6 +169,9 @@ struct mt_writer {
 /* How long it waits for a release still running at an address an
  * allocation already got again (early_release). */
 #define MT_REUSE_WAIT_NS (100ull * 1000 * 1000)
+/* How long the last drain of mt_writer_finish waits for a cell being
+ * filled before it skips it (mt_queue_skip). */
+#define MT_FINISH_FILL_WAIT_NS (100ull * 1000 * 1000)
 
 /* ---- SQLite helpers ---- */
 
@@ -309,6 +326,7 @@ static bool open_db(struct mt_writer *w)
 		.path = realpath(w->path, abs) ? abs : w->path,
 		.bound = w->flight_bound,
 		.stacks = w->stacks,
+		.sites = w->sites,
 		.op_name = w->op_name,
 		.pyframe = w->pyframe,
 	});
@@ -362,6 +380,10 @@ static void write_static_meta(struct mt_writer *w, const struct mt_writer_option
 	put_meta_u64(w, "commit_interval_ms", opt->interval_ms);
 	put_meta(w, "end", "running");
 	put_meta(w, "mode", opt->flight ? "flight" : "full");
+	if (opt->ring_id) {
+		put_meta_u64(w, "ring_id", opt->ring_id);
+		put_meta_u64(w, "ring_tail", 0);
+	}
 	if (w->flight_bound)
 		put_meta_u64(w, "flight_bytes", w->flight_bound); /* as the disk allowed */
 
@@ -461,17 +483,10 @@ static int64_t frame_id(struct mt_writer *w, uintptr_t ip)
 
 static bool mark_stack_written(struct mt_writer *w, uint32_t id)
 {
-	if (id >= w->stack_written_cap) {
-		size_t cap = w->stack_written_cap ? w->stack_written_cap : 1024;
-		while (cap <= id)
-			cap *= 2;
-		uint8_t *p = realloc(w->stack_written, cap);
-		if (!p)
-			return false;
-		memset(p + w->stack_written_cap, 0, cap - w->stack_written_cap);
-		w->stack_written = p;
-		w->stack_written_cap = cap;
-	}
+	uint8_t *p = trace_grow(w->stack_written, &w->stack_written_cap, (size_t)id + 1, 1, 1024, true);
+	if (!p)
+		return false;
+	w->stack_written = p;
 	if (w->stack_written[id])
 		return false;
 	w->stack_written[id] = 1;
@@ -543,44 +558,6 @@ static void write_site(struct mt_writer *w, uint32_t id, const struct mt_site_ke
 	bind_u64_or_null(s, 11, k->handle, k->handle != 0);
 	bind_u64_or_null(s, 12, k->source, k->source != MT_SOURCE_HOOK);
 	step(w, ST_SITE);
-	if (w->live)
-		mt_live_site(w->live, id, k);
-}
-
-/* The id of the event's site (its row written when new); 0 when the
- * table is out of memory, and the event goes into other_events. */
-static uint32_t site_id(struct mt_writer *w, const struct mt_event *ev)
-{
-	struct mt_site_key k;
-	bool added;
-	memset(&k, 0, sizeof(k));
-	k.stream = ev->stream;
-	k.handle = ev->handle;
-	k.stack = ev->stack;
-	k.tid = ev->tid;
-	k.op = ev->op;
-	k.status = ev->status;
-	k.device = ev->device;
-	k.api = ev->api;
-	k.kind = ev->kind;
-	k.mem = ev->mem;
-	k.source = ev->source;
-	uint32_t id = mt_site_intern(w->sites, &k, &added);
-	if (added)
-		write_site(w, id, &k);
-	return id;
-}
-
-/* The site that holds what a mapping maps (the live-set contract, case
- * F): the map's columns, with the memory kind of the handle it maps, so
- * that a live set by site (live_at_*) names the stack that mapped it. */
-static uint32_t mapping_site(struct mt_writer *w, const struct mt_event *ev)
-{
-	struct mt_event m = *ev;
-	if (ev->source != MT_SOURCE_HOOK || ev->status || !ev->address)
-		return 0;
-	m.mem = MT_MEM_VMM_PHYSICAL;
-	return site_id(w, &m);
 }
 
 static void bind_row(sqlite3_stmt *s, int first, const struct event_row *r, unsigned columns)
@@ -639,33 +616,30 @@ static void add_other(struct mt_writer *w, uint64_t seq, uint64_t t, const struc
 				  (ev->source != MT_SOURCE_HOOK ? 0 : 1u << 14));
 }
 
-/* The row of the event: allocs for an allocation, frees for a free of an
- * allocation known live (its address and bytes are the allocation's),
- * other_events for the rest. */
-static void add_event_row(struct mt_writer *w, uint64_t seq, uint64_t t, struct mt_event *ev)
+/* The event's row, as the live side decided it (trace-live.h), and the
+ * row of a site it interned. */
+static void add_event_row(struct mt_writer *w, uint64_t seq, uint64_t t, const struct mt_event *ev,
+			  const struct mt_live_row *lr)
 {
-	/* an allocation's site is its own; a free's has the memory kind of
-	 * what it releases, which mt_live_track fills in */
-	uint32_t site = ev->kind == MT_EV_ALLOC ? site_id(w, ev) : 0;
-	int64_t alloc = mt_live_track(w->live, seq, t, ev,
-				      ev->kind == MT_EV_MAP ? mapping_site(w, ev) : site);
-	bool narrow = ev->kind == MT_EV_ALLOC || (alloc >= 0 && ev->mem != 0);
 	struct event_row *r;
 
-	if (narrow && ev->kind != MT_EV_ALLOC)
-		site = site_id(w, ev);
-	if (site && mt_live_row(w->live, seq, t, site, ev, alloc))
-		return; /* flight mode: into the ring */
-	if (site && ev->kind == MT_EV_ALLOC) {
+	if (lr->new_site)
+		write_site(w, lr->new_site, lr->new_key);
+	switch (lr->table) {
+	case MT_LIVE_ALLOCS:
 		r = add_row(w, B_ALLOC);
-		*r = (struct event_row){ .v = { (int64_t)seq, (int64_t)t, site,
+		*r = (struct event_row){ .v = { (int64_t)seq, (int64_t)t, lr->site,
 						(int64_t)ev->address, (int64_t)ev->bytes } };
-	} else if (site) {
+		break;
+	case MT_LIVE_FREES:
 		r = add_row(w, B_FREE);
-		*r = (struct event_row){ .v = { (int64_t)seq, (int64_t)t, site, alloc } };
-	} else {
-		mt_live_other(w->live, seq, t, ev->kind);
+		*r = (struct event_row){ .v = { (int64_t)seq, (int64_t)t, lr->site, lr->alloc } };
+		break;
+	case MT_LIVE_OTHER:
 		add_other(w, seq, t, ev);
+		break;
+	case MT_LIVE_RING:
+		break; /* flight mode: into the ring */
 	}
 }
 
@@ -677,7 +651,11 @@ static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 	write_thread(w, ev->tid);
 	write_stack(w, ev->stack);
 	write_op(w, ev->op);
-	add_event_row(w, seq, t, ev);
+	/* the live side, once an event: its row, the live sets, the answer */
+	struct mt_live_row lr;
+	if (!mt_live_event(w->live, seq, t, ev, &lr))
+		w->failed = true;
+	add_event_row(w, seq, t, ev, &lr);
 	sqlite3_stmt *s;
 
 	if (ev->source == MT_SOURCE_CUPTI) {
@@ -715,8 +693,6 @@ static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 		bind_u64_or_null(s, 4, ev->limit, ev->limit != 0);
 		step(w, ST_OOM);
 	}
-	if (!mt_live_event(w->live, seq, t, ev))
-		w->failed = true;
 }
 
 /* The waiting rows, the meta keys and the live sets, then COMMIT. */
@@ -739,15 +715,22 @@ static void commit(struct mt_writer *w, uint64_t seq)
 		put_meta_u64(w, "order_events_late", mt_queue_late(w->queue));
 	if (w->early)
 		put_meta_u64(w, "order_releases_early", w->early);
+	/* the ring file's cells before this ticket are in the trace: with
+	 * events_written, what memtrace recover starts from (trace-ring.h) */
+	uint64_t popped = mt_queue_popped(w->queue);
+	if (w->ring_id)
+		put_meta_u64(w, "ring_tail", popped);
 	if (!mt_live_commit(w->live))
 		w->failed = true;
-	exec_sql(w, "COMMIT");
+	if (exec_sql(w, "COMMIT"))
+		mt_queue_release(w->queue, popped);
 }
 
 /* Times stay as read: CUPTI's records come late with their own, and a
  * hook reads the clock just before its ticket. */
-static void write_ordered(struct mt_writer *w, struct mt_event *ev)
+static void write_ordered(struct mt_writer *w, struct mt_event *ev, uint64_t cell)
 {
+	mt_queue_note_written(w->queue, cell, w->seq);
 	write_event(w, w->seq++, ev);
 }
 
@@ -771,6 +754,8 @@ static bool next_event(struct mt_writer *w, struct mt_event *ev, bool final)
 			return false;
 		if (!mt_queue_abandon(w->queue) && !final)
 			return false; /* being filled: there in a moment */
+		if (final && atomic_load(&w->finish) && now - w->gap_ns > MT_FINISH_FILL_WAIT_NS)
+			mt_queue_skip(w->queue);
 	}
 }
 
@@ -803,6 +788,12 @@ static bool early_release(struct mt_writer *w, const struct mt_event *ev, struct
 	}
 }
 
+static void wake_waiters(struct mt_writer *w)
+{
+	atomic_fetch_add(&w->done_gen, 1);
+	syscall(SYS_futex, &w->done_gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
 /* One flush: everything in the queue now, in one transaction; in flight
  * mode in transactions of MT_FLIGHT_CHUNK events, each followed by the
  * ring's trim when the file nears its bound. final: the last, which
@@ -816,13 +807,18 @@ static void drain(struct mt_writer *w, bool final)
 	uint64_t first = mt_queue_popped(w->queue);
 	unsigned in_tx = 0;
 	bool open = false, flight = w->live && mt_live_flight(w->live);
+	/* a ring file's cells are freed only by a commit: one at least every
+	 * half queue, so that producers never wait for a long drain */
+	uint64_t half = mt_queue_capacity(w->queue) / 2;
 	while (next_event(w, &ev, final)) {
 		if (!open && !w->failed)
 			open = exec_sql(w, "BEGIN");
 		if (open && !w->failed) {
+			/* each event's own cell (the release taken ahead has another) */
+			uint64_t cell = mt_queue_taken(w->queue);
 			if (early_release(w, &ev, &rel))
-				write_ordered(w, &rel);
-			write_ordered(w, &ev);
+				write_ordered(w, &rel, mt_queue_taken(w->queue));
+			write_ordered(w, &ev, cell);
 		} else {
 			w->dropped++;
 		}
@@ -832,6 +828,10 @@ static void drain(struct mt_writer *w, bool final)
 			in_tx = 0;
 			if (!w->failed && !mt_live_trim(w->live))
 				w->failed = true;
+		} else if (open && w->ring_id &&
+			   mt_queue_popped(w->queue) - mt_queue_released(w->queue) >= half) {
+			commit(w, w->seq);
+			open = false;
 		}
 	}
 	if (open)
@@ -841,29 +841,56 @@ static void drain(struct mt_writer *w, bool final)
 	if (open && flight && !w->failed && !mt_live_trim(w->live))
 		w->failed = true;
 	uint64_t upto = mt_queue_popped(w->queue);
+	if (w->failed || !w->ring_id)
+		mt_queue_release(w->queue, upto); /* dropped, or not kept */
 	pthread_mutex_unlock(&w->work);
 
 	if (upto != first || w->failed) {
-		pthread_mutex_lock(&w->lock);
 		atomic_store(&w->committed, upto);
-		pthread_cond_broadcast(&w->done);
-		pthread_mutex_unlock(&w->lock);
+		wake_waiters(w);
 	}
 }
 
+static void after_interval(struct mt_writer *w, clockid_t clock, struct timespec *until)
+{
+	clock_gettime(clock, until);
+	until->tv_nsec += (long)w->interval_ms * 1000000L;
+	until->tv_sec += until->tv_nsec / 1000000000L;
+	until->tv_nsec %= 1000000000L;
+}
+
+/* The lock for at most one interval: a thread that a signal interrupted
+ * while it held it (in mt_writer_sync) must not stop the writer, whom the
+ * handler's _exit may be waiting for. pthread_mutex_timedlock, on the
+ * wall clock, rather than pthread_mutex_clocklock: ThreadSanitizer (gcc
+ * 12) does not intercept the latter and then takes the lock for not held;
+ * a wall clock set back only makes this one wait longer. */
 static void wait_for_work(struct mt_writer *w)
 {
-	pthread_mutex_lock(&w->lock);
-	if (!w->poke && !w->stop) {
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_nsec += (long)w->interval_ms * 1000000L;
-		until.tv_sec += until.tv_nsec / 1000000000L;
-		until.tv_nsec %= 1000000000L;
+	struct timespec until;
+	after_interval(w, CLOCK_REALTIME, &until);
+	if (pthread_mutex_timedlock(&w->lock, &until) != 0)
+		return;
+	after_interval(w, CLOCK_MONOTONIC, &until); /* the condition's clock */
+	if (!w->poke && !w->stop && !atomic_load(&w->finish))
 		pthread_cond_timedwait(&w->wake, &w->lock, &until);
-	}
 	w->poke = false;
 	pthread_mutex_unlock(&w->lock);
+}
+
+static void close_db(struct mt_writer *w);
+static void write_end(struct mt_writer *w, int exit_status);
+
+/* The end that mt_writer_finish asked for, on this thread: the last
+ * drain, the end, the file closed. */
+static void finish_here(struct mt_writer *w)
+{
+	drain(w, true);
+	pthread_mutex_lock(&w->work);
+	write_end(w, atomic_load(&w->finish_status));
+	close_db(w);
+	pthread_mutex_unlock(&w->work);
+	atomic_store(&w->finished, true);
 }
 
 static void *writer_main(void *arg)
@@ -871,9 +898,11 @@ static void *writer_main(void *arg)
 	struct mt_writer *w = arg;
 	for (;;) {
 		wait_for_work(w);
-		pthread_mutex_lock(&w->lock);
 		bool stop = w->stop;
-		pthread_mutex_unlock(&w->lock);
+		if (!stop && atomic_load(&w->finish)) {
+			finish_here(w);
+			break;
+		}
 		drain(w, stop);
 		if (stop)
 			break;
@@ -888,6 +917,18 @@ static void poke(void *arg)
 	w->poke = true;
 	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
+}
+
+/* meta.end "exit", and the status when known (-1: not). */
+static void write_end(struct mt_writer *w, int exit_status)
+{
+	if (w->failed || !w->db)
+		return;
+	exec_sql(w, "BEGIN");
+	put_meta(w, "end", "exit");
+	if (exit_status >= 0)
+		put_meta_u64(w, "exit_status", (uint64_t)exit_status);
+	exec_sql(w, "COMMIT");
 }
 
 /* ---- lifetime ---- */
@@ -931,7 +972,6 @@ static void init_sync(struct mt_writer *w)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->wake, &ca);
-	pthread_cond_init(&w->done, &ca);
 	pthread_condattr_destroy(&ca);
 	pthread_mutex_init(&w->work, NULL);
 	pthread_mutex_init(&w->lock, NULL);
@@ -951,6 +991,26 @@ static bool start_thread(struct mt_writer *w)
 	}
 	pthread_setname_np(w->thread, "memtrace-writer");
 	return true;
+}
+
+/* A closed trace is one file in rollback-journal mode: any reader
+ * (sqlite3, Python, DuckDB, a read-only medium) opens it without making a
+ * -wal and -shm beside it, which a WAL database needs even to be read.
+ * Switching folds the -wal in and removes both (docs/trace-format.md). A
+ * reader that holds the file at this moment keeps it in WAL mode, which
+ * the close then checkpoints as before: it is waited for a little, not
+ * long, since the process is ending. Not after a failure: the file may be
+ * full, or one of its descriptors the program's (fd-guard.c). */
+static void leave_one_file(struct mt_writer *w)
+{
+	sqlite3_stmt *s = NULL;
+	if (w->failed || !w->db)
+		return;
+	sqlite3_busy_timeout(w->db, 200);
+	if (sqlite3_prepare_v2(w->db, "PRAGMA journal_mode=DELETE", -1, &s, NULL) == SQLITE_OK)
+		while (sqlite3_step(s) == SQLITE_ROW)
+			;
+	sqlite3_finalize(s);
 }
 
 /* Finalizes the statements and closes the database (which checkpoints). */
@@ -976,6 +1036,12 @@ static void close_db(struct mt_writer *w)
 		int none = 0;
 		sqlite3_file_control(w->db, "main", SQLITE_FCNTL_CHUNK_SIZE, &none);
 	}
+	leave_one_file(w);
+	/* everything the ring held is in the trace (or, when the file could
+	 * not be written, was dropped as it was taken): no ring file is left
+	 * beside a closed trace */
+	if (w->db && w->ring_id)
+		mt_ring_remove(w->path);
 	if (w->db)
 		sqlite3_close(w->db);
 	w->db = NULL;
@@ -1006,6 +1072,7 @@ struct mt_writer *mt_writer_start(const struct mt_writer_options *opt)
 	w->start_ns = opt->start_ns;
 	w->interval_ms = opt->interval_ms;
 	w->flight_bound = opt->flight;
+	w->ring_id = opt->ring_id;
 	w->op_name = opt->op_name;
 	w->pyframe = opt->pyframe;
 	w->gap_ticket = UINT64_MAX; /* no gap yet */
@@ -1052,15 +1119,22 @@ bool mt_writer_sync(struct mt_writer *w, uint64_t upto, unsigned timeout_ms)
 	until.tv_sec += until.tv_nsec / 1000000000L;
 	until.tv_nsec %= 1000000000L;
 
-	pthread_mutex_lock(&w->lock);
-	w->poke = true;
-	pthread_cond_signal(&w->wake);
-	int rc = 0;
-	while (atomic_load(&w->committed) <= upto && !w->failed && !w->stop && rc == 0)
-		rc = pthread_cond_timedwait(&w->done, &w->lock, &until);
-	bool ok = atomic_load(&w->committed) > upto && !w->failed;
-	pthread_mutex_unlock(&w->lock);
-	return ok;
+	poke(w);
+	for (;;) {
+		uint32_t gen = atomic_load(&w->done_gen);
+		if (atomic_load(&w->committed) > upto || w->failed || w->stop)
+			break;
+		struct timespec now, left;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t ns = (int64_t)(until.tv_sec - now.tv_sec) * 1000000000 +
+			     (until.tv_nsec - now.tv_nsec);
+		if (ns <= 0)
+			break;
+		left.tv_sec = ns / 1000000000;
+		left.tv_nsec = ns % 1000000000;
+		syscall(SYS_futex, &w->done_gen, FUTEX_WAIT_PRIVATE, gen, &left, NULL, 0);
+	}
+	return atomic_load(&w->committed) > upto && !w->failed;
 }
 
 bool mt_writer_failed(const struct mt_writer *w)
@@ -1081,19 +1155,16 @@ void mt_writer_stop(struct mt_writer *w, bool normal_exit, int exit_status)
 	pthread_mutex_lock(&w->lock);
 	w->stop = true;
 	pthread_cond_signal(&w->wake);
-	pthread_cond_broadcast(&w->done);
 	pthread_mutex_unlock(&w->lock);
+	wake_waiters(w);
 	pthread_join(w->thread, NULL);
 	mt_queue_set_pressure_cb(w->queue, NULL, NULL);
+	if (atomic_load(&w->finished))
+		return; /* mt_writer_finish did it all */
 	struct xfsz_guard guard;
 	xfsz_hold(&guard);
-	if (normal_exit && !w->failed) {
-		exec_sql(w, "BEGIN");
-		put_meta(w, "end", "exit");
-		if (exit_status >= 0)
-			put_meta_u64(w, "exit_status", (uint64_t)exit_status);
-		exec_sql(w, "COMMIT");
-	}
+	if (normal_exit)
+		write_end(w, exit_status);
 	pthread_mutex_lock(&w->work);
 	close_db(w);
 	pthread_mutex_unlock(&w->work);
@@ -1101,6 +1172,68 @@ void mt_writer_stop(struct mt_writer *w, bool normal_exit, int exit_status)
 	if (w->dropped)
 		mt_log(MT_ENV, "%llu events could not be written to %s",
 		       (unsigned long long)w->dropped, w->path);
+	atomic_store(&w->finished, true); /* a finish asked meanwhile waits no more */
+}
+
+/* Sleeps until the file is closed (upto UINT64_MAX) or every ticket
+ * below upto is committed, as long as the writer pops events: at most
+ * timeout_ms without. No lock: the caller may be a signal handler. */
+static bool wait_progress(struct mt_writer *w, uint64_t upto, unsigned timeout_ms)
+{
+	uint64_t seen = mt_queue_popped(w->queue), idle_ms = 0;
+	for (;;) {
+		if (atomic_load(&w->finished))
+			return upto == UINT64_MAX;
+		if (upto != UINT64_MAX && atomic_load(&w->committed) >= upto)
+			return true;
+		if (w->failed || idle_ms >= timeout_ms)
+			return false;
+		struct timespec ms = { 0, 1000000L };
+		nanosleep(&ms, NULL);
+		uint64_t now = mt_queue_popped(w->queue);
+		idle_ms = now == seen ? idle_ms + 1 : 0;
+		seen = now;
+	}
+}
+
+/* For _exit and the like, which may be called from a signal handler, by a
+ * thread that holds any lock: nothing here takes a lock it waits for, nor
+ * allocates. The writer thread does the work (the last drain, meta.end
+ * "exit" with the status, the close); the caller waits as long as the
+ * writer makes progress, and gives up after timeout_ms without any (a
+ * lock the caller holds, a cell it was filling). */
+bool mt_writer_finish(struct mt_writer *w, int exit_status, unsigned timeout_ms)
+{
+	if (!atomic_load(&w->finish)) { /* else another thread asked: wait with it */
+		atomic_store(&w->finish_status, exit_status);
+		atomic_store(&w->finish, true);
+	}
+	if (pthread_mutex_trylock(&w->lock) == 0) { /* else it wakes within its interval */
+		pthread_cond_signal(&w->wake);
+		pthread_mutex_unlock(&w->lock);
+	}
+	return wait_progress(w, UINT64_MAX, timeout_ms);
+}
+
+/* For exec: every event pushed so far committed, the writer going on
+ * after (an exec that fails goes on tracing). Same rules as
+ * mt_writer_finish. */
+bool mt_writer_commit_now(struct mt_writer *w, unsigned timeout_ms)
+{
+	uint64_t upto = mt_queue_tickets(w->queue);
+	if (atomic_load(&w->committed) >= upto)
+		return true;
+	if (pthread_mutex_trylock(&w->lock) == 0) {
+		w->poke = true;
+		pthread_cond_signal(&w->wake);
+		pthread_mutex_unlock(&w->lock);
+	}
+	return wait_progress(w, upto, timeout_ms);
+}
+
+bool mt_writer_is_self(const struct mt_writer *w)
+{
+	return pthread_equal(pthread_self(), w->thread);
 }
 
 void mt_writer_free(struct mt_writer *w)

@@ -54,6 +54,11 @@ struct mt_writer_options {
 	uint64_t start_ns; /* CLOCK_MONOTONIC at trace start */
 	const char *rank;
 	uint64_t flight; /* MEMTRACE_FLIGHT in bytes; 0: the full trace */
+	/* The queue's cells are the ring file TRACE-ring with this id
+	 * (ring-file.c; meta ring_id): the writer notes in each cell the seq
+	 * it wrote, releases cells as their events are committed, and removes
+	 * the file at a clean close. 0: no ring file. */
+	uint64_t ring_id;
 	/* Names the capture side interned (NULL: none): NVTX operations and
 	 * marks, Python frames. */
 	bool (*op_name)(uint32_t id, char *out, size_t outsz, char *domain, size_t domainsz);
@@ -67,6 +72,16 @@ bool mt_writer_sync(struct mt_writer *w, uint64_t upto, unsigned timeout_ms);
 /* normal_exit: the library's destructor runs (exit, return from main);
  * exit_status: the status passed to exit(), & 0377, or -1 when unknown. */
 void mt_writer_stop(struct mt_writer *w, bool normal_exit, int exit_status);
+/* Asks the writer thread to drain the queue, write the end (exit_status
+ * as for mt_writer_stop) and close the file, and waits while it makes
+ * progress, at most timeout_ms without; true when it is closed. Takes no
+ * lock it waits for: for _exit, also from a signal handler. */
+bool mt_writer_finish(struct mt_writer *w, int exit_status, unsigned timeout_ms);
+/* Waits, by the same rules, until every event pushed so far is
+ * committed; the writer goes on. For exec. */
+bool mt_writer_commit_now(struct mt_writer *w, unsigned timeout_ms);
+/* Whether the caller is the writer thread. */
+bool mt_writer_is_self(const struct mt_writer *w);
 void mt_writer_free(struct mt_writer *w);
 /* The file could not be written: events are dropped from then on. */
 bool mt_writer_failed(const struct mt_writer *w);

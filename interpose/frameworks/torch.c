@@ -38,8 +38,9 @@
  *
  * The attach waits for the allocator's init (it attaches to each device's
  * allocator, none before init): it is tried after each allocation until
- * it is done, and while torch is absent every 1024th allocation. */
-#include "hook-real.h"
+ * it is done, and while torch is absent every 1024th allocation (the
+ * adapter's poll, frameworks.h). */
+#include "frameworks.h"
 #include "trace-schema.h"
 
 #include <elf.h>
@@ -53,8 +54,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-_Atomic int mt_torch_state = MT_TORCH_UNTRIED;
-static _Atomic unsigned absent_polls;
+/* Where the tracker stands; until on or off, the adapter is polled. */
+enum { TORCH_LOOKING, TORCH_ON, TORCH_OFF };
+static _Atomic int state = TORCH_LOOKING;
 static bool with_pool; /* TraceEntry has mempool_ (torch 2.3 on) */
 /* the allocator and its getMemoryFraction, for the cap at an OOM */
 typedef double (*fraction_fn)(void *self, signed char device);
@@ -115,7 +117,7 @@ static uint64_t cap_at_oom(int8_t device, uint64_t *total)
 	if (!get_fraction || !allocator_self || device < 0)
 		return 0;
 	double fraction = get_fraction(allocator_self, device);
-	if (!mt_real_mem_info(MT_API_CUDACachingAllocator, &free_b, total))
+	if (!mt_framework_mem_info(MT_API_CUDACachingAllocator, &free_b, total))
 		return 0;
 	if (!(fraction > 0.0 && fraction < 1.0)) /* 1.0: no cap */
 		return 0;
@@ -141,7 +143,7 @@ static void tracker_invoke(const void *functor, const void *entry)
 	if (with_pool)
 		memcpy(pool, e + 48, sizeof(pool));
 	unsigned kind = kind_of(action);
-	if (!kind || atomic_load_explicit(&mt_torch_state, memory_order_relaxed) != MT_TORCH_ON ||
+	if (!kind || atomic_load_explicit(&state, memory_order_relaxed) != TORCH_ON ||
 	    !mt_enter())
 		return;
 	bool is_free = kind == MT_EV_TENSOR_FREE_REQUESTED || kind == MT_EV_TENSOR_FREE ||
@@ -284,7 +286,7 @@ static int torch_minor(const char *c10_path, char *version, size_t vsz)
 
 static void turn_off(const char *why, const char *version)
 {
-	atomic_store(&mt_torch_state, MT_TORCH_OFF);
+	atomic_store(&state, TORCH_OFF);
 	mt_log(MT_ENV, "PyTorch %s: %s; the tensor view is off (only the CUDA calls are traced)",
 	       version[0] ? version : "(version unknown)", why);
 }
@@ -292,68 +294,65 @@ static void turn_off(const char *why, const char *version)
 typedef bool (*initialized_fn)(void *self);
 typedef void (*attach_fn)(void *self, struct cxx_function *tracker);
 
-/* Returns the state to leave: ABSENT, WAITING (not initialized yet), ON
- * or OFF. */
-static int try_attach(void)
+/* ABSENT, WAITING (not initialized yet), or SETTLED (on or off). */
+static enum mt_framework_poll try_attach(void)
 {
 	struct c10_lib lib = { "", 0 };
 	struct c10_syms s = { 0 };
 	char version[32] = "";
 
 	if (!mt_dl_iterate_phdr(find_c10, &lib))
-		return MT_TORCH_ABSENT;
+		return MT_FRAMEWORK_ABSENT;
 	int minor = torch_minor(lib.path, version, sizeof(version));
 	if (minor < KNOWN_MIN || minor > KNOWN_MAX) {
 		turn_off("its allocator trace's layout is not one memtrace knows (2.1 to 2.15)",
 			 version);
-		return MT_TORCH_OFF;
+		return MT_FRAMEWORK_SETTLED;
 	}
 	if (!c10_symbols(lib.path, &s) || !s.allocator || !s.vtable || !s.attach ||
 	    !s.initialized) {
 		turn_off("libc10_cuda.so has no symbol table with its allocator's trace tracker",
 			 version);
-		return MT_TORCH_OFF;
+		return MT_FRAMEWORK_SETTLED;
 	}
 	with_pool = s.attach_new || minor >= 3;
 	void *self = atomic_load((void *_Atomic *)(lib.bias + s.allocator));
 	if (!self)
-		return MT_TORCH_WAITING;
+		return MT_FRAMEWORK_WAITING;
 	/* the vtable's address point is past offset-to-top and typeinfo */
 	if (*(uintptr_t *)self != lib.bias + s.vtable + 2 * sizeof(void *)) {
 		turn_off("its allocator is not the native caching allocator (backend:cudaMallocAsync "
 			 "or a pluggable one: each tensor is a CUDA allocation already)",
 			 version);
-		return MT_TORCH_OFF;
+		return MT_FRAMEWORK_SETTLED;
 	}
 	if (!((initialized_fn)(lib.bias + s.initialized))(self))
-		return MT_TORCH_WAITING;
+		return MT_FRAMEWORK_WAITING;
 	/* on before the attach: the first action may come from another
 	 * thread as soon as the tracker is in */
 	allocator_self = self;
 	get_fraction = s.fraction ? (fraction_fn)(lib.bias + s.fraction) : NULL;
-	atomic_store(&mt_torch_state, MT_TORCH_ON);
+	atomic_store(&state, TORCH_ON);
 	struct cxx_function tracker = { { NULL, NULL }, tracker_manager, tracker_invoke };
 	((attach_fn)(lib.bias + s.attach))(self, &tracker);
 	tracker.manager(tracker.functor, tracker.functor, DESTROY_FUNCTOR);
-	return MT_TORCH_ON;
+	return MT_FRAMEWORK_SETTLED;
 }
 
-void mt_torch_poll_slow(void)
+static enum mt_framework_poll torch_poll(void)
 {
-	int s = atomic_load(&mt_torch_state);
-	if (s == MT_TORCH_ABSENT && atomic_fetch_add(&absent_polls, 1) % 1024 != 1023)
-		return;
-	if (s >= MT_TORCH_BUSY ||
-	    !atomic_compare_exchange_strong(&mt_torch_state, &s, MT_TORCH_BUSY))
-		return; /* another thread is at it */
-	int saved_errno = errno;
-	int next = try_attach();
-	if (next != MT_TORCH_ON && next != MT_TORCH_OFF)
-		atomic_store(&mt_torch_state, next);
-	errno = saved_errno;
+	if (atomic_load(&state) == TORCH_OFF)
+		return MT_FRAMEWORK_SETTLED;
+	return try_attach();
 }
 
-void mt_torch_disable(void)
+/* MEMTRACE_TENSORS=0: never looked for. */
+static void torch_init(const struct mt_frameworks_options *opt)
 {
-	atomic_store(&mt_torch_state, MT_TORCH_OFF);
+	if (!opt->tensors)
+		atomic_store(&state, TORCH_OFF);
 }
+
+/* PyTorch's adapter: the tracker, attached by the poll; autograd's entry
+ * point is torch-autograd.c's. */
+const struct mt_framework mt_framework_torch = { .init = torch_init, .poll = torch_poll };

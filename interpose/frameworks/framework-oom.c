@@ -11,9 +11,10 @@
  *
  * That line is the evidence (docs/capture.md, "A framework's own OOM"):
  * the allocator's name, the device in it, the request as the arena rounded
- * it. This file reads it; hook-log.c sees it go by. (TensorFlow's own
- * BFC allocator, which its library exports, hook-log.c sees fail at its
- * call, log or no log; the line is then that call's.)
+ * it. This file reads it; xla.c sees it go by (handed on by hook-log.c).
+ * (TensorFlow's own BFC allocator, which its library exports,
+ * tensorflow.c sees fail at its call, log or no log; the line is then
+ * that call's.)
  *
  * A program that silences the framework's log (TF_CPP_MIN_LOG_LEVEL=2, as
  * many do) never writes that line. What still happens is the exception
@@ -33,7 +34,7 @@
  *   /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc
  *
  * whose tensor is the request, exactly (before the arena rounds it). */
-#include "core.h"
+#include "frameworks.h"
 
 #include <string.h>
 
