@@ -31,6 +31,7 @@ struct options {
 	const char *output; /* NULL: stdout */
 	const struct renderer *format;
 	bool weight_given, width_given, progress;
+	bool recover; /* --recover: memtrace recover */
 	size_t jobs; /* traces read at once; 0: one per CPU */
 	struct render_opts render; /* --top, --weight, --width */
 	struct report_options report; /* --group-by, --at-mark: read by the model */
@@ -256,6 +257,8 @@ static int check_args(const struct options *opt)
 
 	if (opt->n_traces == 0)
 		return usage_error("no trace file given", NULL);
+	if (opt->recover)
+		return -1;
 	if (opt->diff && opt->n_traces > 1)
 		return usage_error("--diff compares one trace with one base; unexpected argument",
 				   opt->traces[1]);
@@ -283,7 +286,7 @@ static int check_args(const struct options *opt)
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct options *opt)
 {
-	enum { OPT_NO_PROGRESS = 256, OPT_GROUP_BY, OPT_AT_MARK, OPT_WIDTH, OPT_FULL_STACKS };
+	enum { OPT_NO_PROGRESS = 256, OPT_GROUP_BY, OPT_AT_MARK, OPT_WIDTH, OPT_FULL_STACKS, OPT_RECOVER };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
@@ -295,6 +298,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
 		{ "at-mark", required_argument, NULL, OPT_AT_MARK },
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "full-stacks", no_argument, NULL, OPT_FULL_STACKS },
+		{ "recover", no_argument, NULL, OPT_RECOVER },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -357,6 +361,9 @@ static int parse_args(int argc, char **argv, struct options *opt)
 		case OPT_NO_PROGRESS:
 			opt->progress = false;
 			break;
+		case OPT_RECOVER:
+			opt->recover = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -397,7 +404,7 @@ static void feed_ahead(void *ctx, const struct trace_event *ev, bool near)
 }
 
 /* What the model keeps of one moment (model.moment), for the formats
- * that show one: the first --at-mark mark, the event with seq moment_seq
+ * that show one: the first --at-mark mark, the event whose seq is seq
  * (>= 0), or the end. */
 struct moment_request {
 	bool wanted;
@@ -788,6 +795,31 @@ static int report_ranks(const struct options *opt)
 	return rc;
 }
 
+/* memtrace recover TRACE...: each trace's ring file into it, and the
+ * trace made one file; one line each on stdout. */
+static int recover(const struct options *opt)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < opt->n_traces; i++) {
+		const char *path = opt->traces[i];
+		struct trace_recovery r;
+
+		if (trace_recover(path, &r) < 0) {
+			fprintf(stderr, "memtrace recover: %s\n", r.error);
+			rc = 1;
+		} else if (r.running) {
+			printf("%s: 0 events recovered: the process that writes it is running\n", path);
+		} else {
+			trace_settle(path);
+			printf("%s: %llu events recovered%s\n", path, (unsigned long long)r.recovered,
+			       r.ring ? "" : " (no ring file: the trace was closed, or recovered)");
+		}
+		free(r.error);
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct options opt;
@@ -795,6 +827,8 @@ int main(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
+	if (opt.recover)
+		return recover(&opt);
 	/* a report should not reach out to the network unless asked to */
 	if (!getenv("MEMTRACE_DEBUGINFOD"))
 		unsetenv("DEBUGINFOD_URLS");

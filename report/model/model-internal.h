@@ -271,6 +271,7 @@ void model_torch_at_oom(struct model *m, struct model_oom *o);
 void model_torch_finish(struct model *m);
 /* No CUDA OOM since the allocator's last OOM (or its first). */
 bool model_torch_oom_alone(const struct model *m);
+void model_torch_oom_recovered(struct model *m);
 /* The cache now into f (freeing what f held). */
 void model_torch_moment(const struct model *m, struct model_framework *f);
 void model_framework_free(struct model_framework *f);

@@ -89,10 +89,15 @@ void model_points_add(struct model *m, int kind, const struct trace_event *ev)
 	add_point(m, p);
 }
 
-/* The first seq past span k (1-based) of the trace's events. */
+/* The first seq past span k (1-based) of the trace's events:
+ * span_events * k / MODEL_SPAN_POINTS rounded down, for span_events > 0.
+ * In integers, split so that the product cannot overflow: it runs on
+ * every event, where a long double's conversions cost tens of cycles. */
 static int64_t span_end(const struct model *m, size_t k)
 {
-	return (int64_t)((long double)m->span_events * (long double)k / MODEL_SPAN_POINTS);
+	int64_t q = m->span_events / MODEL_SPAN_POINTS, r = m->span_events % MODEL_SPAN_POINTS;
+
+	return q * (int64_t)k + r * (int64_t)k / MODEL_SPAN_POINTS;
 }
 
 /* A span ends before the first event past it: the point is the state

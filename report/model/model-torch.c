@@ -16,11 +16,27 @@
 
 #define HOLDERS_KEPT 256 /* per moment, the largest */
 
+/* The tensors kept in the log at most (each 32 bytes): past that, the
+ * repetitions are not judged (diagnose.c). */
+#define TENSORS_KEPT (8u << 20)
+
 struct model_torch {
 	struct trace_cache cache;
 	uint64_t peak_reserved;
 	bool peak_due; /* a new peak: its moment is taken after the tensor's block */
 	size_t oom_from; /* the first OOM the allocator's next OOM names */
+	/* every tensor in the order made, and the live ones by address: the
+	 * repetitions found from the program (trace/trace-reps.h) */
+	struct model_tensor *log;
+	size_t n_log, cap_log;
+	bool log_cut;
+	struct map log_at;
+	uint64_t peak_allocated;
+	int64_t peak_allocated_seq;
+	/* TensorFlow's BFC arena (its regions' blocks are exact): its peak is
+	 * the tensors' bytes at their highest (get_memory_info's `peak`), not
+	 * the arena's, which is taken whole at the first tensor */
+	bool bfc;
 };
 
 static int cmp_by_stack(const void *a, const void *b)
@@ -130,7 +146,8 @@ static void moment(const struct model_torch *mt, struct model_framework *f)
 	model_framework_free(f);
 	const struct trace_cache *t = &mt->cache;
 
-	*f = (struct model_framework){ .has = true, .allocated = t->allocated,
+	*f = (struct model_framework){ .has = true, .bfc = mt->bfc, .allocated = t->allocated,
+				       .peak_allocated = mt->peak_allocated,
 				       .reserved = t->reserved,
 				       .largest_free = trace_cache_largest_free(t),
 				       .tensors = t->tensors };
@@ -156,9 +173,53 @@ static void tensor_oom(struct model *m, const struct trace_event *ev)
 	t->oom_from = m->n_ooms;
 }
 
+/* The CUDA OOMs so far were recovered from: a later OOM of the
+ * allocator's is not theirs. */
+void model_torch_oom_recovered(struct model *m)
+{
+	if (m->torch)
+		m->torch->oom_from = m->n_ooms;
+}
+
 bool model_torch_oom_alone(const struct model *m)
 {
 	return !m->torch || m->torch->oom_from == m->n_ooms;
+}
+
+/* A tensor made or released, in the log. */
+static void log_tensor(struct model_torch *t, const struct trace_event *ev)
+{
+	uint64_t *at;
+
+	if (ev->kind == MT_EV_TENSOR_FREE_REQUESTED) {
+		if ((at = map_get_u64(&t->log_at, ev->address))) {
+			t->log[*at].gone = ev->seq;
+			map_remove(&t->log_at, ev->address, NULL);
+		}
+		return;
+	}
+	if (ev->kind != MT_EV_TENSOR_ALLOC || t->log_cut)
+		return;
+	if (t->n_log == TENSORS_KEPT) {
+		t->log_cut = true;
+		return;
+	}
+	grow_array(&t->log, &t->cap_log, t->n_log + 1, sizeof(*t->log));
+	t->log[t->n_log] = (struct model_tensor){
+		.stack = ev->stack, .made = ev->seq, .gone = INT64_MAX,
+		.bytes = trace_cache_block_size(&t->cache, ev->address),
+	};
+	*(uint64_t *)xmap_put(&t->log_at, ev->address, NULL) = t->n_log++;
+}
+
+const struct model_tensor *model_torch_tensors(const struct model *m, size_t *n,
+					       int64_t *peak_seq)
+{
+	const struct model_torch *t = m->torch;
+
+	*n = t && !t->log_cut ? t->n_log : 0;
+	*peak_seq = t ? t->peak_allocated_seq : 0;
+	return t ? t->log : NULL;
 }
 
 void model_torch_event(struct model *m, const struct trace_event *ev)
@@ -166,13 +227,34 @@ void model_torch_event(struct model *m, const struct trace_event *ev)
 	struct model_torch *t = m->torch;
 
 	m->tensor_events++;
-	if (!t)
+	if (!t) {
 		t = m->torch = xcalloc(1, sizeof(*t));
+		map_init(&t->log_at, sizeof(uint64_t));
+	}
+	if (ev->kind == MT_EV_CACHE_SEGMENT_ALLOC && ev->stream == MT_CACHE_EXACT_BLOCKS)
+		t->bfc = true;
+	/* a BFC peak's moment: before the first release after it */
+	if (t->bfc && t->peak_due &&
+	    (ev->kind == MT_EV_TENSOR_FREE || ev->kind == MT_EV_TENSOR_FREE_REQUESTED ||
+	     ev->kind == MT_EV_CACHE_SEGMENT_FREE || ev->kind == MT_EV_CACHE_SEGMENT_UNMAP)) {
+		moment(t, &m->framework_peak);
+		t->peak_due = false;
+	}
 	if (ev->kind == MT_EV_TENSOR_OOM)
 		tensor_oom(m, ev);
 	else if (!trace_cache_event(&t->cache, ev->kind, ev->address, ev->bytes, ev->stream,
 				    ev->stack, ev->device))
 		out_of_memory(sizeof(struct trace_cache_block));
+	log_tensor(t, ev);
+	if (t->cache.allocated > t->peak_allocated) {
+		t->peak_allocated = t->cache.allocated;
+		t->peak_allocated_seq = ev->seq;
+	}
+	if (t->bfc) {
+		if (t->cache.allocated == t->peak_allocated && ev->kind == MT_EV_TENSOR_ALLOC)
+			t->peak_due = true;
+		return;
+	}
 	if (t->cache.reserved > t->peak_reserved) {
 		t->peak_reserved = t->cache.reserved;
 		t->peak_due = true;
@@ -208,6 +290,8 @@ void model_torch_fini(struct model *m)
 	if (!t)
 		return;
 	trace_cache_fini(&t->cache);
+	map_fini(&t->log_at);
+	free(t->log);
 	free(t);
 	m->torch = NULL;
 }

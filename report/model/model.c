@@ -148,6 +148,7 @@ void model_live_init(struct model *m)
 
 	if (!trace_live_init_payload(&m->live, &hooks, sizeof(struct model_live)))
 		out_of_memory(sizeof(struct model_live));
+	trace_live_peak_off(&m->live); /* the model's own: model-charge.h */
 }
 
 /* The set's counters are the model's: what a free or map found. */
@@ -159,6 +160,32 @@ static void live_counts(struct model *m)
 	m->reused_addresses = m->live.reused;
 }
 
+
+/* The thread's first allocation after an episode: when it is the request
+ * that failed, made again by PyTorch's caching allocator, and no
+ * framework told the program of an OOM (PyTorch's allocator names the
+ * tensor, TensorFlow raises), the episode was recovered from: no OOM
+ * reached the program. */
+static void oom_recovered(struct model *m, const struct trace_event *ev)
+{
+	struct model_oom *last = &m->ooms[m->n_ooms - 1];
+	int64_t first = last->retry_of ? last->retry_of : last->seq;
+
+	/* only inside a framework's allocator that records its own OOMs
+	 * (PyTorch's, the tensor view): a bare cudaMalloc's failure is the
+	 * program's to see */
+	if (!m->torch || ev->api != last->api || ev->bytes != last->requested ||
+	    ev->device != last->device || ev->mem != last->mem || last->framework.has_request ||
+	    last->failed_stack || last->allocator_own)
+		return;
+	for (size_t i = m->n_ooms; i-- > 0 && m->ooms[i].seq >= first;)
+		m->ooms[i].recovered = true;
+	last->recovered_bytes = m->oom_released_bytes;
+	last->recovered_count = m->oom_released_count;
+	m->n_oom_episodes--;
+	m->n_recovered_episodes++;
+	model_torch_oom_recovered(m);
+}
 
 static void on_alloc(struct model *m, const struct trace_event *ev)
 {
@@ -179,8 +206,10 @@ static void on_alloc(struct model *m, const struct trace_event *ev)
 		model_graph_alloc(m, ev); /* not memory until a launch */
 		return;
 	}
-	if (m->oom_open && ev->thread == m->oom_thread)
+	if (m->oom_open && ev->thread == m->oom_thread) {
+		oom_recovered(m, ev);
 		m->oom_open = false; /* the thread went on: the episode ended */
+	}
 	model_count_alloc(m, ev, &ev->site, &rec);
 	live = model_live_insert(m, ev->address, &rec, ev->time_ns);
 	if (m->timeline_on)
@@ -193,11 +222,12 @@ static void on_alloc(struct model *m, const struct trace_event *ev)
 static void on_free(struct model *m, const struct trace_event *ev)
 {
 	struct trace_live_alloc *live, out;
+	size_t at;
 
 	/* cudaFree(NULL) is a no-op (and a common way to create a context) */
 	if (!ev->has_address || ev->address == 0)
 		return;
-	live = trace_live_get(&m->live, ev->address);
+	live = trace_live_find(&m->live, ev->address, &at);
 	if (!live && model_graph_known(m, ev->address))
 		return; /* graph memory that no launch made physical */
 	/* out of the timeline's tables at its free, even a VMM handle whose
@@ -207,7 +237,7 @@ static void on_free(struct model *m, const struct trace_event *ev)
 	/* the rest is the live set's rules and hooks (became_gone): a
 	 * mapped handle's release keeps its memory until unmapped */
 	m->live_time_ns = ev->time_ns;
-	trace_live_free(&m->live, ev->address, &out);
+	trace_live_free_at(&m->live, ev->address, at, &out);
 }
 
 /* The free recorded just before (on that thread) failed: the live set

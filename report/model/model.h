@@ -257,15 +257,27 @@ struct model_fw_segment {
 	size_t first, n; /* its blocks in model_framework.blocks */
 };
 
+/* A tensor a framework's allocator made (model-torch.c): its stack, its
+ * block's bytes, the seqs of the event that made it and of the one that
+ * released it (INT64_MAX while live). */
+struct model_tensor {
+	int64_t stack;
+	uint64_t bytes;
+	int64_t made, gone;
+};
+
+
 /* A framework's cache at one moment (model-torch.c): what its tensors
  * hold inside the segments it took from the device (PyTorch's caching
  * allocator, from its own actions in the trace). */
 struct model_framework {
 	bool has; /* the trace has the allocator's actions up to here */
 	bool has_request; /* requested is known (the allocator's own OOM) */
+	bool bfc; /* TensorFlow's BFC arena (frameworks/tensorflow-bfc.c), not PyTorch's cache */
 	uint64_t requested; /* the block the allocator was asked for */
 	uint64_t allocated; /* bytes of blocks held by tensors: memory_allocated() */
 	uint64_t reserved; /* bytes of its segments: memory_reserved() */
+	uint64_t peak_allocated; /* allocated at its highest so far: max_memory_allocated() */
 	uint64_t largest_free; /* the largest free range inside a segment */
 	uint64_t tensors; /* blocks held by tensors */
 	struct model_group *holders; /* by the tensor's stack, largest first */
@@ -312,6 +324,13 @@ struct model_oom {
 	 * released_*: device memory freed since the failure before it. */
 	int64_t retry_of;
 	uint64_t released_bytes, released_count;
+	/* The episode's request then succeeded: its next allocation on the
+	 * thread was the same call, and no framework raised an OOM for it
+	 * (PyTorch's allocator flushed its cache and retried). The program
+	 * saw no OOM. Set on each failure of the episode; recovered_* on the
+	 * last: device memory freed between it and the success. */
+	bool recovered;
+	uint64_t recovered_bytes, recovered_count;
 	struct model_framework framework; /* the cache's tensors at the failure */
 	/* A framework allocator refused the request by a cap of its own, no
 	 * CUDA call failing (PyTorch's set_per_process_memory_fraction):
@@ -445,7 +464,7 @@ struct model {
 	uint64_t unknown_events;   /* event kinds this version does not know */
 	uint64_t tensor_events;    /* a framework allocator's actions (MT_EV_TENSOR_*, MT_EV_CACHE_*) */
 	struct model_torch *torch; /* their state (model-torch.c); NULL: none */
-	struct model_framework framework_peak; /* when its reserved bytes peaked */
+	struct model_framework framework_peak; /* when its reserved bytes peaked (a BFC arena: its allocated bytes) */
 	struct model_framework framework_end;
 	uint64_t unmatched_maps;   /* maps of a handle not live (or no handle) */
 	uint64_t unmatched_unmaps; /* unmaps of a range not mapped (and not failed) */
@@ -526,7 +545,8 @@ struct model {
 
 	struct model_oom *ooms;
 	size_t n_ooms, cap_ooms;
-	size_t n_oom_episodes; /* ooms that are no retry */
+	size_t n_oom_episodes; /* ooms that are no retry, nor recovered */
+	size_t n_recovered_episodes; /* episodes whose request then succeeded */
 	/* the last OOM while its episode may go on: its thread, and what was
 	 * freed since (model.c, on_oom) */
 	bool oom_open;
@@ -597,3 +617,8 @@ void model_prefetch(const struct model *m, const struct trace_event *ev, bool ne
 /* Settle per-site peak values, group leaks, make notes, sort. No
  * model_feed after it. */
 void model_finish(struct model *m);
+/* Every tensor made, in order, and the seq at which the tensors' bytes
+ * (memory_allocated()) were at their peak; none when there were more
+ * than the model keeps (model-torch.c). */
+const struct model_tensor *model_torch_tensors(const struct model *m, size_t *n,
+					       int64_t *peak_seq);

@@ -148,6 +148,63 @@ static void tidy_sidecars(const struct trace *t)
 		close(fd);
 }
 
+/* A killed writer's trace: WAL mode, its data in the -wal, the -wal and
+ * -shm the writer made beside it, and no connection on it (a writer
+ * still running has the -shm open: the DMS lock test of tidy_sidecars).
+ * The first report makes it one file, as the writer's own close would
+ * have: opened read-write, a memtrace trace by its meta, switched to
+ * rollback-journal mode, which folds the -wal in and removes both.
+ * Where anything is otherwise (a running writer, a hot journal, a
+ * read-only file or directory, another program's database, a reader
+ * that holds it), the trace is read as found. docs/trace-format.md. */
+static bool nobody_on(const char *shm)
+{
+	struct flock lock = {
+		.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = SHM_DMS_BYTE, .l_len = 1
+	};
+	int fd = open(shm, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	bool alone = fd >= 0 && fcntl(fd, F_OFD_SETLK, &lock) == 0;
+
+	if (fd >= 0)
+		close(fd); /* and its lock with it */
+	return alone;
+}
+
+static bool is_memtrace(sqlite3 *db)
+{
+	sqlite3_stmt *s = NULL;
+	bool yes = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'format'", -1, &s,
+				      NULL) == SQLITE_OK &&
+		   sqlite3_step(s) == SQLITE_ROW &&
+		   sqlite3_column_type(s, 0) == SQLITE_TEXT &&
+		   strcmp((const char *)sqlite3_column_text(s, 0), "memtrace-trace") == 0;
+
+	sqlite3_finalize(s);
+	return yes;
+}
+
+static void settle_killed(const char *path)
+{
+	_autofree_ char *shm = xasprintf("%s-shm", path);
+	_autofree_ char *journal = xasprintf("%s-journal", path);
+	struct stat st;
+	sqlite3 *db = NULL;
+
+	if (!wal_mode(path) || sidecars_present(path) != (SIDECAR_WAL | SIDECAR_SHM) ||
+	    lstat(journal, &st) == 0 || !nobody_on(shm))
+		return;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) ==
+		    SQLITE_OK &&
+	    is_memtrace(db))
+		sqlite3_exec(db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+	sqlite3_close(db);
+}
+
+void trace_settle(const char *path)
+{
+	settle_killed(path);
+}
+
 /* ---- opening ---------------------------------------------------------- */
 
 /* "file:" URI for path with immutable=1; URI syntax needs %, ?, # quoted. */
@@ -375,6 +432,16 @@ int trace_open(struct trace *t, const char *path, const struct trace_site_rules 
 
 	if (check_file(t) < 0)
 		return -1;
+	/* a killed process's ring first: its events go into the trace before
+	 * the trace is made one file and read */
+	struct trace_recovery rec;
+	if (trace_recover(path, &rec) < 0)
+		fprintf(stderr, "memtrace report: %s; reporting what the trace holds\n", rec.error);
+	else if (rec.recovered)
+		fprintf(stderr, "memtrace report: recovered %llu events of %s from %s-ring\n",
+			(unsigned long long)rec.recovered, path, path);
+	free(rec.error);
+	settle_killed(path);
 	t->sidecars_found = sidecars_present(path);
 	if (open_db(t, closed_trace(path)) < 0)
 		return -1;
@@ -1411,18 +1478,16 @@ uint64_t trace_count_events(const struct trace *t)
 }
 
 
-int trace_stack_sizes(struct trace *t, trace_stack_sizes_fn fn, void *ctx)
+/* Version 1's events: one GROUP BY over its one table. */
+static int stack_sizes_v1(struct trace *t, trace_stack_sizes_fn fn, void *ctx)
 {
-	static const char v1[] = "SELECT stack, min(bytes), max(bytes) FROM events"
-				 " WHERE kind = 1 AND stack IS NOT NULL GROUP BY stack";
-	static const char v2[] = "SELECT s.stack, min(a.bytes), max(a.bytes) FROM allocs a"
-				 " JOIN sites s ON s.id = a.site WHERE s.stack IS NOT NULL"
-				 " GROUP BY s.stack";
+	static const char sql[] = "SELECT stack, min(bytes), max(bytes) FROM events"
+				  " WHERE kind = 1 AND stack IS NOT NULL GROUP BY stack";
 	sqlite3_stmt *s = NULL;
 	int rc;
 
 	_Static_assert(MT_EV_ALLOC == 1, "v1's query names the kind");
-	if (sqlite3_prepare_v2(t->db, t->schema_version == 1 ? v1 : v2, -1, &s, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(t->db, sql, -1, &s, NULL) != SQLITE_OK) {
 		sqlite3_finalize(s);
 		return -1;
 	}
@@ -1434,6 +1499,63 @@ int trace_stack_sizes(struct trace *t, trace_stack_sizes_fn fn, void *ctx)
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+struct site_sizes {
+	int64_t min, max;
+	bool seen;
+};
+
+/* Version 2: the allocs' site and bytes in key order, straight from the
+ * pages as the events are read (trace-rows.h), min and max kept per site
+ * in an array beside t->sites: one scan, no lookup per row. A JOIN with
+ * sites and a GROUP BY stack cost a b-tree lookup per allocation and a
+ * sort (docs/performance.md, "The helper's callers"). fn is then called
+ * once per site with a stack, several times for a stack of several
+ * sites: what it keeps, a min and a max, comes out the same. */
+static int stack_sizes_v2(struct trace *t, trace_stack_sizes_fn fn, void *ctx)
+{
+	static const char *const cols[] = { "site", "bytes" };
+	_autofree_ struct site_sizes *sizes = xcalloc(t->n_sites + 1, sizeof(*sizes));
+	struct trace_rows rows;
+	int rc;
+
+	if (trace_rows_open(&rows, t, "allocs", "seq", cols, ARRAY_LENGTH(cols), 0,
+			    !t->sql_rows) < 0) {
+		trace_rows_close(&rows);
+		return -1;
+	}
+	while ((rc = trace_rows_next(t, &rows)) == 1) {
+		const struct trace_site *site = trace_find_site(t, rows.row->v[1]);
+		struct site_sizes *ss;
+		int64_t bytes = rows.row->v[2];
+
+		if (site == &t->no_site)
+			continue; /* the JOIN left it out */
+		ss = &sizes[site - t->sites];
+		if (!ss->seen || bytes < ss->min)
+			ss->min = bytes;
+		if (!ss->seen || bytes > ss->max)
+			ss->max = bytes;
+		ss->seen = true;
+	}
+	trace_rows_close(&rows);
+	if (rc < 0)
+		return -1;
+	for (size_t i = 0; i < t->n_sites; i++) {
+		const struct site_sizes *ss = &sizes[i];
+
+		/* a NULL stack reads as 0, which the writer never numbers */
+		if (ss->seen && t->sites[i].ev.stack != 0)
+			fn(ctx, t->sites[i].ev.stack, ss->min > 0 ? (uint64_t)ss->min : 0,
+			   ss->max > 0 ? (uint64_t)ss->max : 0);
+	}
+	return 0;
+}
+
+int trace_stack_sizes(struct trace *t, trace_stack_sizes_fn fn, void *ctx)
+{
+	return t->schema_version == 1 ? stack_sizes_v1(t, fn, ctx) : stack_sizes_v2(t, fn, ctx);
 }
 
 void trace_close(struct trace *t)

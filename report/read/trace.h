@@ -270,9 +270,26 @@ struct trace {
 /* For the reader's files: t->error set as printf would, and -1. */
 int __attribute__((format(printf, 2, 3))) trace_fail(struct trace *t, const char *fmt, ...);
 
+/* trace-recover.c: memtrace recover. The events a killed process had
+ * pushed into its ring file (TRACE-ring) and not committed, moved into the
+ * trace once; the ring file removed after. 0, or -1 with error (malloc'd,
+ * the caller frees it). ring: there was a ring file; running: its process
+ * is alive (nothing done). */
+struct trace_recovery {
+	bool ring, running;
+	uint64_t recovered;
+	char *error;
+};
+int trace_recover(const char *path, struct trace_recovery *out);
+/* A killed writer's trace made one file (its -wal folded in), when nobody
+ * else has it open; anything else left as found. */
+void trace_settle(const char *path);
+
 /* Open read-only and check this is a trace of a schema version we read;
- * rules (NULL: none) are applied as it is read. On failure returns -1
- * with t->error set. trace_close in any case. */
+ * rules (NULL: none) are applied as it is read. A killed process's ring
+ * file is recovered into it first (trace_recover, a line on stderr), and
+ * a killed writer's trace made one file (trace_settle). On failure
+ * returns -1 with t->error set. trace_close in any case. */
 int trace_open(struct trace *t, const char *path, const struct trace_site_rules *rules);
 
 /* Load meta, apis, modules, frames, stacks, threads, ooms, devices, ops,
@@ -315,8 +332,9 @@ int trace_read_events_pipe(struct trace *t, trace_event_fn fn, trace_ahead_fn ah
 /* ---- trace-read.c ---- */
 
 /* The smallest and largest allocation of each stack that allocated, to
- * fn (one SQL pass over the allocations; called before the events are
- * read, by the site rules' prepare). -1 when the trace cannot say. */
+ * fn, maybe several times for one stack (one scan of the allocations,
+ * before the events are read, by the site rules' prepare). -1 when the
+ * trace cannot say. */
 typedef void (*trace_stack_sizes_fn)(void *ctx, int64_t stack, uint64_t min, uint64_t max);
 int trace_stack_sizes(struct trace *t, trace_stack_sizes_fn fn, void *ctx);
 

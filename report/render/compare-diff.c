@@ -171,7 +171,10 @@ static void text_diff(FILE *f, const struct trace *tn, const struct model *mn,
 	text_total(f, "bytes allocated", mn->device.bytes_allocated, mb->device.bytes_allocated, true);
 	text_total(f, "allocations", mn->device.allocations, mb->device.allocations, false);
 	text_total(f, "live at end", mn->device.live_bytes, mb->device.live_bytes, true);
-	text_total(f, "out of memory", mn->n_ooms, mb->n_ooms, false);
+	text_total(f, "out of memory", render_ooms_reached(mn), render_ooms_reached(mb), false);
+	if (render_recovered_failures(mn) || render_recovered_failures(mb))
+		text_total(f, "recovered (no OOM)", render_recovered_failures(mn),
+			   render_recovered_failures(mb), false);
 	fprintf(f, "\nSites by the change in device memory live at the peak (%zu %s%s):\n",
 		rows->n, rows->n == 1 ? "site" : "sites", shown < rows->n ? "; top and bottom" : "");
 	fputs("      change     at peak   base peak  total change  site\n", f);
@@ -201,9 +204,10 @@ static void json_side(FILE *f, const struct trace *t, const struct model *m)
 	else
 		fputs(",\"rank\":null", f);
 	fprintf(f, ",\"peak_bytes\":%" PRIu64 ",\"bytes_allocated\":%" PRIu64
-		   ",\"allocations\":%" PRIu64 ",\"live_bytes_at_end\":%" PRIu64 ",\"ooms\":%zu}",
+		   ",\"allocations\":%" PRIu64 ",\"live_bytes_at_end\":%" PRIu64 ",\"ooms\":%zu"
+		   ",\"recovered_failures\":%zu}",
 		m->device.peak_bytes, m->device.bytes_allocated, m->device.allocations,
-		m->device.live_bytes, m->n_ooms);
+		m->device.live_bytes, render_ooms_reached(m), render_recovered_failures(m));
 }
 
 static void json_diff(FILE *f, const struct trace *tn, const struct model *mn,

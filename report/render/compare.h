@@ -41,7 +41,8 @@ struct compare_rank {
 	int64_t rank_number;
 	uint64_t allocations, bytes_allocated, peak_bytes, leaked_bytes;
 	int64_t peak_time_ns, duration_ns;
-	size_t n_ooms;
+	size_t n_ooms;	      /* that reached the program */
+	size_t n_recovered; /* failures recovered from: no OOM */
 	/* the first OOM: the one that started the job's failure */
 	bool has_oom, has_wall, has_device;
 	int64_t oom_time_ns, oom_wall_ns; /* wall: start_realtime_ns + time_ns */

@@ -8,9 +8,13 @@
 #include "diagnose.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "render.h"
+#include "trace-reps.h"
+#include "trace-user-frame.h"
+#include "util-map.h"
 #include "util-mem.h"
 #include "util-str.h"
 
@@ -66,9 +70,10 @@ static void rule_preallocated(const struct trace *t, const struct model *m, stru
 				  "see",
 				  fmt_size(n->bytes).s, render_note_fraction(n) * 100, n->device,
 				  where),
-			xasprintf("rerun with `memtrace run --per-tensor` to see each tensor; "
-				  "TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true (allow growth); JAX: "
-				  "XLA_PYTHON_CLIENT_PREALLOCATE=false"));
+			xasprintf("TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true (allow growth; its "
+				  "arena's tensors are seen either way); JAX: "
+				  "XLA_PYTHON_CLIENT_PREALLOCATE=false, or rerun with `memtrace run "
+				  "--per-tensor` to see each tensor"));
 		x->stack = n->stack;
 		x->bytes = n->bytes;
 		return; /* one is enough: the remedy is the same */
@@ -182,6 +187,193 @@ static bool rule_growth_rounds(const struct trace *t, const struct model *m,
 	return true;
 }
 
+/* A frame's id for the repetitions: its function, file and line (the
+ * trace may list one Python frame twice). */
+static uint64_t frame_key(const struct trace_frame *f)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (const char *p = f->function ? f->function : ""; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	for (const char *p = f->file ? f->file : ""; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	return (h ^ (uint64_t)f->line) * 1099511628211ull;
+}
+
+/* The user's Python frames of a stack, outermost first, into chain (at
+ * most cap); how many. */
+static uint32_t user_chain(const struct trace *t, int64_t stack, uint64_t *chain, uint32_t cap)
+{
+	const struct trace_stack *s = trace_find_stack(t, stack);
+	uint32_t n = 0;
+
+	for (uint32_t i = s ? s->depth : 0; i-- > 0 && n < cap;) {
+		uint32_t fi = t->stack_frames[s->first + i];
+		const struct trace_frame *f = fi < t->n_frames ? &t->frames[fi] : NULL;
+
+		if (f && f->kind == MT_FRAME_PYTHON && trace_python_frame_is_user(f->file))
+			chain[n++] = frame_key(f);
+	}
+	return n;
+}
+
+#define CHAIN_MAX 64
+
+/* A tensor made inside a module's forward (any Python frame named
+ * forward): an activation, kept with its graph when it stays live. */
+static bool made_in_forward(const struct trace *t, int64_t stack)
+{
+	const struct trace_stack *s = trace_find_stack(t, stack);
+
+	for (uint32_t i = 0; s && i < s->depth; i++) {
+		uint32_t fi = t->stack_frames[s->first + i];
+		const char *fn = fi < t->n_frames && t->frames[fi].kind == MT_FRAME_PYTHON
+					 ? t->frames[fi].function
+					 : NULL;
+		size_t len = fn ? strlen(fn) : 0;
+
+		if (len >= 7 && strcmp(fn + len - 7, "forward") == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The tensors made up to seq, live there or not, each with its stack's
+ * user frames (one chain per stack, kept in *pool: CHAIN_MAX + 1 words
+ * each, its length first; chains maps a stack to its place there). */
+static struct trace_rep_tensor *rep_tensors(const struct trace *t, const struct model_tensor *log,
+					    size_t n, int64_t seq, struct map *chains,
+					    uint64_t **pool, size_t *out)
+{
+	struct trace_rep_tensor *r = xcalloc(n ? n : 1, sizeof(*r));
+	size_t k = 0, used = 0, cap = 0;
+	uint64_t *at;
+	bool inserted;
+
+	for (; k < n && log[k].made <= seq; k++) {
+		at = xmap_put(chains, (uint64_t)log[k].stack, &inserted);
+		if (inserted) {
+			*at = used;
+			grow_array(pool, &cap, used + CHAIN_MAX + 1, sizeof(**pool));
+			(*pool)[used] = user_chain(t, log[k].stack, *pool + used + 1, CHAIN_MAX);
+			used += CHAIN_MAX + 1;
+		}
+		r[k] = (struct trace_rep_tensor){ .bytes = log[k].bytes, .live = log[k].gone > seq,
+						  .depth = (uint32_t)*at };
+	}
+	/* the pool has stopped moving: point each tensor at its chain */
+	for (size_t i = 0; i < k; i++) {
+		const uint64_t *place = map_get_u64(chains, (uint64_t)log[i].stack);
+		const uint64_t *c;
+
+		if (!place) /* never: each stack was put in the loop above */
+			abort();
+		c = *pool + *place;
+		r[i].chain = c + 1;
+		r[i].depth = (uint32_t)c[0];
+	}
+	*out = k;
+	return r;
+}
+
+/* Some tensor the growing line keeps was made inside a module's forward:
+ * an activation kept with its graph (a model kept per build keeps its
+ * parameters, made by .to() or .cuda(), and gradients). */
+static bool kept_in_forward(const struct trace *t, const struct model_tensor *log,
+			    const struct trace_rep_tensor *r, size_t n,
+			    const struct trace_rep_growth *g)
+{
+	int64_t last = 0; /* a stack asked already */
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t d = g->level < r[i].depth ? g->level : r[i].depth - 1;
+
+		if (!r[i].live || !r[i].depth || r[i].chain[d] != g->key || log[i].stack == last)
+			continue;
+		if (made_in_forward(t, log[i].stack))
+			return true;
+		last = log[i].stack;
+	}
+	return false;
+}
+
+/* The label of the repeated line: the frame of that id in stack. */
+static const struct trace_frame *rep_frame(const struct trace *t, int64_t stack, uint64_t key)
+{
+	const struct trace_stack *s = trace_find_stack(t, stack);
+
+	for (uint32_t i = 0; s && i < s->depth; i++) {
+		uint32_t fi = t->stack_frames[s->first + i];
+
+		if (fi < t->n_frames && t->frames[fi].kind == MT_FRAME_PYTHON &&
+		    frame_key(&t->frames[fi]) == key)
+			return &t->frames[fi];
+	}
+	return NULL;
+}
+
+/* Growth found from the tensors, no mark needed (trace/trace-reps.h): a
+ * line of the program that, pass after pass (a build, a step), left
+ * tensors live. At an OOM, the live tensors at its failure (the pass in
+ * progress not counted); else at the peak of the tensors' bytes (after
+ * it, the interpreter's teardown frees them). */
+static bool rule_growth_tensors(const struct trace *t, const struct model *m,
+				const struct model_oom *o, struct diagnoses *d)
+{
+	size_t n, k;
+	int64_t peak;
+	const struct model_tensor *log = model_torch_tensors(m, &n, &peak);
+	struct trace_rep_growth g;
+	struct map chains;
+	struct trace_rep_tensor *r;
+	bool grew;
+
+	if (!n)
+		return false;
+	uint64_t *pool = NULL;
+
+	map_init(&chains, sizeof(uint64_t));
+	r = rep_tensors(t, log, n, o ? o->seq : peak, &chains, &pool, &k);
+	grew = trace_reps_growth(r, k, true, trace_growth_floor(m->device.peak_bytes), &g);
+	bool graph = grew && kept_in_forward(t, log, r, k, &g);
+	free(r);
+	free(pool);
+	map_fini(&chains);
+	if (!grew)
+		return false;
+	const struct model_tensor *big = &log[g.largest]; /* r's index is log's */
+	_autofree_ char *line = render_frame_label(t, rep_frame(t, big->stack, g.key), true);
+	_autofree_ char *made = render_stack_label(t, big->stack, true);
+	_autofree_ char *loop = NULL, *rep = NULL;
+
+	if (g.rep_key != g.key) {
+		rep = render_frame_label(t, rep_frame(t, log[g.rep_tensor].stack, g.rep_key), true);
+		loop = xasprintf(" of the loop (from %s to its next)", rep);
+	}
+	struct diagnosis *x = add(
+		d, DIAG_GROWTH, "Memory kept across iterations",
+		xasprintf("%s came round %" PRIu64 " times and %" PRIu64 " of them left tensors "
+			  "live: each repetition%s kept %s (the median of %" PRIu64 "; %s together), "
+			  "the largest made at %s%s; the rest of each repetition's tensors were freed",
+			  line, g.passes, g.kept, loop ? loop : ", from it to its next,",
+			  fmt_size(g.per_pass).s, g.cycles, fmt_size(g.cycles_bytes).s, made,
+			  graph ? "; some were made in a forward pass: a result kept with its graph"
+				: ""),
+		NULL);
+	x->remedy = graph ? xasprintf("what %s keeps holds its autograd graph: keep loss.item() "
+				      "(or detach()) of what is logged or appended, and evaluate "
+				      "under torch.no_grad()",
+				      line)
+			  : xasprintf("free what %s keeps from one repetition to the next (a model "
+				      "or tensors kept in a list): del model; gc.collect(); "
+				      "torch.cuda.empty_cache() between builds",
+				      line);
+	x->stack = big->stack;
+	x->bytes = g.per_pass;
+	x->rounds = g.cycles;
+	return true;
+}
+
 uint64_t diagnose_orphaned_execs(const struct model_graphs *g, uint64_t *pinned)
 {
 	uint64_t n = 0;
@@ -204,7 +396,7 @@ bool diagnose_graphs_story(const struct model *m)
  * by bit grows by spans too, and at an OOM the other rules know better. */
 bool diagnose_growth_story(const struct model *m)
 {
-	if (m->growth.basis == MODEL_POINT_SPAN && m->n_ooms)
+	if (m->growth.basis == MODEL_POINT_SPAN && render_headline_oom(m))
 		return false;
 	return m->growth.n_sites && m->growth.sites[0].growing && m->growth.sites[0].per_point > 0;
 }
@@ -529,7 +721,7 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 	rule_orphaned_graphs(m, d);
 	/* at an OOM, what its live set kept round after round; else (and
 	 * failing that) what grew from mark to mark */
-	if (!rule_growth_rounds(t, m, o, d))
+	if (!rule_growth_tensors(t, m, o, d) && !rule_growth_rounds(t, m, o, d))
 		rule_growth_points(t, m, d);
 	rule_preallocated(t, m, d);
 	if (o && !own) {

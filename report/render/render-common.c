@@ -6,6 +6,7 @@
 #include <inttypes.h>
 
 #include "model-timeline.h"
+#include "trace-cause.h"
 #include "trace-schema.h"
 #include "util-math.h"
 #include "util-mem.h"
@@ -161,9 +162,37 @@ int64_t render_duration_ns(const struct trace *t, const struct model *m)
 	return m->last_time_ns;
 }
 
+/* The last OOM that reached the program: a failure the allocator
+ * recovered from (model_oom.recovered) is none. */
 const struct model_oom *render_headline_oom(const struct model *m)
 {
-	return m->n_ooms ? &m->ooms[m->n_ooms - 1] : NULL;
+	for (size_t i = m->n_ooms; i-- > 0;)
+		if (!m->ooms[i].recovered)
+			return &m->ooms[i];
+	return NULL;
+}
+
+const struct model_oom *render_first_recovered(const struct model *m)
+{
+	for (size_t i = 0; i < m->n_ooms; i++)
+		if (m->ooms[i].recovered && (i + 1 == m->n_ooms || !m->ooms[i + 1].retry_of))
+			return &m->ooms[i];
+	return NULL;
+}
+
+/* The failures that reached the program: all but those recovered from. */
+size_t render_ooms_reached(const struct model *m)
+{
+	return m->n_ooms - render_recovered_failures(m);
+}
+
+size_t render_recovered_failures(const struct model *m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n_ooms; i++)
+		n += m->ooms[i].recovered;
+	return n;
 }
 
 /* The innermost frame with a function name, else the innermost: what a
@@ -251,6 +280,21 @@ uint64_t render_oom_device_used(const struct model_oom *o)
 	if (o->device_free <= 0)
 		return (uint64_t)o->device_total;
 	return o->device_free < o->device_total ? (uint64_t)(o->device_total - o->device_free) : 0;
+}
+
+uint64_t render_cache_device_free(const struct model_oom *o)
+{
+	return o->has_device_free && o->device_free > 0 ? (uint64_t)o->device_free : 0;
+}
+
+bool render_cache_fragmentation(const struct model_oom *o)
+{
+	const struct model_framework *f = &o->framework;
+
+	if (!f->has || !f->has_request || o->allocator_own)
+		return false;
+	return trace_cause_cache_fragmentation(f->requested, sat_sub(f->reserved, f->allocated),
+					       f->largest_free, render_cache_device_free(o));
 }
 
 const struct trace_frame *render_model_site_frame(const struct trace *t,

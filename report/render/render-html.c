@@ -415,7 +415,7 @@ static void moments_peak_end(const struct model *m, int64_t end, struct moments 
 		mo = moment_add(ms, m->device.peak_time_ns, "peak");
 		snprintf(mo->name, sizeof(mo->name), "peak");
 		mo->live = m->device.peak_bytes;
-		mo->is_default = m->n_ooms == 0 || !render_headline_oom(m)->has_holders;
+		mo->is_default = !render_headline_oom(m) || !render_headline_oom(m)->has_holders;
 		mo->fw = m->framework_peak.has ? &m->framework_peak : NULL;
 		for (size_t i = 0; i < m->n_sites; i++)
 			moment_group(mo, m->sites[i].stack, m->sites[i].at_peak, 0);
@@ -1146,6 +1146,25 @@ static void print_holders(const struct html *h, const struct model_group *g, siz
 	fputs("</table></div>\n", h->f);
 }
 
+/* Inside PyTorch's cache, its free memory in pieces: the text report's
+ * "Fragmentation" and the stderr answer's, by the same rule. */
+static void print_cache_fragmentation(const struct html *h, const struct model_oom *o)
+{
+	const struct model_framework *f = &o->framework;
+
+	if (!render_cache_fragmentation(o))
+		return;
+	fprintf(h->f, "<div class=\"try\" data-cause=\"cache-fragmentation\"><b>Inside PyTorch's "
+		      "cache: fragmentation.</b> <span class=\"why\">%s free in the cache, its "
+		      "largest free block %s, ",
+		fmt_size(f->reserved > f->allocated ? f->reserved - f->allocated : 0).s,
+		fmt_size(f->largest_free).s);
+	fprintf(h->f, "the device's free %s; the tensor asked for was %s.</span> Try: "
+		      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, torch.cuda.empty_cache() "
+		      "between phases, or fewer distinct tensor sizes.</div>\n",
+		fmt_size(render_cache_device_free(o)).s, fmt_size(f->requested).s);
+}
+
 static void print_oom_headline(const struct html *h, const struct model_oom *o)
 {
 	_autofree_ char *where = render_stack_label(h->t, o->stack, true);
@@ -1161,6 +1180,7 @@ static void print_oom_headline(const struct html *h, const struct model_oom *o)
 	oom_stats(h, o);
 	device_bar(h, o);
 	print_diagnosis(h);
+	print_cache_fragmentation(h, o);
 	print_path(h, o->stack, api);
 	fputs("</div>", h->f);
 	if (o->has_holders)
@@ -1192,6 +1212,10 @@ static void print_peak_headline(const struct html *h)
 		snprintf(sub, sizeof(sub), "%.0f%% at the peak",
 			 100.0 * (double)m->device.peak_bytes / (double)device_total(m));
 		stat_box(h, "free", "device", fmt_size(device_total(m)).s, sub);
+	}
+	if (m->n_recovered_episodes) { /* failed, then served: no OOM */
+		snprintf(sub, sizeof(sub), "%zu", render_recovered_failures(m));
+		stat_box(h, "n", "failed allocations", sub, "cache flushed and retried; no OOM");
 	}
 	fputs("</div>\n", h->f);
 	print_diagnosis(h);

@@ -274,6 +274,7 @@ static void write_counters(struct jw *w, const struct model *m)
 {
 	jw_u64(w, "ooms", m->n_ooms);
 	jw_u64(w, "oom_episodes", m->n_oom_episodes);
+	jw_u64(w, "recovered_episodes", m->n_recovered_episodes);
 	jw_u64(w, "unmatched_frees", m->unmatched_frees);
 	jw_u64(w, "alloc_errors", m->alloc_errors);
 	jw_u64(w, "free_errors", m->free_errors);
@@ -890,14 +891,16 @@ static void write_diagnosis(struct jw *w, const struct trace *t, const struct mo
 /* A framework's cache at one moment (model-torch.c): null when the
  * trace has none of its allocator's actions. */
 static void write_framework(struct jw *w, const struct trace *t, const char *key,
-			    const struct model_framework *f, bool with_request)
+			    const struct model_framework *f, const struct model_oom *o)
 {
+	bool with_request = o != NULL;
+
 	if (!f->has) {
 		jw_null(w, key);
 		return;
 	}
 	jw_open(w, key, '{', false);
-	jw_str(w, "allocator", "pytorch_caching");
+	jw_str(w, "allocator", f->bfc ? "tensorflow_bfc" : "pytorch_caching");
 	if (with_request) {
 		if (f->has_request)
 			jw_u64(w, "requested_bytes", f->requested);
@@ -906,8 +909,11 @@ static void write_framework(struct jw *w, const struct trace *t, const char *key
 	}
 	jw_u64(w, "allocated_bytes", f->allocated);
 	jw_u64(w, "reserved_bytes", f->reserved);
+	jw_u64(w, "peak_allocated_bytes", f->peak_allocated);
 	jw_u64(w, "free_in_cache_bytes", sat_sub(f->reserved, f->allocated));
 	jw_u64(w, "largest_free_block", f->largest_free);
+	if (o)
+		jw_bool(w, "fragmentation", render_cache_fragmentation(o));
 	jw_u64(w, "tensors", f->tensors);
 	jw_open(w, "holders", '[', false);
 	for (size_t i = 0; i < f->n_holders; i++)
@@ -964,6 +970,14 @@ static void write_oom(struct jw *w, const struct trace *t, const struct model *m
 		jw_null(w, "retry_of");
 	jw_u64(w, "released_before_retry_bytes", o->released_bytes);
 	jw_u64(w, "released_before_retry_count", o->released_count);
+	jw_bool(w, "recovered", o->recovered);
+	if (o->recovered_bytes || o->recovered_count) {
+		jw_u64(w, "released_before_success_bytes", o->recovered_bytes);
+		jw_u64(w, "released_before_success_count", o->recovered_count);
+	} else {
+		jw_null(w, "released_before_success_bytes");
+		jw_null(w, "released_before_success_count");
+	}
 	if (o->has_holders) {
 		size_t n = render_limit(opts, o->n_holders);
 
@@ -974,7 +988,7 @@ static void write_oom(struct jw *w, const struct trace *t, const struct model *m
 	} else {
 		jw_null(w, "holders");
 	}
-	write_framework(w, t, "framework", &o->framework, true);
+	write_framework(w, t, "framework", &o->framework, o);
 	write_diagnosis(w, t, m, o);
 	jw_close(w, '}');
 }
@@ -1048,8 +1062,8 @@ void render_json(FILE *f, const struct trace *t, const struct model *m,
 	write_graphs(w, t, m, &all);
 	write_cupti(w, t, m);
 	jw_open(w, "framework", '{', false);
-	write_framework(w, t, "at_peak", &m->framework_peak, false);
-	write_framework(w, t, "at_end", &m->framework_end, false);
+	write_framework(w, t, "at_peak", &m->framework_peak, NULL);
+	write_framework(w, t, "at_end", &m->framework_end, NULL);
 	jw_close(w, '}');
 	jw_close(w, '}');
 	jw_putc(w, '\n');

@@ -112,9 +112,12 @@ static void oom_event(struct pf *p, const struct model_oom *o, size_t i)
 	_autofree_ char *name = NULL;
 	const char *api = trace_api_name(p->t, o->api);
 
-	name = xasprintf("OOM: %s of %s", api ? api : "allocation", fmt_size(o->requested).s);
+	/* a failure the allocator recovered from reached no one: no OOM */
+	name = xasprintf("%s: %s of %s", o->recovered ? "recovered (no OOM)" : "OOM",
+			 api ? api : "allocation", fmt_size(o->requested).s);
 	begin(p, "i", o->time_ns, 1, name);
-	fprintf(p->f, ",\"s\":\"%s\",\"cat\":\"oom\",", p->scope);
+	fprintf(p->f, ",\"s\":\"%s\",\"cat\":\"%s\",", p->scope,
+		o->recovered ? "recovered" : "oom");
 	fprintf(p->f, "\"args\":{\"index\":%zu,\"requested_bytes\":%" PRIu64
 		      ",\"live_bytes\":%" PRIu64,
 		i, o->requested, o->live_bytes);

@@ -15,6 +15,7 @@
 #include "diagnose.h"
 #include "render.h"
 #include "trace-schema.h"
+#include "trace-user-frame.h"
 #include "util-mem.h"
 #include "util-str.h"
 
@@ -106,38 +107,76 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-/* "<- caller (file:line) <- ..." for up to CALLERS frames above depth,
- * in room columns: each caller's name shortened to what is left
- * (render_frame_label_fit), and the callers that do not fit then left
- * out for a last "<- ...". The first caller is always shown: its
- * file:line, like the site's, is never cut. */
+/* A frame of the user's, by trace-user-frame.h's rule, of the same kind
+ * (Python or native) as the frame at depth. */
+static bool users_frame(const struct trace *t, const struct trace_frame *f, bool python)
+{
+	const char *mod;
+
+	if (!f || (f->kind == MT_FRAME_PYTHON) != python)
+		return false;
+	if (python)
+		return (f->function || f->file) && trace_python_frame_is_user(f->file);
+	mod = f->module != TRACE_NONE && f->module < t->n_modules ? t->modules[f->module].path
+								  : NULL;
+	return f->kind == MT_FRAME_NATIVE && mod && f->function && !path_is_cuda_header(f->file) &&
+	       trace_native_frame_is_user(mod, f->function);
+}
+
+/* The frames the caller line shows, above depth: with --full-stacks all
+ * of them; else, when the frame at depth is the user's, the user's next
+ * frames of its kind, never the interpreter's or the C runtime's between
+ * (up to cap); else the next ones. */
+static uint32_t callers_of(const struct text *tx, const struct trace_stack *s, uint32_t depth,
+			   uint32_t *out, uint32_t cap)
+{
+	const struct trace *t = tx->t;
+	const struct trace_frame *at = s ? trace_stack_frame(t, s, depth) : NULL;
+	bool python = at && at->kind == MT_FRAME_PYTHON;
+	bool only_users = !tx->o->full_stacks && users_frame(t, at, python);
+	uint32_t n = 0;
+
+	for (uint32_t i = depth + 1; s && i < s->depth && n < cap; i++) {
+		if (only_users && !users_frame(t, trace_stack_frame(t, s, i), python))
+			continue;
+		out[n++] = i;
+	}
+	return n;
+}
+
+/* "<- caller (file:line) <- ..." for up to CALLERS callers of the frame
+ * at depth (callers_of), in room columns: each caller's name shortened
+ * to what is left (render_frame_label_fit), and the callers that do not
+ * fit then left out for a last "<- ...". The first caller is always
+ * shown: its file:line, like the site's, is never cut. */
 static char *caller_chain(const struct text *tx, const struct trace_stack *s, uint32_t depth,
 			  size_t room)
 {
 	static const char more[] = " <- ...";
 	const struct trace *t = tx->t;
 	bool full = tx->o->full_stacks;
-	uint32_t end = s ? (full || s->depth < depth + 1 + CALLERS ? s->depth : depth + 1 + CALLERS)
-			 : 0;
+	uint32_t cap = full && s ? s->depth : CALLERS;
+	_autofree_ uint32_t *at = xcalloc(cap ? cap : 1, sizeof(*at));
+	uint32_t end = callers_of(tx, s, depth, at, cap);
 	char *buf = NULL;
 	size_t len = 0, used = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	if (!f)
 		return xstrdup("");
-	for (uint32_t i = depth + 1; i < end; i++) {
-		size_t need = (i > depth + 1) + strlen("<- ") + (i + 1 < end ? strlen(more) : 0);
+	for (uint32_t k = 0; k < end; k++) {
+		size_t need = (k > 0) + strlen("<- ") + (k + 1 < end ? strlen(more) : 0);
 		size_t left = room > used + need ? room - used - need : 0;
 		_autofree_ char *label =
-			full ? render_frame_label(t, trace_stack_frame(t, s, i), true)
-			     : render_frame_label_fit(t, trace_stack_frame(t, s, i), true, left);
+			full ? render_frame_label(t, trace_stack_frame(t, s, at[k]), true)
+			     : render_frame_label_fit(t, trace_stack_frame(t, s, at[k]), true, left);
 
-		if (!full && i > depth + 1 && text_width(label) > left) {
+		if (!full && k > 0 && text_width(label) > left) {
 			fputs(more, f);
 			break;
 		}
-		fprintf(f, "%s<- %s", i > depth + 1 ? " " : "", label);
-		used += (i > depth + 1) + strlen("<- ") + text_width(label);
+		fprintf(f, "%s<- %s", k > 0 ? " " : "", label);
+		used += (k > 0) + strlen("<- ") + text_width(label);
 	}
 	fclose(f);
 	return buf ? buf : xstrdup("");
@@ -315,6 +354,34 @@ static void print_oom_headline(const struct text *tx, const struct model_oom *o)
 	else if (tx->m->n_ooms > 1 && !o->retry_of)
 		say(tx, 4, "  (the last of %zu out-of-memory failures; the first was at %s)",
 		     tx->m->n_ooms, fmt_seconds(tx->m->ooms[0].time_ns).s);
+	if (tx->m->n_recovered_episodes)
+		say(tx, 4, "  (besides, %zu %s recovered from: cache flushed and retried; no OOM)",
+		     tx->m->n_recovered_episodes,
+		     plural(tx->m->n_recovered_episodes, "episode was", "episodes were"));
+	fputc('\n', tx->f);
+}
+
+/* No OOM reached the program, but an allocation failed and its retry,
+ * after the allocator freed its cache, succeeded: told as such, never
+ * as an OOM. */
+static void print_recovered(const struct text *tx)
+{
+	const struct model_oom *o = render_first_recovered(tx->m);
+	size_t failures = render_recovered_failures(tx->m);
+
+	if (!o)
+		return;
+	const char *api = trace_api_name(tx->t, o->api);
+	_autofree_ char *where = render_stack_label(tx->t, o->stack, true);
+
+	say(tx, 2, "No OOM: %zu %s failed for lack of memory and %s recovered from: cache flushed "
+		   "and retried; no OOM reached the program. The first: %s of %s failed at %s in "
+		   "%s; %s in %" PRIu64 " %s was freed, and the retry succeeded.",
+	     failures, plural(failures, "allocation", "allocations"),
+	     failures == 1 ? "was" : "were", api ? api : "allocation",
+	     fmt_size(o->requested).s, fmt_seconds(o->time_ns).s, where,
+	     fmt_size(o->recovered_bytes).s, o->recovered_count,
+	     plural(o->recovered_count, "allocation", "allocations"));
 	fputc('\n', tx->f);
 }
 
@@ -385,15 +452,13 @@ static void print_framework(const struct text *tx, const char *when,
 	    plural(f->tensors, "tensor", "tensors"), fmt_size(free_b).s,
 	    fmt_size(f->largest_free).s, f->has_request ? "; the tensor asked for was " : "",
 	    f->has_request ? fmt_size(f->requested).s : "");
-	if (o && f->has_request && o->has_device_free && f->requested > f->largest_free &&
-	    f->requested > (uint64_t)o->device_free &&
-	    f->requested <= free_b + (uint64_t)o->device_free)
-		say(tx, 4, "  Fragmentation: the cache's free %s and the device's free %s would "
-			   "hold it together, but no free range is that large. Try "
+	if (o && render_cache_fragmentation(o))
+		say(tx, 4, "  Fragmentation: %s of the cache is free, in pieces: its largest free "
+			   "block is smaller than the tensor. Try "
 			   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
 			   "torch.cuda.empty_cache() between phases, or fewer distinct tensor "
 			   "sizes.",
-		    fmt_size(free_b).s, fmt_size((uint64_t)o->device_free).s);
+		    fmt_size(free_b).s);
 	fputc('\n', tx->f);
 	if (!f->n_holders)
 		return;
@@ -442,9 +507,15 @@ static void print_device(const struct text *tx)
 	}
 	if (m->n_ooms == 0 && m->alloc_errors == 0 && m->unmatched_frees == 0 && m->free_errors == 0)
 		return;
-	say(tx, 2, "Failures: %zu out of memory, %" PRIu64 " other failed %s, %" PRIu64
+	size_t recovered = render_recovered_failures(m);
+	_autofree_ char *ooms = recovered ? xasprintf("%zu out of memory (%zu recovered from: "
+						      "cache flushed and retried; no OOM)",
+						      m->n_ooms, recovered)
+					  : xasprintf("%zu out of memory", m->n_ooms);
+
+	say(tx, 2, "Failures: %s, %" PRIu64 " other failed %s, %" PRIu64
 			" failed %s; %" PRIu64 " %s",
-	     m->n_ooms, m->alloc_errors, plural(m->alloc_errors, "allocation", "allocations"),
+	     ooms, m->alloc_errors, plural(m->alloc_errors, "allocation", "allocations"),
 	     m->free_errors, plural(m->free_errors, "free", "frees"), m->unmatched_frees,
 	     plural(m->unmatched_frees, "free of an unknown address", "frees of unknown addresses"));
 }
@@ -894,6 +965,8 @@ void render_text(FILE *f, const struct trace *t, const struct model *m,
 	if (oom) {
 		print_oom_headline(&tx, oom);
 		print_diagnosis(&tx);
+	} else {
+		print_recovered(&tx);
 	}
 	if (graphs_first)
 		print_graphs(&tx, true);

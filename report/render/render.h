@@ -161,15 +161,30 @@ char *render_device_kinds(const struct model *m);
 /* device_total - device_free of an OOM, 0 when unknown or negative. */
 uint64_t render_oom_device_used(const struct model_oom *o);
 
+/* At an OOM inside PyTorch's cache: its free memory in pieces
+ * (trace_cause_cache_fragmentation, the rule of the library's answer on
+ * stderr), the device's free bytes counted when known; false at the
+ * allocator's own cap (allocator_limit) or with no cache to judge. */
+bool render_cache_fragmentation(const struct model_oom *o);
+/* What render_cache_fragmentation counts the device had free: 0 when
+ * not known. */
+uint64_t render_cache_device_free(const struct model_oom *o);
+
 /* A preallocation note's bytes as a fraction of its device. */
 double render_note_fraction(const struct model_note *n);
 
 /* The run's duration: the last flush, or the last event when later. */
 int64_t render_duration_ns(const struct trace *t, const struct model *m);
 
-/* The OOM a report leads with: the last one, usually the one the program
- * died of (frameworks retry after freeing caches). NULL when none. */
+/* The OOM a report leads with: the last one that reached the program,
+ * usually the one it died of (frameworks retry after freeing caches; a
+ * failure whose retry succeeded is none). NULL when none. */
 const struct model_oom *render_headline_oom(const struct model *m);
+/* The last failure of the first episode recovered from (its
+ * recovered_bytes), NULL when none; how many failures were recovered. */
+const struct model_oom *render_first_recovered(const struct model *m);
+size_t render_recovered_failures(const struct model *m);
+size_t render_ooms_reached(const struct model *m);
 
 /* The frame's function, else "module+0x1a2b", else "??". Caller frees. */
 char *render_frame_name(const struct trace *t, const struct trace_frame *f);

@@ -54,16 +54,26 @@ static inline void put_run(FILE *f, const unsigned char *from, const unsigned ch
 		fwrite_unlocked(from, 1, (size_t)(to - from), f);
 }
 
-static void json_char(FILE *f, uint32_t cp)
+/* One character that breaks a run. script: escape_json_script's rules,
+ * where <, >, &, U+2028 and U+2029 are \u escapes too, and so are \r, \b
+ * and \f (as that escaper always wrote them). */
+static void json_char(FILE *f, uint32_t cp, bool script)
 {
 	switch (cp) {
 	case '"': fputs_unlocked("\\\"", f); return;
 	case '\\': fputs_unlocked("\\\\", f); return;
 	case '\n': fputs_unlocked("\\n", f); return;
-	case '\r': fputs_unlocked("\\r", f); return;
 	case '\t': fputs_unlocked("\\t", f); return;
-	case '\b': fputs_unlocked("\\b", f); return;
-	case '\f': fputs_unlocked("\\f", f); return;
+	}
+	if (!script) {
+		switch (cp) {
+		case '\r': fputs_unlocked("\\r", f); return;
+		case '\b': fputs_unlocked("\\b", f); return;
+		case '\f': fputs_unlocked("\\f", f); return;
+		}
+	} else if (cp == '<' || cp == '>' || cp == '&' || cp == 0x2028 || cp == 0x2029) {
+		fprintf(f, "\\u%04x", (unsigned)cp);
+		return;
 	}
 	if (cp < 0x20 || cp == 0x7F)
 		fprintf(f, "\\u%04x", (unsigned)cp);
@@ -91,12 +101,14 @@ static const unsigned char json_plain_byte[256] = {
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-static inline bool json_plain(unsigned char c)
+static inline bool json_plain(unsigned char c, bool script)
 {
-	return json_plain_byte[c];
+	return json_plain_byte[c] && !(script && (c == '<' || c == '>' || c == '&'));
 }
 
-void escape_json(FILE *f, const char *s)
+/* The one JSON string escaper: escape_json's literal, or with script
+ * escape_json_script's. */
+static inline __attribute__((always_inline)) void json_write(FILE *f, const char *s, bool script)
 {
 	const unsigned char *p = (const unsigned char *)s, *run, *end;
 
@@ -108,28 +120,38 @@ void escape_json(FILE *f, const char *s)
 	putc_unlocked('"', f);
 	/* runs of characters that need no escape go out in one write: valid
 	 * UTF-8 re-encodes to the same bytes, so only escapes and invalid
-	 * sequences break a run */
+	 * sequences break a run (and for a script U+2028 and U+2029) */
 	run = p;
 	while (p < end) {
 		uint32_t cp;
 		size_t len;
 
-		if (json_plain(*p)) {
+		if (json_plain(*p, script)) {
 			p++;
 			continue;
 		}
 		len = utf8_decode(p, (size_t)(end - p), &cp);
-		if (len > 1) { /* valid: written as it is */
-			p += len;
+		if (len > 1 && !(script && (cp == 0x2028 || cp == 0x2029))) {
+			p += len; /* valid: written as it is */
 			continue;
 		}
 		put_run(f, run, p);
-		json_char(f, cp);
+		json_char(f, cp, script);
 		p += len;
 		run = p;
 	}
 	put_run(f, run, p);
 	putc_unlocked('"', f);
+}
+
+void escape_json(FILE *f, const char *s)
+{
+	json_write(f, s, false);
+}
+
+void escape_json_script(FILE *f, const char *s)
+{
+	json_write(f, s, true);
 }
 
 static char *json_char_mem(char *out, uint32_t cp)
@@ -202,7 +224,7 @@ char *escape_json_mem(char *out, const char *s, size_t n)
 				continue;
 			}
 		}
-		if (json_plain(*p)) {
+		if (json_plain(*p, false)) {
 			*out++ = (char)*p++;
 			continue;
 		}

@@ -46,6 +46,10 @@ static inline void utf8_put(FILE *f, uint32_t cp)
 
 /* Write s as a JSON string literal, quotes included; NULL writes null. */
 void escape_json(FILE *f, const char *s);
+/* The same, safe inside an HTML <script> element: <, >, &, U+2028 and
+ * U+2029 are \u escapes too, and so are \r, \b and \f (json_str,
+ * util-json.h). */
+void escape_json_script(FILE *f, const char *s);
 
 /* The same literal as escape_json, for the n bytes at s (not NULL), into
  * out, which has room for ESCAPE_JSON_MAX(n) bytes; returns its end. */
