@@ -2,7 +2,7 @@
  * SECONDS (or ITERATIONS each), for the durability (SIGKILL) and load tests.
  *
  *   churn THREADS SECONDS [--iterations N] [--keep K] [--pace-us US]
- *         [--oom-every N] [--log]
+ *         [--oom-every N] [--log] [--end-after-ms MS _exit|abort]
  *
  * Each thread keeps up to K allocations live (a ring, default 4): every
  * iteration it frees the oldest when the ring is full, then allocates
@@ -18,6 +18,12 @@
  *   O TID NS   a cudaMalloc returned cudaErrorMemoryAllocation
  * The first line is "ready PID" once every thread has started.
  *
+ * --end-after-ms MS HOW (with --log): MS ms after "ready", the main thread
+ * writes "E NS" (CLOCK_MONOTONIC) and ends the process with _exit(0),
+ * abort(), a write through a null pointer (segv), raise(SIGTERM) (term)
+ * or raise(SIGKILL) (kill) while the threads go on: every call logged before that line
+ * had returned before the process began to end.
+ *
  * At the end, stdout gets one line per thread (in thread order, so it is
  * the same with and without the preload when run by ITERATIONS):
  *   thread I: allocs A frees F ooms O
@@ -26,6 +32,7 @@
  * Exit status 0; 2 if a CUDA call fails unexpectedly. */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -52,6 +59,9 @@ static int keep = 4;
 static long pace_us;
 static long oom_every;
 static bool log_calls;
+static long end_after_ms = -1;
+static const char *end_how;
+static int *volatile nowhere; /* NULL, unknown to the compiler */
 static struct worker workers[MAX_THREADS];
 static atomic_int started;
 
@@ -166,6 +176,24 @@ static long arg_long(const char *s, long min, long max)
 	return v;
 }
 
+static void end_now(void)
+{
+	char line[40];
+	usleep((useconds_t)end_after_ms * 1000);
+	int n = snprintf(line, sizeof(line), "E %lld\n", now_ns());
+	if (write(STDOUT_FILENO, line, (size_t)n) != n)
+		_exit(4);
+	if (!strcmp(end_how, "abort"))
+		abort();
+	if (!strcmp(end_how, "segv"))
+		*nowhere = 1;
+	if (!strcmp(end_how, "term"))
+		raise(SIGTERM);
+	if (!strcmp(end_how, "kill"))
+		raise(SIGKILL);
+	_exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long allocs = 0, frees = 0, ooms = 0;
@@ -188,6 +216,10 @@ int main(int argc, char **argv)
 			pace_us = arg_long(argv[++i], 0, 1000000);
 		else if (i + 1 < argc && !strcmp(argv[i], "--oom-every"))
 			oom_every = arg_long(argv[++i], 1, 1L << 40);
+		else if (i + 2 < argc && !strcmp(argv[i], "--end-after-ms")) {
+			end_after_ms = arg_long(argv[++i], 0, 1L << 30);
+			end_how = argv[++i];
+		}
 		else {
 			fprintf(stderr, "churn: unknown argument %s\n", argv[i]);
 			return 64;
@@ -207,6 +239,8 @@ int main(int argc, char **argv)
 		int n = snprintf(line, sizeof(line), "ready %d\n", (int)getpid());
 		if (write(STDOUT_FILENO, line, (size_t)n) != n)
 			return 4;
+		if (end_after_ms >= 0)
+			end_now();
 	}
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(workers[i].thread, NULL);

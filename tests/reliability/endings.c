@@ -15,9 +15,18 @@
  *   busy-exit    exit(5) from a thread while 4 others allocate, free and
  *                run out of memory as fast as they can
  *   _exit        _exit(6)
+ *   _Exit        _Exit(8)
+ *   busy-_exit   _exit(5) from a thread while 4 others allocate, as busy-exit
+ *   signal-_exit _exit(10) from a SIGUSR1 handler, the signal sent to one
+ *                of 4 threads that allocate, free and run out of memory
+ *                (so it may land inside a hook)
+ *   vfork        a vfork child _exits (it shares memory with the parent,
+ *                whose trace must go on), then exit(11)
  *   abort        abort() (SIGABRT)
  *   segv         a write through a null pointer (SIGSEGV)
  *   kill         raise(SIGKILL)
+ *   term         raise(SIGTERM), whose default ends the process
+ *   fpe          an integer division by zero (SIGFPE)
  * Exit statuses are those; the signals kill the process. */
 #include <cuda_runtime_api.h>
 #include <pthread.h>
@@ -25,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void *held[3];
@@ -48,6 +58,17 @@ static __attribute__((noinline)) void too_much(void)
 static void *exit_from_thread(void *arg)
 {
 	exit((int)(size_t)arg);
+}
+
+static void *_exit_from_thread(void *arg)
+{
+	_exit((int)(size_t)arg);
+}
+
+static void _exit_on_signal(int sig)
+{
+	(void)sig;
+	_exit(10);
 }
 
 static void *busy(void *arg)
@@ -83,8 +104,31 @@ static void end(const char *mode)
 		for (;;)
 			pause();
 	}
+	if (!strcmp(mode, "busy-_exit") || !strcmp(mode, "signal-_exit")) {
+		pthread_t busy_threads[4];
+		signal(SIGUSR1, _exit_on_signal);
+		for (int i = 0; i < 4; i++)
+			pthread_create(&busy_threads[i], NULL, busy, NULL);
+		usleep(20000);
+		if (!strcmp(mode, "signal-_exit"))
+			pthread_kill(busy_threads[1], SIGUSR1);
+		else
+			pthread_create(&t, NULL, _exit_from_thread, (void *)5);
+		for (;;)
+			pause();
+	}
+	if (!strcmp(mode, "vfork")) {
+		pid_t child = vfork();
+		if (child == 0)
+			_exit(0);
+		waitpid(child, NULL, 0);
+		hold_buffers();
+		exit(11);
+	}
 	if (!strcmp(mode, "_exit"))
 		_exit(6);
+	if (!strcmp(mode, "_Exit"))
+		_Exit(8);
 	if (!strcmp(mode, "abort"))
 		abort();
 	if (!strcmp(mode, "segv")) {
@@ -93,6 +137,12 @@ static void end(const char *mode)
 	}
 	if (!strcmp(mode, "kill"))
 		raise(SIGKILL);
+	if (!strcmp(mode, "term"))
+		raise(SIGTERM);
+	if (!strcmp(mode, "fpe")) {
+		volatile int seven = 7, zero = 0;
+		exit(seven / zero); /* SIGFPE: the division traps */
+	}
 	fprintf(stderr, "endings: unknown mode %s\n", mode);
 	exit(64);
 }

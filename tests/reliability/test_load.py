@@ -3,8 +3,11 @@ call recorded, exactly, per thread; the tool's memory bounded and not
 growing), and 100 forks in a row, each child with its own complete trace.
 MEMTRACE_SOAK_LOAD_SECONDS and MEMTRACE_SOAK_FORKS make them longer."""
 import collections
+import ctypes
 import os
+import random
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -32,6 +35,38 @@ def rss_kb(pid):
     except (FileNotFoundError, ProcessLookupError):
         return None
     return None
+
+
+PTRACE_SEIZE, PTRACE_INTERRUPT = 0x4206, 0x4207
+WALL = 0x40000000
+
+
+def stop_thread(tid):
+    """Stops one thread of a child process and leaves the others running:
+    a ptrace group-stop of that thread alone (SIGSTOP would stop them
+    all). False where ptrace is refused."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+    if libc.ptrace(PTRACE_SEIZE, tid, None, None) != 0:
+        return False
+    if libc.ptrace(PTRACE_INTERRUPT, tid, None, None) != 0:
+        return False
+    os.waitpid(tid, WALL)
+    return True
+
+
+def thread_named(pid, name, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                    if f.read().strip() == name:
+                        return int(tid)
+            except FileNotFoundError:
+                pass
+        time.sleep(0.01)
+    raise AssertionError(f"no thread {name} in {pid}")
 
 
 class Load(mtest.TraceTest):
@@ -143,6 +178,78 @@ class Load(mtest.TraceTest):
         self.assertEqual(ppids, set(parent))
         self.assertEqual(len(pids), forks + 1)
         rel.figure("forks_in_a_row", forks=forks, wall_s=round(wall, 1))
+
+
+    def test_writer_stopped_then_sigkill(self):
+        """The writer thread stopped for seconds (ptrace: SIGSTOP would
+        stop every thread) while churn's threads, one per core, allocate
+        unpaced, then SIGKILL: the queue fills and the threads wait for
+        room, and after memtrace recover every call churn logged as
+        returned is in the trace."""
+        runs = rel.knob("MEMTRACE_SOAK_STOPS", 3)
+        stop_s = rel.knob("MEMTRACE_SOAK_STOP_SECONDS", 1.5)
+        seed = rel.knob("MEMTRACE_SOAK_SEED", 20261129)
+        rng = random.Random(seed)
+        threads = max(os.cpu_count() or 1, 2)
+        events = recovered = 0
+        for i in range(runs):
+            trace = os.path.join(self.tmp, f"w{i}.db")
+            log = os.path.join(self.tmp, f"w{i}.log")
+            with open(log, "w") as out:
+                proc = subprocess.Popen(
+                    [rel.rel_program("churn"), str(threads), "60", "--log", "--oom-every", "400"],
+                    env=rel.traced_env(trace), stdout=out, stderr=subprocess.DEVNULL)
+            try:
+                rel.wait_for_line(log, "ready")
+                time.sleep(rng.uniform(0.05, 0.5))
+                writer = thread_named(proc.pid, "memtrace-writer")
+                if not stop_thread(writer):
+                    self.skipTest("ptrace refused: cannot stop the writer thread alone")
+                time.sleep(stop_s)
+                proc.send_signal(signal.SIGKILL)
+                # a traced thread's exit is its tracer's to collect, before
+                # the process's can be
+                try:
+                    while True:
+                        os.waitpid(writer, WALL)
+                except ChildProcessError:
+                    pass
+            finally:
+                proc.kill()
+                proc.wait()
+            calls = collections.defaultdict(collections.Counter)
+            with open(log) as f:
+                for line in f:
+                    parts = line.split()
+                    if len(parts) == 3 and parts[0] in "AFO" and line.endswith("\n"):
+                        calls[int(parts[1])][parts[0]] += 1
+            with self.subTest(run=i, seed=seed):
+                rec = subprocess.run([mtest.REPORTER, "--recover", trace], capture_output=True,
+                                     text=True, timeout=300)
+                self.assertEqual(rec.returncode, 0, rec.stderr)
+                n_rec = int(re.search(r": (\d+) events recovered", rec.stdout).group(1))
+                # the ring was full: the writer was stopped long enough
+                self.assertGreater(n_rec, 30000, rec.stdout)
+                conn = rel.open_ro(trace)
+                n, top = conn.execute(
+                    "SELECT count(*), coalesce(max(seq), -1) FROM events").fetchone()
+                counts = collections.Counter(conn.execute(
+                    "SELECT thread, kind FROM events WHERE kind IN (1, 2, 3)"))
+                conn.close()
+                self.assertEqual(n, top + 1, "events are not seq 0..n-1 without gaps")
+                kind = {"A": 1, "F": 2, "O": 3}
+                for tid, kinds in calls.items():
+                    for k, logged in kinds.items():
+                        have = counts[(tid, kind[k])]
+                        self.assertGreaterEqual(have, logged,
+                                                f"thread {tid}: {logged - have} {k} lost")
+                        self.assertLessEqual(have, logged + 1)
+                events += n
+                recovered += n_rec
+            for f in os.listdir(self.tmp):
+                os.unlink(os.path.join(self.tmp, f))
+        rel.figure("writer_stopped_sigkill", runs=runs, stop_s=stop_s, threads=threads,
+                   seed=seed, events_checked=events, recovered=recovered, lost_after_recover=0)
 
 
 if __name__ == "__main__":
