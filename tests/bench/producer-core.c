@@ -79,7 +79,7 @@ bp_start(unsigned queue_log2, bool stalled, unsigned depth)
 {
 	mt_unwind_init();
 	mt_python_init();
-	queue = mt_queue_new(queue_log2);
+	queue = mt_queue_new(queue_log2, -1);
 	stacks = mt_stack_table_new(21, 64u << 20);
 	if (!queue || !stacks)
 		return false;

@@ -373,6 +373,25 @@ class TypedTemplates(mtest.TraceTest):
             self.assertFalse(site["frames"][0]["file"].endswith("cuda_runtime.h"))
 
 
+class CxxLocal(mtest.TraceTest):
+    """tests/programs/cxx-local.c: C++ loaded with dlopen(RTLD_LOCAL), as
+    Python loads torch, so libstdc++ is not in the global scope. The
+    summary on stderr names its C++ functions demangled, as the report
+    does."""
+
+    def test_stderr_demangled(self):
+        mtest.needs_program("cxx-local")
+        run = self.run_program("cxx-local", env={"MEMTRACE_QUIET": "0"})
+        self.assertEqual(run.rc, 0, run.stderr)
+        grow = "ns::Pool<float>::grow(unsigned long) (libcxx-local.so)"
+        self.assertIn(f"memtrace: out of memory: cudaMalloc of 2.0 GiB failed in {grow}",
+                      run.stderr)
+        self.assertIn(f"64.0 MiB in 1: {grow}", run.stderr)
+        self.assertNotIn("_ZN", run.stderr)
+        text = self.report_text(run.trace)
+        self.assertIn("ns::Pool<float>::grow(unsigned long)", text)
+
+
 class NvccPrograms(mtest.TraceTest):
     """CUDA C++ built by nvcc -cudart shared, with kernels, on the
     simulated device: their output unchanged under memtrace, their

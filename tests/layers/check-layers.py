@@ -10,7 +10,9 @@ symbol b's defines (nm: U in a, defined in b). The files of trace/ compiled
 into a half (the members named ../trace/...) are the layer "trace", below
 all. A symbol libc defines too (close, dlsym, fwrite: the library's own
 calls that -Bsymbolic-functions binds to its exported wrappers) is a call to
-libc, not to the wrapper's file.
+libc, not to the wrapper's file; with --routed LIST, every such call is a
+call routed to the wrapper's file, and LIST must name exactly those
+(docs/architecture.md, "Calls routed up", quotes it).
 
 With --build-root, --source-root and --ninja, also the headers each object
 was compiled with, as the compiler found them (ninja's record of its
@@ -30,7 +32,9 @@ Fails (exit 1) on
   - a call cycle between files, once the edges of the allowlist (the hook
     tables that interposition makes circular by nature) are taken out;
   - an allowlist edge that is no longer in the graph (so the list stays
-    true).
+    true);
+  - with --routed, a call the linker routes to our wrapper of a libc
+    function that the list does not name, or one it names that is gone.
 
 With --expect TEXT, the opposite: exit 0 only when one of the errors
 contains TEXT (a fixture that breaks a rule on purpose).
@@ -88,17 +92,21 @@ def read_objects(layers):
 
 
 def graph(files, libc):
+    """(edges {a: {b: symbol}}, routed {(a, b, symbol)}: a's calls of a libc
+    function whose wrapper b defines)"""
     owner = {}
     for f, (_, defined, _) in files.items():
         for s in defined:
             owner.setdefault(s, f)
-    edges = collections.defaultdict(dict)
+    edges, routed = collections.defaultdict(dict), set()
     for f, (_, _, undefined) in files.items():
         for s in undefined:
             g = owner.get(s)
-            if g and g != f and s not in libc:
+            if g and g != f and s in libc:
+                routed.add((f, g, s))
+            elif g and g != f:
                 edges[f].setdefault(g, s)
-    return edges
+    return edges, routed
 
 
 def cycles(nodes, edges):
@@ -207,6 +215,19 @@ def read_allow(path):
     return allow
 
 
+def read_routed(path):
+    """{(file, wrapper's file, symbol)} of lines "file -> file: symbol" """
+    out = set()
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                a, _, rest = line.partition("->")
+                b, _, sym = rest.partition(":")
+                out.add((a.strip(), b.strip(), sym.strip()))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--allow", required=True)
@@ -217,12 +238,13 @@ def main():
     ap.add_argument("--ninja")
     ap.add_argument("--shared", action="append", default=[],
                     help="a folder of the source tree any layer may include from")
+    ap.add_argument("--routed", help="the calls routed to our wrappers of libc functions")
     ap.add_argument("--expect")
     args = ap.parse_args()
     layers = [(l[0], l[1:]) for l in args.layer]
     names = ["trace"] + [l[0] for l in layers]
     files = read_objects(layers)
-    edges = graph(files, libc_symbols())
+    edges, routed = graph(files, libc_symbols())
     allow = read_allow(args.allow)
     errors = []
     for a in sorted(edges):
@@ -238,6 +260,15 @@ def main():
                       "\n    " + "\n    ".join(inner))
     if args.ninja:
         errors += include_errors(layers, args)
+    if args.routed:
+        listed = read_routed(args.routed)
+        for a, b, sym in sorted(routed - listed):
+            errors.append(f"call routed to our wrapper, not in {args.routed}: "
+                          f"{a} ({names[files[a][0] + 1]}) -> {b} ({names[files[b][0] + 1]}): {sym}")
+        for a, b, sym in sorted(listed - routed):
+            errors.append(f"routed call no longer made: {a} -> {b}: {sym}")
+        for a, b, sym in sorted(routed):
+            print(f"routed: {a} -> {b}: {sym}")
     present = {(a, b) for a in edges for b in edges[a]}
     for a, b in sorted(allow):
         if a in files and (a, b) not in present:

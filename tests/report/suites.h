@@ -10,3 +10,4 @@ Suite *symbolize_suite(void);
 Suite *sites_suite(void);
 Suite *graph_suite(void);
 Suite *render_suite(void);
+Suite *reps_suite(void);

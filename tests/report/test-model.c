@@ -131,6 +131,70 @@ static void setup(struct model *m)
 	model_init(m);
 }
 
+static void torch_event(struct model *m, int kind, int64_t t, uint64_t addr, uint64_t bytes)
+{
+	struct trace_event e = ev(kind, t, addr, bytes, 0, 7);
+
+	model_feed(m, &e);
+}
+
+/* Inside PyTorch's allocator (its actions in the trace), a failed
+ * cudaMalloc whose retry, after the cache was given back, succeeded was
+ * recovered from: no OOM episode. One whose allocator then gave up
+ * (its own OOM), or whose thread went on to ask for something else, was
+ * an OOM. */
+START_TEST(test_oom_recovered)
+{
+	struct model m;
+
+	setup(&m);
+	dev_alloc(&m, 1, 0x1000, 600 * MiB, 1);
+	torch_event(&m, MT_EV_CACHE_SEGMENT_ALLOC, 1, 0x1000, 600 * MiB);
+	oom(&m, 2, 700 * MiB, 2);
+	torch_event(&m, MT_EV_CACHE_SEGMENT_FREE, 3, 0x1000, 600 * MiB);
+	dev_free(&m, 3, 0x1000);
+	dev_alloc(&m, 4, 0x2000, 700 * MiB, 2); /* the retry worked */
+	/* then one that failed twice and was the allocator's OOM */
+	oom(&m, 5, 900 * MiB, 3);
+	oom(&m, 6, 900 * MiB, 3);
+	torch_event(&m, MT_EV_TENSOR_OOM, 6, 0, 900 * MiB);
+	dev_alloc(&m, 7, 0x3000, 900 * MiB, 3);
+	/* and one whose thread asked for something else */
+	oom(&m, 8, 950 * MiB, 4);
+	dev_alloc(&m, 9, 0x4000, 1 * MiB, 4);
+	model_finish(&m);
+
+	ck_assert_uint_eq(m.n_ooms, 4);
+	ck_assert(m.ooms[0].recovered);
+	ck_assert_uint_eq(m.ooms[0].recovered_bytes, 600 * MiB);
+	ck_assert_uint_eq(m.ooms[0].recovered_count, 1);
+	ck_assert(!m.ooms[1].recovered && !m.ooms[2].recovered && !m.ooms[3].recovered);
+	ck_assert_uint_eq(m.n_recovered_episodes, 1);
+	ck_assert_uint_eq(m.n_oom_episodes, 2);
+	/* the allocator's OOM named its tensor, not the recovered failure's */
+	ck_assert(!m.ooms[0].framework.has_request);
+	ck_assert(m.ooms[2].framework.has_request);
+	model_fini(&m);
+}
+END_TEST
+
+/* Without a framework's allocator in the trace, a failed cudaMalloc is
+ * the program's to see: tried again and served, it was an OOM still. */
+START_TEST(test_oom_retried_bare)
+{
+	struct model m;
+
+	setup(&m);
+	oom(&m, 1, 700 * MiB, 2);
+	dev_alloc(&m, 2, 0x2000, 700 * MiB, 2);
+	model_finish(&m);
+	ck_assert(!m.ooms[0].recovered);
+	ck_assert_uint_eq(m.n_oom_episodes, 1);
+	ck_assert_uint_eq(m.n_recovered_episodes, 0);
+	model_fini(&m);
+}
+END_TEST
+
 /* A site that changes after the peak must report what it held at the peak,
  * not its last value; one that never changes again must report its live
  * bytes; one born after the peak held nothing. */
@@ -890,6 +954,8 @@ Suite *model_suite(void)
 	tcase_add_test(tc, test_peak_first_kept);
 	tcase_add_test(tc, test_leaks);
 	tcase_add_test(tc, test_oom_holders);
+	tcase_add_test(tc, test_oom_recovered);
+	tcase_add_test(tc, test_oom_retried_bare);
 	tcase_add_test(tc, test_oom_snapshot_cap);
 	tcase_add_test(tc, test_free_error);
 	tcase_add_test(tc, test_free_error_then_free);

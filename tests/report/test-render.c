@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../unit/cache-fragmentation-cases.h"
 #include "render.h"
 #include "suites.h"
 #include "trace-schema.h"
@@ -74,6 +75,32 @@ START_TEST(other_names)
 }
 END_TEST
 
+/* The reporter's half of cache-fragmentation-cases.h (the stderr half:
+ * tests/unit/test-live-cause.c): what the text, HTML and JSON reports
+ * call fragmentation, an OOM's cache and device figures as the model
+ * keeps them. */
+START_TEST(cache_fragmentation_as_stderr)
+{
+	const struct cache_fragmentation_case *k = &cache_fragmentation_cases[_i];
+	struct model_oom o = {
+		.has_device_free = k->device_free != 0,
+		.device_free = k->device_free > INT64_MAX ? INT64_MAX : (int64_t)k->device_free,
+		.framework = { .has = true, .has_request = true, .requested = k->requested,
+			       .allocated = 0, .reserved = k->cache_free,
+			       .largest_free = k->largest_free },
+	};
+
+	if (k->device_free > INT64_MAX)
+		return; /* the model keeps device_free signed */
+	ck_assert_msg(render_cache_fragmentation(&o) == k->fragmentation, "%s", k->what);
+	o.allocator_own = true;
+	ck_assert_msg(!render_cache_fragmentation(&o), "%s: the allocator's cap", k->what);
+	o.allocator_own = false;
+	o.framework.has_request = false;
+	ck_assert_msg(!render_cache_fragmentation(&o), "%s: no request", k->what);
+}
+END_TEST
+
 Suite *render_suite(void)
 {
 	Suite *s = suite_create("render");
@@ -83,6 +110,8 @@ Suite *render_suite(void)
 	tcase_add_test(tc, cxx_in_steps);
 	tcase_add_test(tc, cxx_operators);
 	tcase_add_test(tc, other_names);
+	tcase_add_loop_test(tc, cache_fragmentation_as_stderr, 0,
+			    (int)CACHE_FRAGMENTATION_CASES);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -19,6 +19,7 @@ other failure to get torch fails. Paths come from the environment that
 tests/torch/meson.build sets: MEMTRACE_BUILD and MEMTRACE_SOURCE."""
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -170,7 +171,19 @@ class TorchTest(unittest.TestCase):
     def test_training_loop(self):
         """An MLP, AdamW, five steps: memtrace's peak, live bytes and live
         allocations at the end are torch's, plus the cuBLAS workspaces."""
-        run = self.run_both("train")
+        self.check_training_loop("train")
+
+    def test_training_loop_ending_in_os__exit(self):
+        """The same, ended by os._exit right after torch's figures: the
+        trace is as complete, and closed with the status (issue #48)."""
+        run = self.check_training_loop("train_os_exit")
+        conn = sqlite3.connect(f"file:{run.trace}?mode=ro", uri=True)
+        self.addCleanup(conn.close)
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        self.assertEqual((meta["end"], meta.get("exit_status")), ("exit", "0"))
+
+    def check_training_loop(self, name):
+        run = self.run_both(name)
         fig = run.figures
         rep = self.report_json(run.trace)
         t = rep["totals"]
@@ -192,6 +205,7 @@ class TorchTest(unittest.TestCase):
         # Segment by segment: each of memory_snapshot()'s segments is one
         # live cudaMalloc of memtrace's, at its address, of its size.
         self.assertEqual(sorted(live), sorted(map(tuple, fig["segment_list"])))
+        return run
 
     def test_oom(self):
         """A tensor too big for what the model leaves of 1 GiB: the report's
@@ -288,6 +302,61 @@ class TorchTest(unittest.TestCase):
         paragraphs = [p for p in text.split("\n\n")[1:] if not p.startswith("Note:")]
         self.assertTrue(paragraphs[0].startswith("OUT OF MEMORY: "), text)
         self.assertIn(f"cudaMalloc of {obs[-1]['alloc'] / MiB:.1f} MiB failed", paragraphs[0])
+
+    def test_oom_recovered(self):
+        """A cudaMalloc that failed while torch's cache held a freed
+        tensor: torch flushed its cache, retried and succeeded. torch
+        counts a retry and no OOM; memtrace tells no OOM, on stderr or in
+        the report, and tells the retry. (Traced only: torch's figures
+        are read under memtrace, to keep the test short.)"""
+        run = self.run_program("oom_recovered", traced=True)
+        self.assertEqual(run.rc, 0, run.stderr)
+        fig = run.figures
+        self.assertEqual((fig["num_ooms"], fig["observer"]), (0, []))
+        self.assertEqual(fig["num_alloc_retries"], 1)
+        self.assertNotIn("out of memory", run.stderr)
+        self.assertIn(f"memtrace: cudaMalloc of {fig['request_bytes'] / MiB:.1f} MiB failed "
+                      f"in <module> (oom_recovered.py:{tag_line('oom_recovered.py', 'big')})",
+                      run.stderr)
+        self.assertIn("cache flushed and retried; no OOM", run.stderr)
+        rep = self.report_json(run.trace)
+        t = rep["totals"]
+        self.assertEqual(t["oom_episodes"], fig["num_ooms"])
+        self.assertEqual(t["recovered_episodes"], fig["num_alloc_retries"])
+        o, = rep["ooms"]
+        self.assertTrue(o["recovered"])
+        self.assertEqual((o["api"], o["requested_bytes"]), ("cudaMalloc", fig["request_bytes"]))
+        # torch gave its whole cache back before the retry
+        self.assertEqual(o["released_before_success_bytes"], fig["reserved_before_retry"])
+        text = self.report(run.trace)
+        self.assertNotIn("OUT OF MEMORY", text)
+        first_paragraph = " ".join(text.split("\n\n")[1].split())
+        self.assertTrue(first_paragraph.startswith("No OOM: "), text)
+        self.assertIn("cache flushed and retried; no OOM", first_paragraph)
+        # the rows' caller lines name no interpreter frame (<module> has
+        # no caller of the user's)
+        self.assertNotIn("PyEval_EvalCode", text)
+        html = self.report(run.trace, "--format", "html")
+        self.assertNotIn("OUT OF MEMORY", html)
+        self.assertIn("cache flushed and retried; no OOM", html)
+        # nor in --diff's totals, the ranks table or the Perfetto export:
+        # counted apart, as recovered
+        diff = json.loads(self.report(run.trace, "--diff", run.trace, "--format", "json"))
+        self.assertEqual((diff["new"]["ooms"], diff["new"]["recovered_failures"]), (0, 1))
+        self.assertRegex(self.report(run.trace, "--diff", run.trace),
+                         r"out of memory +0 +0 +\+0\n +recovered \(no OOM\) +1 +1 +\+0\n")
+        other = os.path.join(self.tmp, "other.db")
+        shutil.copyfile(run.trace, other)
+        ranks = self.report(run.trace, other)
+        self.assertIn("0 with an out-of-memory failure", ranks)
+        self.assertIn("Recovered from, not in OOMs: 2 failed allocations on 2 ranks", ranks)
+        ranks_json = json.loads(self.report(run.trace, other, "--format", "json"))
+        self.assertEqual([(r["ooms"], r["recovered_failures"]) for r in ranks_json["traces"]],
+                         [(0, 1), (0, 1)])
+        events = json.loads(self.report(run.trace, "--format", "perfetto"))["traceEvents"]
+        cats = [e.get("cat") for e in events]
+        self.assertNotIn("oom", cats)
+        self.assertEqual(cats.count("recovered"), 1)
 
 
 def tag_line(program, tag):

@@ -436,6 +436,32 @@ class TensorTest(unittest.TestCase):
         self.assertIn("cause (allocator_limit)", cause[0])
         self.assertEqual(figures_said(cause[0]), torchs)
 
+    def test_backward_tensors_hold_the_backward_line(self):
+        """The tensors made during loss.backward(), on autograd's device
+        thread (no Python state), hold the line that called backward()
+        through a launch frame: as many, and as many requested bytes, as
+        memory_stats() counts allocated during the call."""
+        run = self.run_both("backward")
+        fig = run.figures
+        line = base.tag_line("backward.py", "backward")
+        conn = sqlite3.connect(f"file:{run.trace}?mode=ro", uri=True)
+        self.addCleanup(conn.close)
+        rows = conn.execute("""
+            SELECT e.bytes, e.thread,
+                   (SELECT m.ip FROM stack_frames sm JOIN frames m ON m.id = sm.frame
+                     WHERE sm.stack = e.stack AND m.kind = 2)
+              FROM other_events e
+             WHERE e.kind = ? AND EXISTS (
+                   SELECT 1 FROM stack_frames sf JOIN frames fr ON fr.id = sf.frame
+                    WHERE sf.stack = e.stack AND fr.kind = 1 AND fr.line = ?
+                      AND fr.file LIKE '%/backward.py')""", (TENSOR_ALLOC, line)).fetchall()
+        self.assertEqual(len(rows), fig["backward_allocations"])
+        self.assertEqual(sum(r[0] for r in rows), fig["backward_requested_bytes"])
+        # most of them on another thread, launched from the program's
+        launched = [r for r in rows if r[2] is not None]
+        self.assertGreater(len(launched), len(rows) // 2)
+        self.assertEqual({r[1] != r[2] for r in launched}, {True})
+
     def test_tensors_off(self):
         """MEMTRACE_TENSORS=0: no tensor event, the program unchanged."""
         plain = self.run_program("tensors", traced=False)

@@ -4,8 +4,7 @@
 #include <check.h>
 #include <string.h>
 
-#include "core.h"
-#include "writer.h"
+#include "frameworks.h"
 
 /* One fwrite of absl's, as jax 0.10.2 printed it on the simulated device. */
 static const char xla_line[] =

@@ -1,7 +1,8 @@
 /* The launch registry (interpose/carry/python-launch.c) without Python:
  * python.c's calls are stubbed here, a thread's "Python frame" is a
  * struct this test allocates and frees. What it holds: a thread with no
- * Python state borrows the frames of the one thread inside the
+ * Python frame (no Python state, or a thread state
+ * with no frame: torch's autograd device threads) borrows the frames of the one thread inside the
  * framework, none with zero or two inside; nested entries keep the
  * outermost; and a launcher that has left may free its frames at once,
  * while readers race it (the reader pauses between finding the frame and
@@ -26,7 +27,6 @@ struct fake_frame {
 };
 
 static _Thread_local struct fake_frame *this_frame; /* the "Python" frame */
-static _Thread_local bool python_thread;
 static _Thread_local unsigned pause_rng;
 static _Atomic unsigned long borrowed, torn;
 
@@ -35,11 +35,6 @@ static _Atomic unsigned long borrowed, torn;
 uintptr_t mt_python_this_frame(void)
 {
 	return (uintptr_t)this_frame;
-}
-
-bool mt_python_thread_known(void)
-{
-	return python_thread;
 }
 
 unsigned mt_python_splice_borrowed(uintptr_t *ips, unsigned n, unsigned max, uintptr_t marker,
@@ -87,7 +82,6 @@ static void *nested_launcher(void *arg)
 {
 	struct gate *g = arg;
 	struct fake_frame frame = { MAGIC, g->line };
-	python_thread = true;
 	this_frame = &frame;
 	wait_step(g, 1);
 	mt_launch_enter();
@@ -115,9 +109,11 @@ START_TEST(borrows_from_the_one_inside)
 	ck_assert_uint_eq(splice_now(ips), 3); /* a is inside */
 	ck_assert(MT_IS_LAUNCH_FRAME(ips[1]));
 	ck_assert_uint_eq(ips[2], 42);
-	python_thread = true; /* a Python thread keeps its own frames */
+	struct fake_frame own = { MAGIC, 9 };
+	this_frame = &own; /* a thread running Python keeps its own frames */
 	ck_assert_uint_eq(splice_now(ips), 1);
-	python_thread = false;
+	this_frame = NULL; /* Python state, no frame (torch's autograd threads) */
+	ck_assert_uint_eq(splice_now(ips), 3);
 	atomic_store(&b.step, 1);
 	wait_step(&b, 2);
 	ck_assert_uint_eq(splice_now(ips), 1); /* two inside: not known which */
@@ -148,7 +144,6 @@ static _Atomic int racing;
 static void *racing_launcher(void *arg)
 {
 	(void)arg;
-	python_thread = true;
 	for (unsigned i = 0; i < ROUNDS; i++) {
 		struct fake_frame *f = malloc(sizeof(*f));
 		atomic_init(&f->magic, MAGIC);

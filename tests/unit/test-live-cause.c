@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cache-fragmentation-cases.h"
 #include "live-cause.h"
+#include "trace-cause.h"
 
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
@@ -201,6 +203,36 @@ START_TEST(own_cap_is_allocator_limit)
 }
 END_TEST
 
+/* The stderr half of cache-fragmentation-cases.h: the answer names
+ * fragmentation exactly when the shared rule does, and the allocator's
+ * own cap (no CUDA call failing) is never fragmentation. */
+START_TEST(cache_fragmentation_as_the_report)
+{
+	const struct cache_fragmentation_case *k = &cache_fragmentation_cases[_i];
+	struct mt_cause_own_oom o = {
+		.cuda_failed = true, .requested = k->requested, .reserved = k->cache_free,
+		.has_device_free = k->device_free != 0, .device_free = k->device_free,
+		.cache_free = k->cache_free, .largest_free = k->largest_free,
+	};
+	char out[1024];
+
+	ck_assert_msg(trace_cause_cache_fragmentation(k->requested, k->cache_free,
+						      k->largest_free, k->device_free) ==
+			      k->fragmentation,
+		      "%s", k->what);
+	mt_cause_own_answer(&o, out, sizeof(out));
+	ck_assert_msg((strstr(out, "memtrace:   cause (fragmentation): ") != NULL) ==
+			      k->fragmentation,
+		      "%s: %s", k->what, out);
+	if (k->fragmentation)
+		ck_assert_msg(strstr(out, "\nmemtrace:   try: PYTORCH_CUDA_ALLOC_CONF="), "%s", out);
+	o.cuda_failed = false;
+	mt_cause_own_answer(&o, out, sizeof(out));
+	ck_assert_msg(!strstr(out, "(fragmentation)") && strstr(out, "(allocator_limit)"), "%s",
+		      out);
+}
+END_TEST
+
 Suite *live_cause_suite(void);
 Suite *live_cause_suite(void)
 {
@@ -214,6 +246,8 @@ Suite *live_cause_suite(void)
 	tcase_add_test(tc, graphs_kept_lead);
 	tcase_add_test(tc, no_state_no_cause);
 	tcase_add_test(tc, own_cap_is_allocator_limit);
+	tcase_add_loop_test(tc, cache_fragmentation_as_the_report, 0,
+			    (int)CACHE_FRAGMENTATION_CASES);
 	suite_add_tcase(s, tc);
 	return s;
 }

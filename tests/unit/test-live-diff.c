@@ -32,9 +32,10 @@ struct step {
 struct diff {
 	sqlite3 *db;
 	struct mt_live *live;
+	struct mt_site_table *site_table;
 	struct model m;
 	uint64_t seq;
-	/* the writer's sites: (kind, stack, mem) -> id */
+	/* the writer's sites, by id: their (kind, stack, mem) */
 	struct {
 		int kind, mem;
 		int64_t stack;
@@ -49,7 +50,10 @@ static void diff_open(struct diff *d)
 	memset(d, 0, sizeof(*d));
 	ck_assert_int_eq(sqlite3_open(":memory:", &d->db), SQLITE_OK);
 	ck_assert_int_eq(sqlite3_exec(d->db, MT_SCHEMA_SQL, NULL, NULL, NULL), SQLITE_OK);
-	d->live = mt_live_new(&(struct mt_live_options){ .db = d->db, .path = ":memory:" });
+	d->site_table = mt_site_table_new();
+	ck_assert_ptr_nonnull(d->site_table);
+	d->live = mt_live_new(&(struct mt_live_options){ .db = d->db, .path = ":memory:",
+							 .sites = d->site_table });
 	ck_assert_ptr_nonnull(d->live);
 	model_init(&d->m);
 }
@@ -57,37 +61,31 @@ static void diff_open(struct diff *d)
 static void diff_close(struct diff *d)
 {
 	mt_live_free(d->live);
+	mt_site_table_free(d->site_table);
 	sqlite3_close(d->db);
 	model_fini(&d->m);
 }
 
-/* The writer's site of an event's columns (site-table.c interns all of
- * them; these are the ones that differ here). */
-static uint32_t site_of(struct diff *d, int kind, int64_t stack, int mem)
+/* The sites the writer's live side interned (site-table.c, all of an
+ * event's columns; these are the ones that differ here), as their rows
+ * would name them. */
+static void note_site(struct diff *d, const struct mt_live_row *row)
 {
-	for (uint32_t i = 1; i <= d->n_sites; i++) {
-		if (d->sites[i].kind == kind && d->sites[i].stack == stack && d->sites[i].mem == mem)
-			return i;
-	}
-	ck_assert_uint_lt(d->n_sites + 1, MAX_SITES);
-	uint32_t id = ++d->n_sites;
-	d->sites[id].kind = kind;
-	d->sites[id].stack = stack;
-	d->sites[id].mem = mem;
-	struct mt_site_key k;
-	memset(&k, 0, sizeof(k));
-	k.kind = (uint8_t)kind;
-	k.stack = (uint32_t)stack;
-	k.mem = (uint8_t)mem;
-	k.api = 1;
-	mt_live_site(d->live, id, &k);
-	return id;
+	if (!row->new_site)
+		return;
+	ck_assert_uint_lt(row->new_site, MAX_SITES);
+	d->sites[row->new_site].kind = row->new_key->kind;
+	d->sites[row->new_site].stack = row->new_key->stack;
+	d->sites[row->new_site].mem = row->new_key->mem;
+	if (row->new_site > d->n_sites)
+		d->n_sites = row->new_site;
 }
 
-/* The event to the writer, as trace-writer.c's add_event_row gives it. */
+/* The event to the writer, as trace-writer.c's write_event gives it. */
 static void to_writer(struct diff *d, const struct step *s)
 {
 	struct mt_event ev;
+	struct mt_live_row row;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = (uint8_t)s->kind;
 	ev.address = s->address;
@@ -96,17 +94,8 @@ static void to_writer(struct diff *d, const struct step *s)
 	ev.stack = (uint32_t)s->stack;
 	ev.handle = s->handle;
 	ev.api = 1;
-	uint32_t site = 0;
-	if (s->kind == MT_EV_ALLOC)
-		site = site_of(d, s->kind, s->stack, s->mem);
-	else if (s->kind == MT_EV_MAP && s->address)
-		site = site_of(d, s->kind, s->stack, MT_MEM_VMM_PHYSICAL);
-	int64_t alloc = mt_live_track(d->live, d->seq, d->seq * 10, &ev, site);
-	if (s->kind == MT_EV_ALLOC || (s->kind == MT_EV_FREE && alloc >= 0 && ev.mem))
-		mt_live_row(d->live, d->seq, d->seq * 10,
-			    s->kind == MT_EV_ALLOC ? site : site_of(d, s->kind, s->stack, ev.mem), &ev,
-			    alloc);
-	ck_assert(mt_live_event(d->live, d->seq, d->seq * 10, &ev));
+	ck_assert(mt_live_event(d->live, d->seq, d->seq * 10, &ev, &row));
+	note_site(d, &row);
 }
 
 static void to_model(struct diff *d, const struct step *s)
@@ -192,7 +181,8 @@ static void feed(struct diff *d, const struct step *s)
 	struct mt_event mark;
 	memset(&mark, 0, sizeof(mark));
 	mark.kind = MT_EV_MARK;
-	ck_assert(mt_live_event(d->live, d->seq, d->seq * 10, &mark));
+	struct mt_live_row row;
+	ck_assert(mt_live_event(d->live, d->seq, d->seq * 10, &mark, &row));
 	writer_rows(d, "SELECT site, bytes FROM live_at_mark WHERE mark = ?", (int64_t)d->seq, &w);
 	model_live(&d->m, &r);
 	compare(d, &w, &r, "live");

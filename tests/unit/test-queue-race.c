@@ -69,7 +69,7 @@ static void *race_push(void *arg)
 
 static void abandon_race(bool plain)
 {
-	rq = mt_queue_new(4);
+	rq = mt_queue_new(4, -1);
 	if (!plain)
 		rq->plain_claim = false;
 	pthread_t th[RACERS];
@@ -103,7 +103,7 @@ static void abandon_race(bool plain)
 
 START_TEST(abandon_races_plain_claims)
 {
-	struct mt_queue *q = mt_queue_new(1);
+	struct mt_queue *q = mt_queue_new(1, -1);
 	/* the kernels CI and users run have it (Linux 4.14) */
 	ck_assert(q->plain_claim);
 	mt_queue_free(q);

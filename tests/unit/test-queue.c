@@ -11,7 +11,7 @@
 
 START_TEST(fifo_single_thread)
 {
-	struct mt_queue *q = mt_queue_new(3);
+	struct mt_queue *q = mt_queue_new(3, -1);
 	struct mt_event ev = { 0 }, out;
 	ck_assert(!mt_queue_pop(q, &out));
 	for (unsigned i = 0; i < 8; i++) {
@@ -55,7 +55,7 @@ static void count_poke(void *data)
  * every event arrives once, each producer's events in its own order. */
 START_TEST(lossless_under_pressure)
 {
-	mpq = mt_queue_new(4);
+	mpq = mt_queue_new(4, -1);
 	mt_queue_set_pressure_cb(mpq, count_poke, NULL);
 	pthread_t th[PRODUCERS];
 	for (unsigned i = 0; i < PRODUCERS; i++)
@@ -96,7 +96,7 @@ static void *push_one(void *arg)
 /* After close, a producer stuck on a full queue returns. */
 START_TEST(close_releases_waiters)
 {
-	struct mt_queue *q = mt_queue_new(1);
+	struct mt_queue *q = mt_queue_new(1, -1);
 	struct mt_event ev = { 0 };
 	mt_queue_push(q, mt_queue_ticket(q), &ev);
 	mt_queue_push(q, mt_queue_ticket(q), &ev);
@@ -128,7 +128,7 @@ static uint64_t pop_order(struct mt_queue *q)
 /* Cells filled out of their tickets' order come out in it. */
 START_TEST(pops_in_ticket_order)
 {
-	struct mt_queue *q = mt_queue_new(4);
+	struct mt_queue *q = mt_queue_new(4, -1);
 	struct mt_event ev;
 	uint64_t t[4];
 	for (unsigned i = 0; i < 4; i++)
@@ -151,7 +151,7 @@ END_TEST
  * filled cell is never given up. */
 START_TEST(abandoned_cell_comes_late)
 {
-	struct mt_queue *q = mt_queue_new(4);
+	struct mt_queue *q = mt_queue_new(4, -1);
 	struct mt_event ev;
 	uint64_t t0 = mt_queue_ticket(q), t1 = mt_queue_ticket(q);
 	push_ticket(q, t1, MT_EV_ALLOC, 0);
@@ -171,7 +171,7 @@ END_TEST
 /* A free taken ahead of its turn is skipped when its turn comes. */
 START_TEST(taken_ahead_is_skipped)
 {
-	struct mt_queue *q = mt_queue_new(4);
+	struct mt_queue *q = mt_queue_new(4, -1);
 	struct mt_event ev;
 	uint64_t t0 = mt_queue_ticket(q), t1 = mt_queue_ticket(q), t2 = mt_queue_ticket(q);
 	push_ticket(q, t1, MT_EV_FREE, 0x1000);
@@ -194,7 +194,7 @@ END_TEST
  * in test-queue-race.c. */
 START_TEST(claims_are_plain)
 {
-	struct mt_queue *q = mt_queue_new(1);
+	struct mt_queue *q = mt_queue_new(1, -1);
 	ck_assert(q->plain_claim);
 	mt_queue_free(q);
 }

@@ -86,7 +86,7 @@ START_TEST(writes_every_event_once)
 {
 	char path[4096];
 	make_path(path, sizeof(path), "many");
-	queue = mt_queue_new(8);
+	queue = mt_queue_new(8, -1);
 	stacks = mt_stack_table_new(10, 1024);
 	struct mt_writer_options opt = { .path = path, .queue = queue, .stacks = stacks,
 					 .depth = 8, .interval_ms = 10, .start_ns = mt_now_ns() };
@@ -159,7 +159,7 @@ START_TEST(free_error_and_oom_rows)
 {
 	char path[4096];
 	make_path(path, sizeof(path), "kinds");
-	struct mt_queue *q = mt_queue_new(4);
+	struct mt_queue *q = mt_queue_new(4, -1);
 	struct mt_stack_table *t = mt_stack_table_new(4, 16);
 	struct mt_writer_options opt = { .path = path, .queue = q, .stacks = t, .depth = 8,
 					 .interval_ms = 1000, .start_ns = mt_now_ns() };
@@ -197,6 +197,62 @@ START_TEST(free_error_and_oom_rows)
 }
 END_TEST
 
+static bool exists(const char *path, const char *suffix)
+{
+	char name[4200];
+	snprintf(name, sizeof(name), "%s%s", path, suffix);
+	return access(name, F_OK) == 0;
+}
+
+/* _exit's path: mt_writer_commit_now (exec, abort) commits what was
+ * pushed and the writer goes on; mt_writer_finish drains what is left,
+ * gives up a ticket never pushed, writes the end with the status and
+ * closes the trace as one file in rollback-journal mode, well before the
+ * (long) interval; mt_writer_stop after it does nothing more. */
+START_TEST(commit_now_then_finish)
+{
+	char path[4096];
+	make_path(path, sizeof(path), "finish");
+	struct mt_queue *q = mt_queue_new(8, -1);
+	struct mt_stack_table *t = mt_stack_table_new(4, 16);
+	struct mt_writer_options opt = { .path = path, .queue = q, .stacks = t, .depth = 8,
+					 .interval_ms = 10000, .start_ns = mt_now_ns() };
+	struct mt_writer *w = mt_writer_start(&opt);
+	ck_assert_ptr_nonnull(w);
+	for (uint64_t i = 0; i < 10; i++)
+		push(q, MT_EV_ALLOC, 0x1000 * (i + 1), 100);
+	ck_assert(mt_writer_commit_now(w, 2000));
+	ck_assert_uint_ge(mt_writer_committed(w), 10);
+	for (uint64_t i = 0; i < 10; i++)
+		push(q, MT_EV_FREE, 0x1000 * (i + 1), 0);
+	mt_queue_ticket(q); /* a thread that never comes back */
+	uint64_t start = mt_now_ns();
+	ck_assert(mt_writer_finish(w, 7, 2000));
+	ck_assert_uint_lt(mt_now_ns() - start, 1500ull * 1000 * 1000);
+	mt_writer_stop(w, true, 3);
+	mt_writer_free(w);
+
+	ck_assert(!exists(path, "-wal"));
+	ck_assert(!exists(path, "-shm"));
+	sqlite3 *db;
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM allocs"), 10);
+	ck_assert_int_eq(query_int(db, "SELECT count(*) FROM frees"), 10);
+	ck_assert_int_eq(query_int(db, "SELECT value = 'exit' FROM meta WHERE key='end'"), 1);
+	ck_assert_int_eq(query_int(db, "SELECT value FROM meta WHERE key='exit_status'"), 7);
+	sqlite3_stmt *s;
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "delete");
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	ck_assert(!exists(path, "-wal"));
+	remove_db(path);
+	mt_stack_table_free(t);
+	mt_queue_free(q);
+}
+END_TEST
+
 /* An event pushed with a ticket of its own (taken earlier, as record.c
  * takes an allocation's before its call). */
 static void push_at(struct mt_queue *q, uint64_t ticket, unsigned kind, uint64_t addr,
@@ -220,7 +276,7 @@ START_TEST(written_in_ticket_order)
 {
 	char path[4096];
 	make_path(path, sizeof(path), "order");
-	struct mt_queue *q = mt_queue_new(4);
+	struct mt_queue *q = mt_queue_new(4, -1);
 	struct mt_stack_table *t = mt_stack_table_new(4, 16);
 	struct mt_writer_options opt = { .path = path, .queue = q, .stacks = t, .depth = 8,
 					 .interval_ms = 1000, .start_ns = mt_now_ns() };
@@ -272,7 +328,7 @@ START_TEST(existing_file_is_refused)
 	FILE *f = fopen(path, "w");
 	fputs("not ours", f);
 	fclose(f);
-	struct mt_queue *q = mt_queue_new(4);
+	struct mt_queue *q = mt_queue_new(4, -1);
 	struct mt_stack_table *t = mt_stack_table_new(4, 16);
 	struct mt_writer_options opt = { .path = path, .queue = q, .stacks = t, .depth = 8,
 					 .interval_ms = 10, .start_ns = mt_now_ns() };
@@ -297,6 +353,7 @@ Suite *writer_suite(void)
 	tcase_add_test(tc, free_error_and_oom_rows);
 	tcase_add_test(tc, written_in_ticket_order);
 	tcase_add_test(tc, existing_file_is_refused);
+	tcase_add_test(tc, commit_now_then_finish);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;

@@ -2,7 +2,7 @@
 -- the text and JSON reports' framework view (tensors.expected.txt,
 -- tensors.expected.json). Schema version 1's events table, with the
 -- allocator's actions (kinds 26-33, api CUDACachingAllocator) between the
--- CUDA calls, as hook-torch.c records them. MiB = 1048576; A =
+-- CUDA calls, as frameworks/torch.c records them. MiB = 1048576; A =
 -- 139637976727552, B = 139638513598464.
 --
 --   seq 0  cudaMalloc 20 MiB at A                   (stack 1, load_weights)
