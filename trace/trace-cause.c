@@ -70,6 +70,16 @@ bool trace_cause_beyond_device(uint64_t requested, uint64_t device_total)
 	return device_total && requested > device_total;
 }
 
+uint64_t trace_cause_arena_limit(uint64_t reserved, uint64_t regions, uint64_t device_total)
+{
+	return regions == 1 && trace_cause_arena(reserved, device_total) ? reserved : 0;
+}
+
+bool trace_cause_beyond_arena(uint64_t requested, uint64_t step, uint64_t limit)
+{
+	return limit && (requested > limit || step > limit - requested);
+}
+
 bool trace_cause_allocator_limit(bool cuda_failed, bool own_oom)
 {
 	return own_oom && !cuda_failed;

@@ -196,6 +196,23 @@ bool trace_cause_arena(uint64_t bytes, uint64_t device_total);
  * or memory kept explain the failure, since it could never succeed. */
 bool trace_cause_beyond_device(uint64_t requested, uint64_t device_total);
 
+/* Inside a framework's arena whose tensors are seen (TensorFlow's BFC
+ * arena: frameworks/tensorflow-bfc.c), at the arena's own OOM: the device
+ * outside the arena is the framework's memory limit at work, so the
+ * device's causes (its free memory in pieces, others' memory, the arena
+ * preallocated) do not apply; the cause is judged inside the arena.
+ * The arena's size is its limit when it is one region taken at start
+ * (trace_cause_arena: the default setting); an arena grown region by
+ * region (allow_growth) has a limit the trace does not hold: limit 0.
+ * Fragmentation inside it is trace_cause_cache_fragmentation's, the
+ * device's free memory left out. */
+uint64_t trace_cause_arena_limit(uint64_t reserved, uint64_t regions, uint64_t device_total);
+/* The request with what the step that failed holds in the arena
+ * (step: its tensors made at the line that failed; 0 for the request
+ * alone) is more than the arena's limit (0: unknown): the step cannot
+ * fit, whatever else the arena frees, and too_big leads. */
+bool trace_cause_beyond_arena(uint64_t requested, uint64_t step, uint64_t limit);
+
 /* allocator_limit: a framework's caching allocator refused the request
  * with no CUDA call failing, by a cap of its own (PyTorch's
  * set_per_process_memory_fraction, its cap the fraction times the

@@ -351,6 +351,111 @@ void mt_answer_tensor(const struct mt_answer *a, const struct mt_event *ev,
 	free(h);
 }
 
+/* The cache is a BFC arena's (frameworks/tensorflow-bfc.c): its regions'
+ * blocks are exact. */
+static bool arena_cache(const struct trace_cache *c)
+{
+	return c->n_segs && c->segs[0].stream == MT_CACHE_EXACT_BLOCKS;
+}
+
+/* The arena's tensors by the user's line that made them (a tensor made
+ * on an executor thread and one made on the launching thread at one line
+ * are one line), largest first: the ARENA_LINES largest stacks' merged,
+ * into names and h (its count updated); the bytes of the line of stack
+ * (where the request failed) into *step, its tensors into *step_count. */
+#define ARENA_LINES 256
+static size_t arena_lines(const struct mt_answer *a, struct mt_answer_holder *h, size_t n,
+			  char (*names)[512], uint32_t stack, uint64_t *step, uint64_t *step_count)
+{
+	char line[512];
+	size_t k = 0;
+
+	stack_name(a, stack, 0, false, line, sizeof(line));
+	*step = *step_count = 0;
+	for (size_t i = 0; i < n && i < ARENA_LINES; i++) {
+		size_t j = 0;
+
+		stack_name(a, h[i].stack, 0, false, names[k], 512);
+		while (j < k && strcmp(names[j], names[k]) != 0)
+			j++;
+		if (strcmp(names[k], line) == 0) {
+			*step += h[i].bytes;
+			*step_count += h[i].count;
+		}
+		if (j < k) {
+			h[j].bytes += h[i].bytes;
+			h[j].count += h[i].count;
+		} else {
+			h[k++] = h[i];
+		}
+	}
+	qsort(h, k, sizeof(*h), cmp_holder); /* the names of those told, in that order */
+	for (size_t i = 0; i < k && i < SUMMARY_HOLDERS; i++)
+		stack_name(a, h[i].stack, 0, false, names[i], 512);
+	return k;
+}
+
+void mt_answer_arena(const struct mt_answer *a, const struct mt_event *ev,
+		     const struct trace_cache *c)
+{
+	uint64_t arena_free = sat_sub(c->reserved, c->allocated), step, step_count;
+	uint64_t limit = trace_cause_arena_limit(c->reserved, c->n_segs, ev->device_total);
+	size_t n = 0;
+	struct mt_answer_holder *h = tensor_holders(c, &n);
+	char(*names)[512] = calloc(ARENA_LINES, 512);
+	char text[6144], where[512], cause[1024];
+	size_t len = 0;
+#define ADD(...)                                                                           \
+	do {                                                                               \
+		if (len < sizeof(text))                                                    \
+			len += (size_t)snprintf(text + len, sizeof(text) - len, __VA_ARGS__); \
+	} while (0)
+	if (!h || !names) {
+		free(h);
+		free(names);
+		return;
+	}
+	stack_name(a, ev->stack, ev->op, false, where, sizeof(where));
+	size_t lines = arena_lines(a, h, n, names, ev->stack, &step, &step_count);
+	ADD("memtrace: out of memory: TensorFlow's BFC allocator refused a tensor of %s (%s) in "
+	    "%s\n",
+	    fmt_size(ev->bytes).s, fmt_bytes(ev->bytes).s, where);
+	ADD("memtrace:   its arena: %s%s, %s allocated (%s) to %llu tensors, %s free in it "
+	    "(largest free chunk %s)\n",
+	    fmt_size(c->reserved).s, limit ? " (its memory limit)" : " in its regions so far",
+	    fmt_size(c->allocated).s, fmt_bytes(c->allocated).s, (unsigned long long)c->tensors,
+	    fmt_size(arena_free).s, fmt_size(trace_cache_largest_free(c)).s);
+	if (step)
+		ADD("memtrace:   %s of it in %llu tensors made at the line that failed; %s held by "
+		    "other lines\n",
+		    fmt_size(step).s, (unsigned long long)step_count,
+		    fmt_size(sat_sub(c->allocated, step)).s);
+	if (lines)
+		ADD("memtrace:   the tensors, by the line that made them:\n");
+	for (size_t i = 0; i < lines && i < SUMMARY_HOLDERS; i++)
+		ADD("memtrace:   %10s in %llu: %s\n", fmt_size(h[i].bytes).s,
+		    (unsigned long long)h[i].count, names[i]);
+	if (n > SUMMARY_HOLDERS && lines > SUMMARY_HOLDERS)
+		ADD("memtrace:   (and more)\n");
+	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = ev->bytes,
+							    .step = step,
+							    .limit = limit,
+							    .arena_free = arena_free,
+							    .largest_free =
+								    trace_cache_largest_free(c) },
+			      cause, sizeof(cause));
+	ADD("%s", cause);
+	ADD("memtrace:   the full report: memtrace report %s\n", a->path);
+#undef ADD
+	if (len >= sizeof(text)) {
+		len = sizeof(text) - 1;
+		text[len - 1] = '\n';
+	}
+	mt_log_text(text, len);
+	free(names);
+	free(h);
+}
+
 /* One line, at the first such failure: not an OOM, but worth knowing (a
  * program that flushes its cache at every step runs slower). */
 void mt_answer_retried(const struct mt_answer *a, const struct mt_event *ev)
@@ -453,6 +558,11 @@ const struct mt_event *mt_answer_event(struct mt_answer *a, const struct mt_even
 			return NULL;
 		if (!a->has_cache)
 			return due(a, time_ns) ? ev : NULL;
+		if (ev->api == MT_API_BFCAllocator && arena_cache(&a->cache)) {
+			if (due(a, time_ns)) /* TensorFlow's own OOM, inside its arena */
+				mt_answer_arena(a, ev, &a->cache);
+			return NULL;
+		}
 		if (!a->has_pending) {
 			/* inside torch's allocator: its OOM (or its retry) comes next */
 			a->pending = *ev;

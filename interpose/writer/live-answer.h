@@ -80,6 +80,12 @@ void mt_answer_oom(const struct mt_answer *a, const struct mt_event *ev,
  * that failed for it (NULL: none did, a cap of its own); c, its cache. */
 void mt_answer_tensor(const struct mt_answer *a, const struct mt_event *ev,
 		      const struct mt_event *cuda, const struct trace_cache *c);
+/* TensorFlow's BFC allocator refused the tensor of ev (its own OOM)
+ * inside the arena whose tensors c holds: the arena's figures, the
+ * tensors by line, the cause when it can be told here
+ * (mt_cause_arena_answer). */
+void mt_answer_arena(const struct mt_answer *a, const struct mt_event *ev,
+		     const struct trace_cache *c);
 /* The CUDA call ev failed inside torch's allocator and its retry worked:
  * one line, no OOM (trace-live.c tells it once). */
 void mt_answer_retried(const struct mt_answer *a, const struct mt_event *ev);

@@ -358,6 +358,41 @@ static void cache_fragmentation(const struct mt_cause_own_oom *o, char *out, siz
 	}
 }
 
+void mt_cause_arena_answer(const struct mt_cause_arena_oom *o, char *out, size_t n)
+{
+	size_t len = 0;
+
+	if (!n)
+		return;
+	out[0] = '\0';
+	if (trace_cause_cache_fragmentation(o->requested, o->arena_free, o->largest_free, 0)) {
+		SAY("memtrace:   cause (fragmentation): %s of the arena is free, in pieces: its "
+		    "largest free chunk (%s) is smaller than the tensor",
+		    fmt_size(o->arena_free).s, fmt_size(o->largest_free).s);
+		SAY("\nmemtrace:   try: fewer distinct tensor sizes (a fixed batch and input shape: "
+		    "drop_remainder=True in tf.data), or the same work in smaller pieces (a smaller "
+		    "batch_size)\n");
+	} else if (trace_cause_beyond_arena(o->requested, o->step, o->limit)) {
+		if (trace_cause_beyond_arena(o->requested, 0, o->limit))
+			SAY("memtrace:   cause (too_big): the %s asked for is more than the arena's "
+			    "%s (its memory limit): it cannot fit, whatever else is freed",
+			    fmt_size(o->requested).s, fmt_size(o->limit).s);
+		else
+			SAY("memtrace:   cause (too_big): the step needs %s (%s made at the line "
+			    "that failed and the %s asked for), more than the arena's %s (its "
+			    "memory limit): it cannot fit, whatever else is freed",
+			    fmt_size(o->step + o->requested).s, fmt_size(o->step).s,
+			    fmt_size(o->requested).s, fmt_size(o->limit).s);
+		SAY("\nmemtrace:   try: a smaller batch_size, smaller inputs or a smaller model; "
+		    "mixed precision (keras.mixed_precision.set_global_policy(\"mixed_float16\")); "
+		    "TF_FORCE_GPU_ALLOW_GROWTH=true does not help: the limit stays the same\n");
+	}
+	if (len >= n && n > 1) {
+		out[n - 2] = '\n';
+		out[n - 1] = '\0';
+	}
+}
+
 void mt_cause_own_answer(const struct mt_cause_own_oom *o, char *out, size_t n)
 {
 	uint64_t room = trace_cause_limit_room(o->limit, o->reserved);

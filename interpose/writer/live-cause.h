@@ -69,6 +69,21 @@ struct mt_cause_own_oom {
  * reports give); "" otherwise. */
 void mt_cause_own_answer(const struct mt_cause_own_oom *o, char *out, size_t n);
 
+/* TensorFlow's BFC arena at its own OOM, its tensors seen: the cause
+ * judged inside the arena (trace/trace-cause.h): fragmentation
+ * (trace_cause_cache_fragmentation, the device left out), or too_big
+ * when the step (the request and what the line that failed holds) is
+ * more than the arena's limit (trace_cause_beyond_arena); "" otherwise (the report judges the rest
+ * from the tensors' repetitions, which the writer does not keep). */
+struct mt_cause_arena_oom {
+	uint64_t requested;    /* the tensor asked for */
+	uint64_t step;	       /* its tensors made at the line that failed */
+	uint64_t limit;	       /* trace_cause_arena_limit: 0 when not known */
+	uint64_t arena_free;   /* its regions less its tensors */
+	uint64_t largest_free; /* its largest free chunk */
+};
+void mt_cause_arena_answer(const struct mt_cause_arena_oom *o, char *out, size_t n);
+
 /* The cause's two lines ("memtrace:   cause (growth): ...\n" and
  * "memtrace:   try: ...\n") into out; "" when no cause can be told. */
 void mt_cause_answer(struct mt_cause *c, const struct mt_cause_oom *o, mt_cause_name_fn name,

@@ -15,6 +15,7 @@
 #include "trace-reps.h"
 #include "trace-user-frame.h"
 #include "util-map.h"
+#include "util-math.h"
 #include "util-mem.h"
 #include "util-str.h"
 
@@ -42,6 +43,7 @@ static bool beyond_device(const struct model_oom *o)
 	return o->has_device_total && o->device_total > 0 &&
 	       trace_cause_beyond_device(o->requested, (uint64_t)o->device_total);
 }
+
 
 static uint64_t oom_total(const struct model *m, const struct model_oom *o)
 {
@@ -654,6 +656,126 @@ static void rule_too_big(const struct trace *t, const struct model *m, const str
 	x->room = room;
 }
 
+/* Inside TensorFlow's BFC arena (render_arena_oom): its free bytes in
+ * pieces, none large enough (trace_cause_cache_fragmentation, the
+ * device left out). */
+static void rule_arena_fragmentation(const struct trace *t, const struct model_oom *o,
+				     struct diagnoses *d)
+{
+	const struct model_framework *f = &o->framework;
+	struct diagnosis *x;
+
+	if (!render_cache_fragmentation(t, o))
+		return;
+	x = add(d, DIAG_FRAGMENTATION, "Fragmentation inside the arena",
+		xasprintf("TensorFlow's BFC arena had %s free at the failure, more than the %s "
+			  "asked for, but its largest free chunk was %s: the free memory is in "
+			  "pieces",
+			  fmt_size(sat_sub(f->reserved, f->allocated)).s, fmt_size(o->requested).s,
+			  fmt_size(f->largest_free).s),
+		xasprintf("fewer distinct tensor sizes (a fixed batch and input shape: "
+			  "drop_remainder=True in tf.data, the last batch padded), or the same work "
+			  "in smaller pieces (a smaller batch_size)"));
+	x->bytes = sat_sub(f->reserved, f->allocated);
+}
+
+/* The label of the user's frame of a stack: the line, not the stack (a
+ * tensor made on an executor thread and one made on the launching thread
+ * at the same line are one line). */
+static char *line_of(const struct trace *t, int64_t stack)
+{
+	const struct trace_stack *s = trace_find_stack(t, stack);
+	uint32_t depth;
+
+	return s ? render_frame_label(t, render_user_frame(t, s, &depth), true) : NULL;
+}
+
+/* An arena's tensors at its OOM, split by line: those made at the line
+ * that failed (the step in progress: its batch) and the rest. */
+struct arena_split {
+	uint64_t step, step_tensors, others, top_bytes;
+	const struct model_group *top; /* the other line's holder that holds the most */
+};
+
+static void arena_split(const struct trace *t, const struct model_oom *o, struct arena_split *a)
+{
+	const struct model_framework *f = &o->framework;
+	_autofree_ char *line = line_of(t, o->stack);
+
+	*a = (struct arena_split){ 0 };
+	for (size_t i = 0; i < f->n_holders; i++) {
+		const struct model_group *g = &f->holders[i];
+		_autofree_ char *l = line_of(t, g->stack);
+
+		if (line && l && strcmp(l, line) == 0) {
+			a->step += g->bytes;
+			a->step_tensors += g->count;
+		} else {
+			a->others += g->bytes;
+			if (g->bytes > a->top_bytes) {
+				a->top = g;
+				a->top_bytes = g->bytes;
+			}
+		}
+	}
+}
+
+/* A full arena, judged inside it (render_arena_oom): what its tensors
+ * held, how much of it the line that failed made (with the request: what
+ * scales with the batch or input) and what other lines hold (weights,
+ * the optimizer's slots, tensors kept), against its limit. */
+static void rule_arena_too_big(const struct trace *t, const struct model_oom *o,
+			       const struct arena_split *a, struct diagnoses *d)
+{
+	const struct model_framework *f = &o->framework;
+	uint64_t limit = render_arena_limit(o), step = a->step, others = a->others;
+	uint64_t step_tensors = a->step_tensors, top_bytes = a->top_bytes;
+	const struct model_group *top = a->top;
+	_autofree_ char *line = line_of(t, o->stack), *size = NULL, *cannot = NULL;
+	_autofree_ char *held = NULL, *scale = NULL;
+	struct diagnosis *x;
+
+	size = limit ? xasprintf("TensorFlow's BFC arena, %s (its memory limit),", fmt_size(limit).s)
+		     : xasprintf("TensorFlow's BFC arena, grown to %s (its limit is not in the "
+				 "trace),", fmt_size(f->reserved).s);
+	if (trace_cause_beyond_arena(o->requested, 0, limit))
+		cannot = xasprintf("; the %s asked for is more than the arena's %s: it cannot fit, "
+				   "whatever else is freed", fmt_size(o->requested).s,
+				   fmt_size(limit).s);
+	else if (trace_cause_beyond_arena(o->requested, step, limit))
+		cannot = xasprintf("; the step alone needs more than the arena's %s, whatever "
+				   "else is freed", fmt_size(limit).s);
+	if (step)
+		scale = xasprintf("; %s of it in %" PRIu64 " %s made at %s, the line that failed: "
+				  "with the request, %s for that step (its batch: the inputs, "
+				  "activations and temporaries scale with the batch size)",
+				  fmt_size(step).s, step_tensors,
+				  step_tensors == 1 ? "tensor" : "tensors", line ? line : "?",
+				  fmt_size(step + o->requested).s);
+	if (top) {
+		_autofree_ char *w = render_stack_label(t, top->stack, true);
+
+		held = xasprintf("; %s held by other lines (the most by %s: %s; weights, optimizer "
+				 "slots, tensors kept), which the batch does not change",
+				 fmt_size(others).s, w, fmt_size(top_bytes).s);
+	}
+	x = add(d, DIAG_TOO_BIG, "The working set does not fit the arena",
+		xasprintf("%s held %s in %" PRIu64 " %s when the %s asked for failed, %s of it "
+			  "free (its largest free chunk %s)%s%s%s",
+			  size, fmt_size(f->allocated).s, f->tensors,
+			  f->tensors == 1 ? "tensor" : "tensors", fmt_size(o->requested).s,
+			  fmt_size(sat_sub(f->reserved, f->allocated)).s, fmt_size(f->largest_free).s,
+			  cannot ? cannot : "", scale ? scale : "", held ? held : ""),
+		xasprintf("a smaller batch_size (model.fit's, or the dataset's batch), smaller inputs "
+			  "(the image size, the sequence length) or a smaller model; mixed precision "
+			  "(keras.mixed_precision.set_global_policy(\"mixed_float16\")) halves the "
+			  "activations; TF_FORCE_GPU_ALLOW_GROWTH=true does not help: the arena's "
+			  "limit stays the same"));
+	x->stack = o->stack;
+	x->bytes = step + o->requested;
+	x->room = limit > others ? limit - others : 0;
+}
+
 /* The allocator refused the request by its own cap, no CUDA call failing
  * (trace_cause_allocator_limit): the cap, what torch held under it and
  * what was left, and that the device had room. */
@@ -699,12 +821,11 @@ static bool rule_allocator_limit(const struct model_oom *o, struct diagnoses *d)
 /* Which cause leads when several apply: memory kept (graphs left
  * behind, growth), which also cuts the free memory into pieces; then the
  * pieces (fragmentation); then whose memory filled the device. */
-static int rank(const struct diagnosis *x, const struct model_oom *o)
+static int rank(const struct diagnosis *x, const struct model_oom *o, bool beyond)
 {
 	if (x->weak)	/* after every cause the events tell */
 		return 7;
-	return trace_cause_rank((enum trace_cause)x->kind, o && not_ours_leads(o),
-				o && beyond_device(o));
+	return trace_cause_rank((enum trace_cause)x->kind, o && not_ours_leads(o), beyond);
 }
 
 void diagnose_oom(const struct trace *t, const struct model *m, const struct model_oom *o,
@@ -715,24 +836,43 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 	 * (fragmentation, others' memory, a working set too big for it) do
 	 * not apply */
 	bool own = o && rule_allocator_limit(o, d);
+	/* inside an arena whose tensors are seen: the device outside it is
+	 * the framework's limit at work, not a cause (trace-cause.h) */
+	bool arena = o && render_arena_oom(t, o);
+	struct arena_split split = { 0 };
+	/* it cannot fit, and too_big leads: the request is more than the
+	 * device, or inside an arena the step is more than its limit */
+	bool beyond = o && beyond_device(o);
 
-	if (o && !own)
+	if (arena) {
+		arena_split(t, o, &split);
+		beyond |= trace_cause_beyond_arena(o->requested, split.step,
+						   render_arena_limit(o));
+	}
+
+	if (arena)
+		rule_arena_fragmentation(t, o, d);
+	else if (o && !own)
 		rule_fragmentation(o, d);
 	rule_orphaned_graphs(m, d);
 	/* at an OOM, what its live set kept round after round; else (and
 	 * failing that) what grew from mark to mark */
 	if (!rule_growth_tensors(t, m, o, d) && !rule_growth_rounds(t, m, o, d))
 		rule_growth_points(t, m, d);
-	rule_preallocated(t, m, d);
+	if (!arena)
+		rule_preallocated(t, m, d);
 	if (o && !own) {
-		rule_not_ours(m, o, d);
+		if (!arena)
+			rule_not_ours(m, o, d);
 		bool explained = false;
 
 		/* pieces or memory kept explain the failure; else the step did
 		 * not fit */
 		for (size_t i = 0; i < d->n; i++)
-			explained |= rank(&d->items[i], o) <= TRACE_CAUSE_EXPLAINS;
-		if (!explained || beyond_device(o)) {
+			explained |= rank(&d->items[i], o, beyond) <= TRACE_CAUSE_EXPLAINS;
+		if (arena && (!explained || beyond)) {
+			rule_arena_too_big(t, o, &split, d);
+		} else if (!explained || beyond) {
 			rule_too_big(t, m, o, d);
 			rule_growth_repeated(t, o, d);
 		}
@@ -742,7 +882,7 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 		struct diagnosis x = d->items[i];
 		size_t j = i;
 
-		for (; j > 0 && rank(&d->items[j - 1], o) > rank(&x, o); j--)
+		for (; j > 0 && rank(&d->items[j - 1], o, beyond) > rank(&x, o, beyond); j--)
 			d->items[j] = d->items[j - 1];
 		d->items[j] = x;
 	}

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <string.h>
 
 #include "model-timeline.h"
 #include "trace-cause.h"
@@ -282,19 +283,50 @@ uint64_t render_oom_device_used(const struct model_oom *o)
 	return o->device_free < o->device_total ? (uint64_t)(o->device_total - o->device_free) : 0;
 }
 
-uint64_t render_cache_device_free(const struct model_oom *o)
+bool render_arena_oom(const struct trace *t, const struct model_oom *o)
 {
+	const char *api = t ? trace_api_name(t, o->api) : NULL;
+
+	return o->framework.has && o->framework.bfc && api && strcmp(api, "BFCAllocator") == 0;
+}
+
+uint64_t render_arena_limit(const struct model_oom *o)
+{
+	const struct model_framework *f = &o->framework;
+	uint64_t total = o->has_device_total && o->device_total > 0 ? (uint64_t)o->device_total : 0;
+
+	return trace_cause_arena_limit(f->reserved, f->n_segments, total);
+}
+
+bool render_cache_request(const struct trace *t, const struct model_oom *o, uint64_t *bytes)
+{
+	if (o->framework.has_request) {
+		*bytes = o->framework.requested;
+		return true;
+	}
+	if (render_arena_oom(t, o)) {
+		*bytes = o->requested;
+		return true;
+	}
+	return false;
+}
+
+uint64_t render_cache_device_free(const struct trace *t, const struct model_oom *o)
+{
+	if (render_arena_oom(t, o))
+		return 0;
 	return o->has_device_free && o->device_free > 0 ? (uint64_t)o->device_free : 0;
 }
 
-bool render_cache_fragmentation(const struct model_oom *o)
+bool render_cache_fragmentation(const struct trace *t, const struct model_oom *o)
 {
 	const struct model_framework *f = &o->framework;
+	uint64_t requested;
 
-	if (!f->has || !f->has_request || o->allocator_own)
+	if (!f->has || o->allocator_own || !render_cache_request(t, o, &requested))
 		return false;
-	return trace_cause_cache_fragmentation(f->requested, sat_sub(f->reserved, f->allocated),
-					       f->largest_free, render_cache_device_free(o));
+	return trace_cause_cache_fragmentation(requested, sat_sub(f->reserved, f->allocated),
+					       f->largest_free, render_cache_device_free(t, o));
 }
 
 const struct trace_frame *render_model_site_frame(const struct trace *t,

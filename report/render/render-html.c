@@ -1146,23 +1146,33 @@ static void print_holders(const struct html *h, const struct model_group *g, siz
 	fputs("</table></div>\n", h->f);
 }
 
-/* Inside PyTorch's cache, its free memory in pieces: the text report's
- * "Fragmentation" and the stderr answer's, by the same rule. */
+/* Inside PyTorch's cache or TensorFlow's BFC arena, its free memory in
+ * pieces: the text report's "Fragmentation" and the stderr answer's, by
+ * the same rule. */
 static void print_cache_fragmentation(const struct html *h, const struct model_oom *o)
 {
 	const struct model_framework *f = &o->framework;
+	uint64_t requested = 0;
 
-	if (!render_cache_fragmentation(o))
+	if (!render_cache_fragmentation(h->t, o) || !render_cache_request(h->t, o, &requested))
 		return;
-	fprintf(h->f, "<div class=\"try\" data-cause=\"cache-fragmentation\"><b>Inside PyTorch's "
-		      "cache: fragmentation.</b> <span class=\"why\">%s free in the cache, its "
+	fprintf(h->f, "<div class=\"try\" data-cause=\"cache-fragmentation\"><b>Inside %s: "
+		      "fragmentation.</b> <span class=\"why\">%s free in %s, its "
 		      "largest free block %s, ",
+		f->bfc ? "TensorFlow's BFC arena" : "PyTorch's cache",
 		fmt_size(f->reserved > f->allocated ? f->reserved - f->allocated : 0).s,
-		fmt_size(f->largest_free).s);
-	fprintf(h->f, "the device's free %s; the tensor asked for was %s.</span> Try: "
-		      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, torch.cuda.empty_cache() "
-		      "between phases, or fewer distinct tensor sizes.</div>\n",
-		fmt_size(render_cache_device_free(o)).s, fmt_size(f->requested).s);
+		f->bfc ? "the arena" : "the cache", fmt_size(f->largest_free).s);
+	if (f->bfc)
+		fprintf(h->f, "the tensor asked for was %s.</span> Try: fewer distinct tensor "
+			      "sizes (a fixed batch and input shape: drop_remainder=True in "
+			      "tf.data), or the same work in smaller pieces.</div>\n",
+			fmt_size(requested).s);
+	else
+		fprintf(h->f, "the device's free %s; the tensor asked for was %s.</span> Try: "
+			      "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
+			      "torch.cuda.empty_cache() between phases, or fewer distinct tensor "
+			      "sizes.</div>\n",
+			fmt_size(render_cache_device_free(h->t, o)).s, fmt_size(requested).s);
 }
 
 static void print_oom_headline(const struct html *h, const struct model_oom *o)

@@ -902,8 +902,10 @@ static void write_framework(struct jw *w, const struct trace *t, const char *key
 	jw_open(w, key, '{', false);
 	jw_str(w, "allocator", f->bfc ? "tensorflow_bfc" : "pytorch_caching");
 	if (with_request) {
-		if (f->has_request)
-			jw_u64(w, "requested_bytes", f->requested);
+		uint64_t requested;
+
+		if (render_cache_request(t, o, &requested))
+			jw_u64(w, "requested_bytes", requested);
 		else
 			jw_null(w, "requested_bytes");
 	}
@@ -913,7 +915,7 @@ static void write_framework(struct jw *w, const struct trace *t, const char *key
 	jw_u64(w, "free_in_cache_bytes", sat_sub(f->reserved, f->allocated));
 	jw_u64(w, "largest_free_block", f->largest_free);
 	if (o)
-		jw_bool(w, "fragmentation", render_cache_fragmentation(o));
+		jw_bool(w, "fragmentation", render_cache_fragmentation(t, o));
 	jw_u64(w, "tensors", f->tensors);
 	jw_open(w, "holders", '[', false);
 	for (size_t i = 0; i < f->n_holders; i++)

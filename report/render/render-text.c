@@ -400,12 +400,20 @@ static void print_preallocation(const struct text *tx)
 
 		if (n->kind != MODEL_NOTE_PREALLOCATION)
 			continue;
-		text = xasprintf("Note: one allocation of %s (%.0f%% of %s) at %s by %s looks like a "
-				 "framework preallocating its memory pool: memtrace sees the pool, "
-				 "not the tensors in it. Rerun with `memtrace run --per-tensor` (see "
-				 "docs/usage.md).",
-				 fmt_size(n->bytes).s, render_note_fraction(n) * 100, dev,
-				 fmt_seconds(n->time_ns).s, where);
+		if (m->framework_end.has && m->framework_end.bfc)
+			text = xasprintf("Note: one allocation of %s (%.0f%% of %s) at %s by %s is "
+					 "TensorFlow's BFC arena, taken at start to its memory "
+					 "limit: the tensors inside it are shown as TensorFlow "
+					 "counts them.",
+					 fmt_size(n->bytes).s, render_note_fraction(n) * 100, dev,
+					 fmt_seconds(n->time_ns).s, where);
+		else
+			text = xasprintf("Note: one allocation of %s (%.0f%% of %s) at %s by %s looks "
+					 "like a framework preallocating its memory pool: memtrace "
+					 "sees the pool, not the tensors in it. Rerun with `memtrace "
+					 "run --per-tensor` (see docs/usage.md).",
+					 fmt_size(n->bytes).s, render_note_fraction(n) * 100, dev,
+					 fmt_seconds(n->time_ns).s, where);
 		paragraph(tx, 6, text);
 	}
 	if (m->n_notes)
@@ -446,23 +454,37 @@ static void print_framework(const struct text *tx, const char *when,
 
 	if (!f->has)
 		return;
-	say(tx, 2, "Inside PyTorch's cache %s: %s reserved, %s of it allocated to %" PRIu64
-		   " %s, %s free in the cache (largest free block %s)%s%s.",
-	    when, fmt_size(f->reserved).s, fmt_size(f->allocated).s, f->tensors,
-	    plural(f->tensors, "tensor", "tensors"), fmt_size(free_b).s,
-	    fmt_size(f->largest_free).s, f->has_request ? "; the tensor asked for was " : "",
-	    f->has_request ? fmt_size(f->requested).s : "");
-	if (o && render_cache_fragmentation(o))
-		say(tx, 4, "  Fragmentation: %s of the cache is free, in pieces: its largest free "
-			   "block is smaller than the tensor. Try "
-			   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
-			   "torch.cuda.empty_cache() between phases, or fewer distinct tensor "
-			   "sizes.",
-		    fmt_size(free_b).s);
+	uint64_t requested = 0;
+	bool asked = o && render_cache_request(tx->t, o, &requested);
+
+	if (f->bfc)
+		say(tx, 2, "Inside TensorFlow's BFC arena %s: %s in its regions, %s of it allocated "
+			   "to %" PRIu64 " %s, %s free in the arena (largest free chunk %s)%s%s.",
+		    when, fmt_size(f->reserved).s, fmt_size(f->allocated).s, f->tensors,
+		    plural(f->tensors, "tensor", "tensors"), fmt_size(free_b).s,
+		    fmt_size(f->largest_free).s, asked ? "; the tensor asked for was " : "",
+		    asked ? fmt_size(requested).s : "");
+	else
+		say(tx, 2, "Inside PyTorch's cache %s: %s reserved, %s of it allocated to %" PRIu64
+			   " %s, %s free in the cache (largest free block %s)%s%s.",
+		    when, fmt_size(f->reserved).s, fmt_size(f->allocated).s, f->tensors,
+		    plural(f->tensors, "tensor", "tensors"), fmt_size(free_b).s,
+		    fmt_size(f->largest_free).s, asked ? "; the tensor asked for was " : "",
+		    asked ? fmt_size(requested).s : "");
+	if (o && render_cache_fragmentation(tx->t, o))
+		say(tx, 4, "  Fragmentation: %s of the %s is free, in pieces: its largest free "
+			   "%s is smaller than the tensor. Try %s",
+		    fmt_size(free_b).s, f->bfc ? "arena" : "cache", f->bfc ? "chunk" : "block",
+		    f->bfc ? "fewer distinct tensor sizes (a fixed batch and input shape: "
+			     "drop_remainder=True in tf.data), or the same work in smaller pieces."
+			   : "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
+			     "torch.cuda.empty_cache() between phases, or fewer distinct tensor "
+			     "sizes.");
 	fputc('\n', tx->f);
 	if (!f->n_holders)
 		return;
-	_autofree_ char *title = xasprintf("Tensors in the cache %s, by allocating stack", when);
+	_autofree_ char *title = xasprintf("Tensors in the %s %s, by allocating stack",
+					   f->bfc ? "arena" : "cache", when);
 	section_title(tx, title, shown, f->n_holders, plural(f->n_holders, "stack", "stacks"));
 	line(tx, 0, "       bytes  tensors  allocated at");
 	for (size_t i = 0; i < shown; i++) {

@@ -161,14 +161,26 @@ char *render_device_kinds(const struct model *m);
 /* device_total - device_free of an OOM, 0 when unknown or negative. */
 uint64_t render_oom_device_used(const struct model_oom *o);
 
-/* At an OOM inside PyTorch's cache: its free memory in pieces
- * (trace_cause_cache_fragmentation, the rule of the library's answer on
- * stderr), the device's free bytes counted when known; false at the
+/* The OOM is TensorFlow's BFC allocator's own, inside the arena whose
+ * tensors the trace holds (its api BFCAllocator, the framework's view a
+ * BFC arena's): the cause is judged inside the arena
+ * (trace/trace-cause.h). False when t is NULL. */
+bool render_arena_oom(const struct trace *t, const struct model_oom *o);
+/* That arena's limit (trace_cause_arena_limit): 0 when not known. */
+uint64_t render_arena_limit(const struct model_oom *o);
+/* The tensor the framework's allocator was asked for at the OOM: torch's
+ * own OOM names it, the arena's OOM is it; false when not known. */
+bool render_cache_request(const struct trace *t, const struct model_oom *o, uint64_t *bytes);
+
+/* At an OOM inside PyTorch's cache or a BFC arena: its free memory in
+ * pieces (trace_cause_cache_fragmentation, the rule of the library's
+ * answer on stderr), the device's free bytes counted when known (never
+ * for an arena: what lies outside it is its limit at work); false at the
  * allocator's own cap (allocator_limit) or with no cache to judge. */
-bool render_cache_fragmentation(const struct model_oom *o);
+bool render_cache_fragmentation(const struct trace *t, const struct model_oom *o);
 /* What render_cache_fragmentation counts the device had free: 0 when
- * not known. */
-uint64_t render_cache_device_free(const struct model_oom *o);
+ * not known or inside an arena. */
+uint64_t render_cache_device_free(const struct trace *t, const struct model_oom *o);
 
 /* A preallocation note's bytes as a fraction of its device. */
 double render_note_fraction(const struct model_note *n);

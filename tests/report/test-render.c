@@ -92,12 +92,12 @@ START_TEST(cache_fragmentation_as_stderr)
 
 	if (k->device_free > INT64_MAX)
 		return; /* the model keeps device_free signed */
-	ck_assert_msg(render_cache_fragmentation(&o) == k->fragmentation, "%s", k->what);
+	ck_assert_msg(render_cache_fragmentation(NULL, &o) == k->fragmentation, "%s", k->what);
 	o.allocator_own = true;
-	ck_assert_msg(!render_cache_fragmentation(&o), "%s: the allocator's cap", k->what);
+	ck_assert_msg(!render_cache_fragmentation(NULL, &o), "%s: the allocator's cap", k->what);
 	o.allocator_own = false;
 	o.framework.has_request = false;
-	ck_assert_msg(!render_cache_fragmentation(&o), "%s: no request", k->what);
+	ck_assert_msg(!render_cache_fragmentation(NULL, &o), "%s: no request", k->what);
 }
 END_TEST
 

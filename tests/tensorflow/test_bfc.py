@@ -28,6 +28,7 @@ REPORTER = os.path.join(BUILD, "report", "memtrace-report")
 SIM_RUN = os.path.join(SOURCE, "scripts", "sim-run")
 PROGRAM = os.path.join(SOURCE, "tests", "tensorflow", "programs", "bfc.py")
 OOM_BATCH = 200000  # the first Dense layer's output: 200000 x 1024 floats
+HIDDEN = 1024  # programs/bfc.py's
 SKIP = 77
 # TensorFlow's peak may hold a small tensor more or less from one run to
 # the next, by when one of its threads released it (256 bytes seen, plain
@@ -83,6 +84,12 @@ class BFCTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         return json.loads(proc.stdout)
 
+    def report_text(self, trace, *args):
+        proc = subprocess.run([REPORTER, trace, *args], capture_output=True, text=True,
+                              timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return proc.stdout
+
     def test_arena(self):
         with tempfile.TemporaryDirectory(prefix="memtrace-bfc-") as tmp:
             trace, grown = os.path.join(tmp, "t.db"), os.path.join(tmp, "g.db")
@@ -90,6 +97,8 @@ class BFCTest(unittest.TestCase):
             runs = [self.start(), self.start(trace), self.start(grown, growth=True)]
             (plain, _), (traced, stderr), (growth, _) = [self.result(p) for p in runs]
             report, report_growth = self.report(trace), self.report(grown)
+            text = self.report_text(trace)
+            page = self.report_text(trace, "--format", "html")
         # allow_growth: the arena grows by regions; the same figures
         fw = report_growth["framework"]
         self.assertEqual(fw["at_end"]["allocator"], "tensorflow_bfc")
@@ -124,6 +133,25 @@ class BFCTest(unittest.TestCase):
         largest = max(at_oom["holders"], key=lambda h: h["bytes"])
         lines = [(os.path.basename(f["file"] or ""), f["line"]) for f in largest["frames"]]
         self.assertIn(("bfc.py", oom_line()), lines)
+        # the cause, judged inside the arena: the batch's step does not
+        # fit its limit (TensorFlow's tensor of shape [OOM_BATCH, HIDDEN],
+        # float32), never the arena preallocated or the device's pieces
+        self.assertEqual(at_oom["requested_bytes"], OOM_BATCH * HIDDEN * 4)
+        self.assertEqual(at_oom["reserved_bytes"], traced["memory_limit"])
+        diag = report["diagnosis"]
+        self.assertEqual(diag["cause"], "too_big", diag["evidence"])
+        self.assertNotIn("preallocated", [a["cause"] for a in diag["also"]])
+        self.assertIn(f"bfc.py:{oom_line()}), the line that failed", diag["evidence"])
+        self.assertIn("batch_size", diag["try"])
+        self.assertNotIn("expandable_segments", diag["try"])
+        self.assertIn("cause (too_big): the step needs", stderr)
+        self.assertNotIn("cause (preallocated)", stderr)
+        self.assertNotIn("cause (fragmentation)", stderr)
+        self.assertIn("Cause (too_big): The working set does not fit the arena", text)
+        self.assertIn("Inside TensorFlow's BFC arena at the failure", text)
+        self.assertNotIn("PyTorch", text)
+        self.assertIn('data-cause="too_big"', page)
+        self.assertNotIn('data-cause="preallocated"', page)
 
 
 def main():

@@ -106,11 +106,12 @@ class SeedCnnTest(unittest.TestCase):
         self.assertTrue(self.at_fit(oom["frames"]), "the OOM's stack does not name model.fit")
         diag = rep["diagnosis"]
         causes = [diag] + diag.get("also", [])
-        too_big = [c for c in causes if c["cause"] == "too_big"]
-        # memtrace's first cause is `preallocated` (the arena) here, with
-        # too_big under `also` (issue 49's report); only too_big is asserted
-        self.assertEqual(len(too_big), 1, [c["cause"] for c in causes])
-        self.assertTrue(self.at_fit(too_big[0]["frames"]), "too_big does not name model.fit")
+        # judged inside the arena: the step is more than its limit, so
+        # too_big leads, and the arena preallocated is no cause
+        self.assertEqual(diag["cause"], "too_big", [c["cause"] for c in causes])
+        self.assertNotIn("preallocated", [c["cause"] for c in causes])
+        self.assertIn("batch_size", diag["try"])
+        self.assertTrue(self.at_fit(diag["frames"]), "too_big does not name model.fit")
 
     def test_batch_16_trains(self):
         _, fig, trace = self.run_both(16)

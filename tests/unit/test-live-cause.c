@@ -233,6 +233,71 @@ START_TEST(cache_fragmentation_as_the_report)
 }
 END_TEST
 
+/* Inside a BFC arena (mt_cause_arena_answer, trace_cause_arena_limit,
+ * trace_cause_beyond_arena): the limit known only for one region taken
+ * at start; the step beyond it is too_big, pieces are fragmentation,
+ * the rest is left to the report. */
+START_TEST(arena_judged_inside)
+{
+	const uint64_t dev = 1024 * MiB;
+	char out[1024];
+
+	/* one region of 78% of the device: the limit; two, or a small one: none */
+	ck_assert_uint_eq(trace_cause_arena_limit(799 * MiB, 1, dev), 799 * MiB);
+	ck_assert_uint_eq(trace_cause_arena_limit(799 * MiB, 2, dev), 0);
+	ck_assert_uint_eq(trace_cause_arena_limit(300 * MiB, 1, dev), 0);
+	ck_assert(trace_cause_beyond_arena(800 * MiB, 0, 799 * MiB));
+	ck_assert(!trace_cause_beyond_arena(781 * MiB, 0, 799 * MiB));
+	ck_assert(trace_cause_beyond_arena(781 * MiB, 795 * MiB, 799 * MiB));
+	ck_assert(!trace_cause_beyond_arena(781 * MiB, 18 * MiB, 799 * MiB));
+	ck_assert(!trace_cause_beyond_arena(UINT64_MAX, UINT64_MAX, 0)); /* limit unknown */
+
+	/* the batch's step: more than the arena with the request */
+	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = 781 * MiB,
+							    .step = 795 * MiB,
+							    .limit = 799 * MiB,
+							    .arena_free = 2 * MiB,
+							    .largest_free = MiB },
+			      out, sizeof(out));
+	ck_assert_msg(strstr(out, "cause (too_big): the step needs 1.5 GiB") &&
+			      strstr(out, "try: a smaller batch_size"),
+		      "%s", out);
+	/* the request alone */
+	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = 900 * MiB,
+							    .limit = 799 * MiB,
+							    .arena_free = 700 * MiB,
+							    .largest_free = 700 * MiB },
+			      out, sizeof(out));
+	ck_assert_msg(strstr(out, "cause (too_big): the 900.0 MiB asked for is more than"), "%s",
+		      out);
+	/* pieces: the arena's free bytes hold it, no chunk does */
+	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = 64 * MiB,
+							    .step = 8 * MiB,
+							    .limit = 799 * MiB,
+							    .arena_free = 100 * MiB,
+							    .largest_free = 10 * MiB },
+			      out, sizeof(out));
+	ck_assert_msg(strstr(out, "cause (fragmentation): 100.0 MiB of the arena") &&
+			      !strstr(out, "expandable_segments"),
+		      "%s", out);
+	/* neither: kept tensors, or a step that would fit alone: the report's */
+	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = 64 * MiB,
+							    .step = 8 * MiB,
+							    .limit = 799 * MiB,
+							    .arena_free = 30 * MiB,
+							    .largest_free = 30 * MiB },
+			      out, sizeof(out));
+	ck_assert_str_eq(out, "");
+	/* allow_growth: no limit, no too_big */
+	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = 900 * MiB,
+							    .step = 100 * MiB,
+							    .arena_free = 0,
+							    .largest_free = 0 },
+			      out, sizeof(out));
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
 Suite *live_cause_suite(void);
 Suite *live_cause_suite(void)
 {
@@ -246,6 +311,7 @@ Suite *live_cause_suite(void)
 	tcase_add_test(tc, graphs_kept_lead);
 	tcase_add_test(tc, no_state_no_cause);
 	tcase_add_test(tc, own_cap_is_allocator_limit);
+	tcase_add_test(tc, arena_judged_inside);
 	tcase_add_loop_test(tc, cache_fragmentation_as_the_report, 0,
 			    (int)CACHE_FRAGMENTATION_CASES);
 	suite_add_tcase(s, tc);
