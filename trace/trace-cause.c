@@ -75,6 +75,13 @@ uint64_t trace_cause_arena_limit(uint64_t reserved, uint64_t regions, uint64_t d
 	return regions == 1 && trace_cause_arena(reserved, device_total) ? reserved : 0;
 }
 
+bool trace_cause_arena_fragmentation(uint64_t requested, uint64_t arena_free,
+				     uint64_t largest_free, uint64_t arena)
+{
+	return trace_cause_cache_fragmentation(requested, arena_free, largest_free, 0) &&
+	       (double)arena_free >= TRACE_ARENA_PIECES_SHARE * (double)arena;
+}
+
 bool trace_cause_beyond_arena(uint64_t requested, uint64_t step, uint64_t limit)
 {
 	return limit && (requested > limit || step > limit - requested);

@@ -207,6 +207,15 @@ bool trace_cause_beyond_device(uint64_t requested, uint64_t device_total);
  * Fragmentation inside it is trace_cause_cache_fragmentation's, the
  * device's free memory left out. */
 uint64_t trace_cause_arena_limit(uint64_t reserved, uint64_t regions, uint64_t device_total);
+/* Fragmentation inside such an arena: trace_cause_cache_fragmentation
+ * (its free bytes would hold the request, none of its free chunks does;
+ * the device left out) and the free bytes are at least
+ * TRACE_ARENA_PIECES_SHARE of its regions (arena): the few MiB left in
+ * pieces when tensors kept round after round filled the arena are no
+ * cause of their own. */
+#define TRACE_ARENA_PIECES_SHARE 0.10
+bool trace_cause_arena_fragmentation(uint64_t requested, uint64_t arena_free,
+				     uint64_t largest_free, uint64_t arena);
 /* The request with what the step that failed holds in the arena
  * (step: its tensors made at the line that failed; 0 for the request
  * alone) is more than the arena's limit (0: unknown): the step cannot

@@ -171,12 +171,15 @@ bool trace_reps_growth(const struct trace_rep_tensor *tensors, size_t n, bool op
 			key = k;
 		}
 	}
-	/* one that came first and kept at least half as much */
+	/* one that came first and kept at least a third as much: a model's
+	 * build before what its training adds and keeps (gradients, and an
+	 * optimizer's state: Adam's two slots per weight, Keras's made in
+	 * model.fit's line) */
 	top = best ? best->kept_bytes : 0;
 	for (pos = 0; ok && best && map_next(&lines, &pos, &k, &v);) {
 		const struct line *l = v;
 
-		if (grew(l, floor) && l->first < best->first && l->kept_bytes >= top / 2) {
+		if (grew(l, floor) && l->first < best->first && l->kept_bytes >= top / 3) {
 			best = l;
 			key = k;
 		}

@@ -13,8 +13,9 @@
  * the second half of its passes (a warm-up that fills the cache once
  * leaves none, and an optimizer's state made at its first step is one).
  * Of the lines that grew, the one that kept the most, unless one that
- * kept at least half as much came first (a model's build before the
- * gradients its training adds). A repetition is the program's loop
+ * kept at least a third as much came first (a model's build before the
+ * gradients and optimizer state its training adds: Adam keeps two slots
+ * per weight). A repetition is the program's loop
  * coming round: the cycle of the line at that level that comes round
  * least often, at least TRACE_GROWTH_MIN_ROUNDS times (an epoch, not
  * each batch of its evaluation loop), the growing line's own when as

@@ -440,6 +440,7 @@ void mt_answer_arena(const struct mt_answer *a, const struct mt_event *ev,
 	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = ev->bytes,
 							    .step = step,
 							    .limit = limit,
+							    .reserved = c->reserved,
 							    .arena_free = arena_free,
 							    .largest_free =
 								    trace_cache_largest_free(c) },

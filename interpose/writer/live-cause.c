@@ -365,7 +365,8 @@ void mt_cause_arena_answer(const struct mt_cause_arena_oom *o, char *out, size_t
 	if (!n)
 		return;
 	out[0] = '\0';
-	if (trace_cause_cache_fragmentation(o->requested, o->arena_free, o->largest_free, 0)) {
+	if (trace_cause_arena_fragmentation(o->requested, o->arena_free, o->largest_free,
+					    o->reserved)) {
 		SAY("memtrace:   cause (fragmentation): %s of the arena is free, in pieces: its "
 		    "largest free chunk (%s) is smaller than the tensor",
 		    fmt_size(o->arena_free).s, fmt_size(o->largest_free).s);

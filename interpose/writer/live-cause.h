@@ -71,7 +71,7 @@ void mt_cause_own_answer(const struct mt_cause_own_oom *o, char *out, size_t n);
 
 /* TensorFlow's BFC arena at its own OOM, its tensors seen: the cause
  * judged inside the arena (trace/trace-cause.h): fragmentation
- * (trace_cause_cache_fragmentation, the device left out), or too_big
+ * (trace_cause_arena_fragmentation), or too_big
  * when the step (the request and what the line that failed holds) is
  * more than the arena's limit (trace_cause_beyond_arena); "" otherwise (the report judges the rest
  * from the tensors' repetitions, which the writer does not keep). */
@@ -79,6 +79,7 @@ struct mt_cause_arena_oom {
 	uint64_t requested;    /* the tensor asked for */
 	uint64_t step;	       /* its tensors made at the line that failed */
 	uint64_t limit;	       /* trace_cause_arena_limit: 0 when not known */
+	uint64_t reserved;     /* its regions */
 	uint64_t arena_free;   /* its regions less its tensors */
 	uint64_t largest_free; /* its largest free chunk */
 };

@@ -191,7 +191,9 @@ static void log_tensor(struct model_torch *t, const struct trace_event *ev)
 {
 	uint64_t *at;
 
-	if (ev->kind == MT_EV_TENSOR_FREE_REQUESTED) {
+	/* torch asks for a free (then completes it: by then the tensor is
+	 * gone from the map); a BFC arena's free is one event */
+	if (ev->kind == MT_EV_TENSOR_FREE_REQUESTED || ev->kind == MT_EV_TENSOR_FREE) {
 		if ((at = map_get_u64(&t->log_at, ev->address))) {
 			t->log[*at].gone = ev->seq;
 			map_remove(&t->log_at, ev->address, NULL);

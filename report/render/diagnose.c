@@ -362,11 +362,19 @@ static bool rule_growth_tensors(const struct trace *t, const struct model *m,
 			  graph ? "; some were made in a forward pass: a result kept with its graph"
 				: ""),
 		NULL);
-	x->remedy = graph ? xasprintf("what %s keeps holds its autograd graph: keep loss.item() "
-				      "(or detach()) of what is logged or appended, and evaluate "
-				      "under torch.no_grad()",
-				      line)
-			  : xasprintf("free what %s keeps from one repetition to the next (a model "
+	if (m->framework_end.bfc) /* TensorFlow's tensors, in Keras's words */
+		x->remedy = xasprintf("free what %s keeps from one repetition to the next: between "
+				      "model builds, del model; tf.keras.backend.clear_session(); "
+				      "gc.collect(); keep float(loss) or .numpy() of what is logged, "
+				      "not the tensors",
+				      line);
+	else if (graph)
+		x->remedy = xasprintf("what %s keeps holds its autograd graph: keep loss.item() (or "
+				      "detach()) of what is logged or appended, and evaluate under "
+				      "torch.no_grad()",
+				      line);
+	else
+		x->remedy = xasprintf("free what %s keeps from one repetition to the next (a model "
 				      "or tensors kept in a list): del model; gc.collect(); "
 				      "torch.cuda.empty_cache() between builds",
 				      line);

@@ -325,6 +325,9 @@ bool render_cache_fragmentation(const struct trace *t, const struct model_oom *o
 
 	if (!f->has || o->allocator_own || !render_cache_request(t, o, &requested))
 		return false;
+	if (render_arena_oom(t, o))
+		return trace_cause_arena_fragmentation(requested, sat_sub(f->reserved, f->allocated),
+						       f->largest_free, f->reserved);
 	return trace_cause_cache_fragmentation(requested, sat_sub(f->reserved, f->allocated),
 					       f->largest_free, render_cache_device_free(t, o));
 }

@@ -27,6 +27,7 @@ LIB = os.path.join(BUILD, "interpose", "libmemtrace.so")
 REPORTER = os.path.join(BUILD, "report", "memtrace-report")
 SIM_RUN = os.path.join(SOURCE, "scripts", "sim-run")
 PROGRAM = os.path.join(SOURCE, "tests", "tensorflow", "programs", "bfc.py")
+BUILD_LOOP = os.path.join(SOURCE, "tests", "tensorflow", "programs", "build_loop.py")
 OOM_BATCH = 200000  # the first Dense layer's output: 200000 x 1024 floats
 HIDDEN = 1024  # programs/bfc.py's
 SKIP = 77
@@ -58,20 +59,25 @@ def run_env(extra):
     return env
 
 
+def tag_line(program, tag):
+    with open(program) as f:
+        return next(n for n, line in enumerate(f, 1) if line.rstrip().endswith("# @" + tag))
+
+
 def oom_line():
-    with open(PROGRAM) as f:
-        return next(n for n, line in enumerate(f, 1) if line.rstrip().endswith("# @oom"))
+    return tag_line(PROGRAM, "oom")
 
 
 class BFCTest(unittest.TestCase):
-    def start(self, trace=None, growth=False):
+    def start(self, trace=None, growth=False, program=None):
         extra = {"LD_PRELOAD": LIB, "MEMTRACE_OUTPUT": trace, "MEMTRACE_CUPTI": "off"} \
             if trace else {}
         if growth:
             extra["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"
-        return subprocess.Popen([SIM_RUN, "--capacity", "1G", "--", PYTHON, PROGRAM,
-                                 str(OOM_BATCH)], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=run_env(extra))
+        args = [program] if program else [PROGRAM, str(OOM_BATCH)]
+        return subprocess.Popen([SIM_RUN, "--capacity", "1G", "--", PYTHON] + args,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=run_env(extra))
 
     def result(self, proc):
         out, err = proc.communicate(timeout=300)
@@ -152,6 +158,40 @@ class BFCTest(unittest.TestCase):
         self.assertNotIn("PyTorch", text)
         self.assertIn('data-cause="too_big"', page)
         self.assertNotIn('data-cause="preallocated"', page)
+
+
+    def test_build_loop(self):
+        """Models built and kept until the arena runs out: growth at the
+        build's line, each repetition what TensorFlow's own current grew
+        by over a build and its fit, in Keras's words."""
+        with tempfile.TemporaryDirectory(prefix="memtrace-bfc-") as tmp:
+            trace = os.path.join(tmp, "t.db")
+            runs = [self.start(program=BUILD_LOOP), self.start(trace, program=BUILD_LOOP)]
+            (plain, _), (traced, stderr) = [self.result(p) for p in runs]
+            report = self.report(trace)
+            text = self.report_text(trace)
+            page = self.report_text(trace, "--format", "html")
+        self.assertEqual(plain["error"], "ResourceExhaustedError")
+        self.assertEqual(traced["error"], plain["error"])
+        self.assertEqual(len(traced["after"]), len(plain["after"]))
+        grew = [a - b for a, b in zip(traced["after"], traced["before"])][1:]
+        self.assertGreaterEqual(len(grew), 3, grew)
+        diag = report["diagnosis"]
+        print(f"memtrace: growth {diag['bytes']} a repetition; TensorFlow's {grew}")
+        self.assertEqual(diag["cause"], "growth", diag["evidence"])
+        # TensorFlow's own growth over a build and its fit varies by a few
+        # small tensors from round to round: memtrace's is one of them
+        self.assertGreaterEqual(diag["bytes"], min(grew))
+        self.assertLessEqual(diag["bytes"], max(grew))
+        line = f"build_loop.py:{tag_line(BUILD_LOOP, 'build')}"
+        self.assertIn(line, diag["evidence"])
+        self.assertIn("tf.keras.backend.clear_session()", diag["try"])
+        self.assertNotIn("torch", diag["try"])
+        self.assertNotIn("preallocated", [a["cause"] for a in diag["also"]])
+        self.assertIn("Cause (growth)", text)
+        self.assertIn('data-cause="growth"', page)
+        self.assertNotIn("cause (preallocated)", stderr)
+        self.assertNotIn("cause (fragmentation)", stderr)
 
 
 def main():

@@ -274,12 +274,24 @@ START_TEST(arena_judged_inside)
 	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = 64 * MiB,
 							    .step = 8 * MiB,
 							    .limit = 799 * MiB,
+							    .reserved = 799 * MiB,
 							    .arena_free = 100 * MiB,
 							    .largest_free = 10 * MiB },
 			      out, sizeof(out));
 	ck_assert_msg(strstr(out, "cause (fragmentation): 100.0 MiB of the arena") &&
 			      !strstr(out, "expandable_segments"),
 		      "%s", out);
+	/* a few MiB in pieces in a full arena (a leak filled it): no cause */
+	ck_assert(!trace_cause_arena_fragmentation(16 * MiB, 22 * MiB, 12 * MiB, 799 * MiB));
+	ck_assert(trace_cause_arena_fragmentation(16 * MiB, 80 * MiB, 12 * MiB, 799 * MiB));
+	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = 16 * MiB,
+							    .step = 200 * MiB,
+							    .limit = 799 * MiB,
+							    .reserved = 799 * MiB,
+							    .arena_free = 22 * MiB,
+							    .largest_free = 12 * MiB },
+			      out, sizeof(out));
+	ck_assert_str_eq(out, "");
 	/* neither: kept tensors, or a step that would fit alone: the report's */
 	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = 64 * MiB,
 							    .step = 8 * MiB,
