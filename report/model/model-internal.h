@@ -272,6 +272,10 @@ void model_torch_finish(struct model *m);
 /* No CUDA OOM since the allocator's last OOM (or its first). */
 bool model_torch_oom_alone(const struct model *m);
 void model_torch_oom_recovered(struct model *m);
+/* A segment of the allocator's (PyTorch's cache, TensorFlow's BFC arena
+ * region) begins at address and is still held: what is live there is
+ * the framework's cache, not the program's leak. */
+bool model_torch_holds(const struct model *m, uint64_t address);
 /* The cache now into f (freeing what f held). */
 void model_torch_moment(const struct model *m, struct model_framework *f);
 void model_framework_free(struct model_framework *f);

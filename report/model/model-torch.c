@@ -268,6 +268,24 @@ void model_torch_event(struct model *m, const struct trace_event *ev)
 	}
 }
 
+bool model_torch_holds(const struct model *m, uint64_t address)
+{
+	const struct trace_cache *c = m->torch ? &m->torch->cache : NULL;
+	size_t lo = 0, hi = c ? c->n_segs : 0;
+
+	while (lo < hi) { /* the segments are by address */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->segs[mid].address == address)
+			return !c->segs[mid].expandable;
+		if (c->segs[mid].address < address)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
 void model_torch_at_oom(struct model *m, struct model_oom *o)
 {
 	if (m->torch)

@@ -538,10 +538,11 @@ static int cmp_live_by_stack(const void *a, const void *b)
 		return x->mem < y->mem ? -1 : 1;
 	if (x->stack != y->stack)
 		return x->stack < y->stack ? -1 : 1;
-	return 0;
+	return (int)x->cache - (int)y->cache;
 }
 
-/* Group what is still live by (memory kind, stack): sort, then merge runs. */
+/* Group what is still live by (memory kind, stack, a framework's cache or
+ * not): sort, then merge runs. */
 static void build_leaks(struct model *m)
 {
 	struct model_group *g =
@@ -555,6 +556,7 @@ static void build_leaks(struct model *m)
 		if (model_mem_class(rec->mem) != MODEL_MEM_UNTRACKED)
 			g[n++] = (struct model_group){
 				.stack = rec->stack, .bytes = rec->bytes, .count = 1, .mem = rec->mem,
+				.cache = model_torch_holds(m, a->address),
 			};
 	}
 	n += model_cupti_leaks(m, g + n);

@@ -52,6 +52,10 @@ struct model_group {
 	uint64_t bytes;
 	uint64_t count;
 	int mem; /* MT_MEM_*; 0 for OOM holders, which mix device-side kinds */
+	/* leaks only: segments a framework's allocator still held at the end
+	 * (PyTorch's cache, TensorFlow's BFC arena), its cache and not the
+	 * program's leak (model_torch_holds) */
+	bool cache;
 	struct trace_rounds rounds; /* its stack's, device-side memory */
 };
 

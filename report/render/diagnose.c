@@ -867,7 +867,8 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 	 * failing that) what grew from mark to mark */
 	if (!rule_growth_tensors(t, m, o, d) && !rule_growth_rounds(t, m, o, d))
 		rule_growth_points(t, m, d);
-	if (!arena)
+	/* an arena whose tensors are seen is no cause of its own: they are */
+	if (!arena && !m->framework_end.bfc)
 		rule_preallocated(t, m, d);
 	if (o && !own) {
 		if (!arena)

@@ -1327,7 +1327,12 @@ static void print_leaks(const struct html *h)
 		fputs("<tr>", h->f);
 		size_cell(h, g->bytes);
 		count_cell(h, g->count);
-		fprintf(h->f, "<td>%s</td>", render_mem_name(g->mem));
+		if (g->cache) /* the framework's cache, not the program's leak */
+			fprintf(h->f, "<td>%s (%s)</td>", render_mem_name(g->mem),
+				h->m->framework_end.bfc ? "TensorFlow's BFC arena"
+							: "PyTorch's cache");
+		else
+			fprintf(h->f, "<td>%s</td>", render_mem_name(g->mem));
 		stack_cell(h, g->stack);
 		fputs("</tr>\n", h->f);
 	}

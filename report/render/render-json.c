@@ -818,8 +818,18 @@ static void write_group(struct jw *w, const struct trace *t, const struct model_
 static void write_leaks(struct jw *w, const struct trace *t, const struct model *m, size_t n)
 {
 	jw_open(w, "leaks", '[', false);
-	for (size_t i = 0; i < n; i++)
-		write_group(w, t, &m->leaks[i], true);
+	for (size_t i = 0; i < n; i++) {
+		const struct model_group *g = &m->leaks[i];
+
+		jw_open(w, NULL, '{', false);
+		jw_i64(w, "stack", g->stack);
+		write_frames(w, t, g->stack, "frames");
+		jw_u64(w, "bytes", g->bytes);
+		jw_u64(w, "count", g->count);
+		jw_str(w, "mem", render_mem_name(g->mem));
+		jw_bool(w, "framework_cache", g->cache);
+		jw_close(w, '}');
+	}
 	jw_close(w, ']');
 }
 

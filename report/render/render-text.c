@@ -624,29 +624,75 @@ static void print_sites(const struct text *tx)
 	}
 }
 
+/* The segments a framework's allocator still held at the end, apart from
+ * the program's leaks (model_group.cache): the tensors in them still
+ * allocated, which are, and the rest, its cache. */
+static void print_cache_held(const struct text *tx, uint64_t bytes, uint64_t count)
+{
+	const struct model_framework *f = &tx->m->framework_end;
+	bool bfc = f->bfc;
+
+	say(tx, 2, "%s at the end: %s in %" PRIu64 " %s (%s), of which %s allocated to tensors "
+		   "still alive (by the line that made them: \"Inside %s at the end\") and %s "
+		   "free in it, no leak.",
+	    bfc ? "Held by TensorFlow's BFC arena" : "Held by PyTorch's caching allocator",
+	    fmt_size(bytes).s, count,
+	    bfc ? plural(count, "region", "regions") : plural(count, "segment", "segments"),
+	    bfc ? "kept until the process ends"
+		: "its cache, kept until the process ends or torch.cuda.empty_cache()",
+	    fmt_size(f->allocated).s, bfc ? "TensorFlow's BFC arena" : "PyTorch's cache",
+	    fmt_size(bytes > f->allocated ? bytes - f->allocated : 0).s);
+}
+
 static void print_leaks(const struct text *tx)
 {
 	const struct model *m = tx->m;
 	const char *end = trace_meta_get(tx->t, "end");
 	bool exited = end && strcmp(end, "exit") == 0;
-	size_t shown = render_limit(tx->o, m->n_leaks);
+	size_t n = 0, printed = 0;
+	uint64_t cache_bytes = 0, cache_count = 0;
+
+	for (size_t i = 0; i < m->n_leaks; i++) {
+		if (!m->leaks[i].cache) {
+			n++;
+			continue;
+		}
+		cache_bytes += m->leaks[i].bytes;
+		cache_count += m->leaks[i].count;
+	}
+	size_t shown = render_limit(tx->o, n);
 
 	fputc('\n', tx->f);
-	if (m->n_leaks == 0) {
-		line(tx, 0, "Leaks: none: everything memtrace saw allocated was freed.");
-		return;
+	if (n == 0) {
+		line(tx, 0, !cache_count ? "Leaks: none: everything memtrace saw allocated was freed."
+			    : m->framework_end.bfc
+				    ? "Leaks: none outside TensorFlow's BFC arena: everything else "
+				      "memtrace saw allocated was freed."
+				    : "Leaks: none outside PyTorch's cache: everything else memtrace "
+				      "saw allocated was freed.");
+	} else {
+		section_title(tx, exited ? "Leaks: memory still live at exit, by stack"
+					 : "Live at the end of the trace (the program did not exit), "
+					   "by stack",
+			      shown, n, plural(n, "stack", "stacks"));
+		line(tx, 0, "       bytes   allocs  memory           allocated at");
 	}
-	section_title(tx, exited ? "Leaks: memory still live at exit, by stack"
-				 : "Live at the end of the trace (the program did not exit), by stack",
-		      shown, m->n_leaks, plural(m->n_leaks, "stack", "stacks"));
-	line(tx, 0, "       bytes   allocs  memory           allocated at");
-	for (size_t i = 0; i < shown; i++) {
+	for (size_t i = 0; i < m->n_leaks && printed < shown; i++) {
 		const struct model_group *g = &m->leaks[i];
+
+		if (g->cache)
+			continue;
 		_autofree_ char *cells =
 			xasprintf("  %10s  %7" PRIu64 "  %-15s  ", fmt_size(g->bytes).s, g->count,
 				  render_mem_name(g->mem));
 
 		stack_row(tx, cells, g->stack);
+		printed++;
+	}
+	if (cache_count) {
+		if (n)
+			fputc('\n', tx->f);
+		print_cache_held(tx, cache_bytes, cache_count);
 	}
 }
 

@@ -129,6 +129,10 @@ class BFCTest(unittest.TestCase):
         self.assertEqual(fw["at_peak"]["allocated_bytes"], traced["after_oom"]["peak"])
         self.assertEqual(fw["at_end"]["peak_allocated_bytes"], traced["after_oom"]["peak"])
         self.assertEqual(fw["at_end"]["allocated_bytes"], traced["after_oom"]["current"])
+        # the arena at the end is TensorFlow's, not a leak of the program's
+        arena = [g for g in report["leaks"] if g["framework_cache"]]
+        self.assertEqual([g["bytes"] for g in arena], [traced["memory_limit"]])
+        self.assertIn("Held by TensorFlow's BFC arena at the end", text)
         # the OOM: the arena's tensors then, the largest held from the program's line
         ooms = [o for o in report["ooms"] if o["framework"]]
         self.assertEqual(len(ooms), 1, [o["api"] for o in report["ooms"]])

@@ -181,6 +181,15 @@ class TorchTest(unittest.TestCase):
         self.addCleanup(conn.close)
         meta = dict(conn.execute("SELECT key, value FROM meta"))
         self.assertEqual((meta["end"], meta.get("exit_status")), ("exit", "0"))
+        # torch's segments are its cache, not leaks; the cuBLAS workspaces are
+        fig, leaks = run.figures, self.report_json(run.trace)["leaks"]
+        cache = [g for g in leaks if g["framework_cache"]]
+        self.assertEqual(sum(g["count"] for g in cache), fig["segments"])
+        self.assertEqual(sum(g["bytes"] for g in cache), fig["memory_reserved"])
+        ws = self.cublas_workspaces(run.trace)
+        self.assertEqual(sum(g["bytes"] for g in leaks if not g["framework_cache"]),
+                         sum(size for _, size, _ in ws))
+        self.assertIn("Held by PyTorch's caching allocator at the end", self.report(run.trace))
 
     def check_training_loop(self, name):
         run = self.run_both(name)
