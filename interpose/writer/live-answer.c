@@ -3,6 +3,7 @@
  * as the report writes them (trace/util-size.h). */
 #include "live-answer.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,38 @@ static void stack_name(const struct mt_answer *a, uint32_t stack, uint32_t op, b
 	}
 }
 
+/* An answer's text, built a piece at a time and written at once (one
+ * write: the program's own lines on stderr do not cut it); a text too
+ * long ends cut, with its newline. */
+struct answer_text {
+	char text[6144];
+	size_t len;
+};
+
+static void __attribute__((format(printf, 2, 3))) add(struct answer_text *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->len >= sizeof(t->text))
+		return;
+	va_start(ap, fmt);
+	int n = vsnprintf(t->text + t->len, sizeof(t->text) - t->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		t->len += (size_t)n;
+}
+
+static void answer_log(struct answer_text *t)
+{
+	size_t len = t->len;
+
+	if (len >= sizeof(t->text)) {
+		len = sizeof(t->text) - 1;
+		t->text[len - 1] = '\n';
+	}
+	mt_log_text(t->text, len);
+}
+
 static int cmp_holder(const void *a, const void *b)
 {
 	const struct mt_answer_holder *x = a, *y = b;
@@ -210,40 +243,30 @@ void mt_answer_oom(const struct mt_answer *a, const struct mt_event *ev,
 {
 	qsort(h, n, sizeof(*h), cmp_holder);
 
-	char text[6144], req[80], dev[256], where[512], names[SUMMARY_HOLDERS + 1][512], cause[2048];
-	size_t len = 0;
-#define ADD(...)                                                                           \
-	do {                                                                               \
-		if (len < sizeof(text))                                                    \
-			len += (size_t)snprintf(text + len, sizeof(text) - len, __VA_ARGS__); \
-	} while (0)
+	char req[80], dev[256], where[512], names[SUMMARY_HOLDERS + 1][512], cause[2048];
+	struct answer_text out = { .len = 0 };
 	holder_names(a, ev, h, n, names);
 	snprintf(where, sizeof(where), "%s", names[SUMMARY_HOLDERS]);
 	oom_sizes(ev, req, sizeof(req), dev, sizeof(dev));
 	if (ev->kind == MT_EV_GRAPH_LAUNCH) /* its stack may not be recorded */
-		ADD("memtrace: out of memory: %s failed%s%s", mt_api_name(ev->api),
+		add(&out, "memtrace: out of memory: %s failed%s%s", mt_api_name(ev->api),
 		    ev->stack ? " in " : "", ev->stack ? where : "");
 	else
-		ADD("memtrace: out of memory: %s of %s failed in %s%s", mt_api_name(ev->api), req,
+		add(&out, "memtrace: out of memory: %s of %s failed in %s%s", mt_api_name(ev->api), req,
 		    where, dev);
-	ADD("\nmemtrace:   this process holds %s in %llu allocations", fmt_size(live->live).s,
+	add(&out, "\nmemtrace:   this process holds %s in %llu allocations", fmt_size(live->live).s,
 	    (unsigned long long)live->count);
-	ADD(n ? "; the largest holders:\n" : "\n");
+	add(&out, n ? "; the largest holders:\n" : "\n");
 	for (size_t i = 0; i < n && i < SUMMARY_HOLDERS; i++) {
-		ADD("memtrace:   %10s in %llu: %s\n", fmt_size(h[i].bytes).s,
+		add(&out, "memtrace:   %10s in %llu: %s\n", fmt_size(h[i].bytes).s,
 		    (unsigned long long)h[i].count, names[i]);
 	}
 	if (n > SUMMARY_HOLDERS)
-		ADD("memtrace:   (and %zu more)\n", n - SUMMARY_HOLDERS);
+		add(&out, "memtrace:   (and %zu more)\n", n - SUMMARY_HOLDERS);
 	cause_lines(a, ev, live, h, n, cause, sizeof(cause));
-	ADD("%s", cause);
-	ADD("memtrace:   the full report: memtrace report %s\n", a->path);
-#undef ADD
-	if (len >= sizeof(text)) {
-		len = sizeof(text) - 1;
-		text[len - 1] = '\n';
-	}
-	mt_log_text(text, len);
+	add(&out, "%s", cause);
+	add(&out, "memtrace:   the full report: memtrace report %s\n", a->path);
+	answer_log(&out);
 }
 
 /* ---- the answer at PyTorch's OOM: the tensor view ---- */
@@ -295,40 +318,35 @@ void mt_answer_tensor(const struct mt_answer *a, const struct mt_event *ev,
 	uint64_t largest = trace_cache_largest_free(c);
 	size_t n = 0;
 	struct mt_answer_holder *h = tensor_holders(c, &n);
-	char text[6144], where[512], req[80], dev[256], name[512];
-	size_t len = 0;
-#define ADD(...)                                                                           \
-	do {                                                                               \
-		if (len < sizeof(text))                                                    \
-			len += (size_t)snprintf(text + len, sizeof(text) - len, __VA_ARGS__); \
-	} while (0)
+	char where[512], req[80], dev[256], name[512];
+	struct answer_text out = { .len = 0 };
 	if (!h)
 		return;
 	stack_name(a, ev->stack, ev->op, false, where, sizeof(where));
 	if (cuda) {
 		oom_sizes(cuda, req, sizeof(req), dev, sizeof(dev));
-		ADD("memtrace: out of memory: %s of %s failed in %s%s\n", mt_api_name(cuda->api),
+		add(&out, "memtrace: out of memory: %s of %s failed in %s%s\n", mt_api_name(cuda->api),
 		    req, where, dev);
 	} else {
-		ADD("memtrace: out of memory: PyTorch's caching allocator refused the tensor in %s "
+		add(&out, "memtrace: out of memory: PyTorch's caching allocator refused the tensor in %s "
 		    "with no CUDA call failing (a limit of its own, such as "
 		    "set_per_process_memory_fraction)\n",
 		    where);
 	}
-	ADD("memtrace:   the tensor asked for: %s (%s); PyTorch's cache: %s reserved (%s), %s "
+	add(&out, "memtrace:   the tensor asked for: %s (%s); PyTorch's cache: %s reserved (%s), %s "
 	    "allocated (%s) to %llu tensors, %s free in the cache (largest free block %s)\n",
 	    fmt_size(ev->bytes).s, fmt_bytes(ev->bytes).s, fmt_size(c->reserved).s,
 	    fmt_bytes(c->reserved).s, fmt_size(c->allocated).s, fmt_bytes(c->allocated).s,
 	    (unsigned long long)c->tensors, fmt_size(free_in_cache).s, fmt_size(largest).s);
 	if (n)
-		ADD("memtrace:   the tensors, by the line that made them:\n");
+		add(&out, "memtrace:   the tensors, by the line that made them:\n");
 	for (size_t i = 0; i < n && i < SUMMARY_HOLDERS; i++) {
 		stack_name(a, h[i].stack, 0, false, name, sizeof(name));
-		ADD("memtrace:   %10s in %llu: %s\n", fmt_size(h[i].bytes).s,
+		add(&out, "memtrace:   %10s in %llu: %s\n", fmt_size(h[i].bytes).s,
 		    (unsigned long long)h[i].count, name);
 	}
 	if (n > SUMMARY_HOLDERS)
-		ADD("memtrace:   (and %zu more)\n", n - SUMMARY_HOLDERS);
+		add(&out, "memtrace:   (and %zu more)\n", n - SUMMARY_HOLDERS);
 	char cause[1024];
 	mt_cause_own_answer(&(struct mt_cause_own_oom){ .cuda_failed = cuda != NULL,
 							.requested = ev->bytes,
@@ -340,14 +358,9 @@ void mt_answer_tensor(const struct mt_answer *a, const struct mt_event *ev,
 							.largest_free = largest },
 			    cause, sizeof(cause));
 	if (cause[0])
-		ADD("%s", cause);
-	ADD("memtrace:   the full report: memtrace report %s\n", a->path);
-#undef ADD
-	if (len >= sizeof(text)) {
-		len = sizeof(text) - 1;
-		text[len - 1] = '\n';
-	}
-	mt_log_text(text, len);
+		add(&out, "%s", cause);
+	add(&out, "memtrace:   the full report: memtrace report %s\n", a->path);
+	answer_log(&out);
 	free(h);
 }
 
@@ -403,13 +416,8 @@ void mt_answer_arena(const struct mt_answer *a, const struct mt_event *ev,
 	size_t n = 0;
 	struct mt_answer_holder *h = tensor_holders(c, &n);
 	char(*names)[512] = calloc(ARENA_LINES, 512);
-	char text[6144], where[512], cause[1024];
-	size_t len = 0;
-#define ADD(...)                                                                           \
-	do {                                                                               \
-		if (len < sizeof(text))                                                    \
-			len += (size_t)snprintf(text + len, sizeof(text) - len, __VA_ARGS__); \
-	} while (0)
+	char where[512], cause[1024];
+	struct answer_text out = { .len = 0 };
 	if (!h || !names) {
 		free(h);
 		free(names);
@@ -417,26 +425,26 @@ void mt_answer_arena(const struct mt_answer *a, const struct mt_event *ev,
 	}
 	stack_name(a, ev->stack, ev->op, false, where, sizeof(where));
 	size_t lines = arena_lines(a, h, n, names, ev->stack, &step, &step_count);
-	ADD("memtrace: out of memory: TensorFlow's BFC allocator refused a tensor of %s (%s) in "
+	add(&out, "memtrace: out of memory: TensorFlow's BFC allocator refused a tensor of %s (%s) in "
 	    "%s\n",
 	    fmt_size(ev->bytes).s, fmt_bytes(ev->bytes).s, where);
-	ADD("memtrace:   its arena: %s%s, %s allocated (%s) to %llu tensors, %s free in it "
+	add(&out, "memtrace:   its arena: %s%s, %s allocated (%s) to %llu tensors, %s free in it "
 	    "(largest free chunk %s)\n",
 	    fmt_size(c->reserved).s, limit ? " (its memory limit)" : " in its regions so far",
 	    fmt_size(c->allocated).s, fmt_bytes(c->allocated).s, (unsigned long long)c->tensors,
 	    fmt_size(arena_free).s, fmt_size(trace_cache_largest_free(c)).s);
 	if (step)
-		ADD("memtrace:   %s of it in %llu tensors made at the line that failed; %s held by "
+		add(&out, "memtrace:   %s of it in %llu tensors made at the line that failed; %s held by "
 		    "other lines\n",
 		    fmt_size(step).s, (unsigned long long)step_count,
 		    fmt_size(sat_sub(c->allocated, step)).s);
 	if (lines)
-		ADD("memtrace:   the tensors, by the line that made them:\n");
+		add(&out, "memtrace:   the tensors, by the line that made them:\n");
 	for (size_t i = 0; i < lines && i < SUMMARY_HOLDERS; i++)
-		ADD("memtrace:   %10s in %llu: %s\n", fmt_size(h[i].bytes).s,
+		add(&out, "memtrace:   %10s in %llu: %s\n", fmt_size(h[i].bytes).s,
 		    (unsigned long long)h[i].count, names[i]);
 	if (n > SUMMARY_HOLDERS && lines > SUMMARY_HOLDERS)
-		ADD("memtrace:   (and more)\n");
+		add(&out, "memtrace:   (and more)\n");
 	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = ev->bytes,
 							    .step = step,
 							    .limit = limit,
@@ -445,14 +453,9 @@ void mt_answer_arena(const struct mt_answer *a, const struct mt_event *ev,
 							    .largest_free =
 								    trace_cache_largest_free(c) },
 			      cause, sizeof(cause));
-	ADD("%s", cause);
-	ADD("memtrace:   the full report: memtrace report %s\n", a->path);
-#undef ADD
-	if (len >= sizeof(text)) {
-		len = sizeof(text) - 1;
-		text[len - 1] = '\n';
-	}
-	mt_log_text(text, len);
+	add(&out, "%s", cause);
+	add(&out, "memtrace:   the full report: memtrace report %s\n", a->path);
+	answer_log(&out);
 	free(names);
 	free(h);
 }
