@@ -16,6 +16,9 @@ static bool framework_package(const char *pkg)
 {
 	static const char *const names[] = {
 		"torch/", "tensorflow/", "keras/", "jax/", "jaxlib/", "cupy/", "cupyx/",
+		/* the frameworks' own layers and optimizers: the user's line is
+		 * the call of optimizer.init, of a flax module, not theirs */
+		"tf_keras/", "optax/", "flax/", "haiku/", "equinox/",
 	};
 
 	for (size_t i = 0; i < LENGTH(names); i++) {

@@ -111,7 +111,13 @@ START_TEST(test_python_user)
 	ck_assert(!trace_python_frame_is_user("/venv/lib/python3.11/site-packages/keras/z.py"));
 	ck_assert(!trace_python_frame_is_user(
 		"/venv/lib/python3.11/site-packages/tensorflow/python/ops/a.py"));
+	ck_assert(!trace_python_frame_is_user(
+		"/venv/lib/python3.11/site-packages/optax/_src/transform.py"));
+	ck_assert(!trace_python_frame_is_user("/venv/lib/python3.11/site-packages/flax/linen/a.py"));
+	ck_assert(!trace_python_frame_is_user("/venv/lib/python3.11/site-packages/tf_keras/b.py"));
+	ck_assert(!trace_python_frame_is_user("/venv/lib/python3.11/site-packages/haiku/c.py"));
 	/* other packages are the user's code: their models, their trainers */
+	ck_assert(trace_python_frame_is_user("/venv/lib/python3.11/site-packages/optaxx/a.py"));
 	ck_assert(trace_python_frame_is_user(
 		"/venv/lib/python3.11/site-packages/transformers/models/llama/modeling_llama.py"));
 	ck_assert(trace_python_frame_is_user("/venv/lib/python3.11/site-packages/torchvision/a.py"));
