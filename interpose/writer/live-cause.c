@@ -487,8 +487,10 @@ void mt_cause_answer(struct mt_cause *c, const struct mt_cause_oom *o, mt_cause_
 		SAY("memtrace:   cause (preallocated): one allocation of %s by %s, among the first "
 		    "on device %d: a framework's arena, whose tensors memtrace does not see\n",
 		    a, where, o->device);
-		SAY("memtrace:   try: TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true; JAX: "
-		    "XLA_PYTHON_CLIENT_PREALLOCATE=false, or `memtrace run --per-tensor`\n");
+		SAY("memtrace:   try: the tensors must fit the arena's limit: JAX: raise it with "
+		    "XLA_PYTHON_CLIENT_MEM_FRACTION where the device has room, else a smaller "
+		    "batch, jax.checkpoint, donate_argnums (`memtrace run --per-tensor` shows each "
+		    "tensor); PREALLOCATE=false and allow_growth keep the same limit\n");
 		break;
 	case TRACE_CAUSE_NOT_OURS:
 		size_into(a, sizeof(a), v.bytes);

@@ -72,10 +72,13 @@ static void rule_preallocated(const struct trace *t, const struct model *m, stru
 				  "see",
 				  fmt_size(n->bytes).s, render_note_fraction(n) * 100, n->device,
 				  where),
-			xasprintf("TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true (allow growth; its "
-				  "arena's tensors are seen either way); JAX: "
-				  "XLA_PYTHON_CLIENT_PREALLOCATE=false, or rerun with `memtrace run "
-				  "--per-tensor` to see each tensor"));
+			xasprintf("the tensors must fit the arena's limit: JAX: raise it with "
+				  "XLA_PYTHON_CLIENT_MEM_FRACTION (0.75 of the device by default) where "
+				  "the device has room, else a smaller batch, jax.checkpoint, "
+				  "donate_argnums; rerun with `memtrace run --per-tensor` to see each "
+				  "tensor. XLA_PYTHON_CLIENT_PREALLOCATE=false (JAX) and "
+				  "TF_FORCE_GPU_ALLOW_GROWTH=true (TensorFlow) leave the device to "
+				  "other processes until the arena grows, but keep the same limit"));
 		x->stack = n->stack;
 		x->bytes = n->bytes;
 		return; /* one is enough: the remedy is the same */
