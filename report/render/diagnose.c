@@ -758,8 +758,9 @@ static void rule_arena_too_big(const struct trace *t, const struct model_oom *o,
 				   "else is freed", fmt_size(limit).s);
 	if (step)
 		scale = xasprintf("; %s of it in %" PRIu64 " %s made at %s, the line that failed: "
-				  "with the request, %s for that step (its batch: the inputs, "
-				  "activations and temporaries scale with the batch size)",
+				  "with the request, %s for that line (in a training step, its "
+				  "inputs, activations and temporaries, which scale with the batch "
+				  "size; in a model's build, its weights)",
 				  fmt_size(step).s, step_tensors,
 				  step_tensors == 1 ? "tensor" : "tensors", line ? line : "?",
 				  fmt_size(step + o->requested).s);

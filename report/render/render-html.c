@@ -533,8 +533,8 @@ static void data_segments(struct html *h, const struct model_framework *fw)
 		fputs("]]", h->f);
 		shown += s->n;
 	}
-	fprintf(h->f, "],\"allocated\":%" PRIu64 ",\"reserved\":%" PRIu64, fw->allocated,
-		fw->reserved);
+	fprintf(h->f, "],\"allocated\":%" PRIu64 ",\"reserved\":%" PRIu64 ",\"bfc\":%d",
+		fw->allocated, fw->reserved, fw->bfc);
 }
 
 static void data_moments(struct html *h, struct moments *ms, size_t def)
@@ -1193,7 +1193,14 @@ static void print_oom_headline(const struct html *h, const struct model_oom *o)
 	print_cache_fragmentation(h, o);
 	print_path(h, o->stack, api);
 	fputs("</div>", h->f);
-	if (o->has_holders)
+	/* with a framework's view, its tensors: the lines users know, not
+	 * the segments or the arena that hold them */
+	if (o->framework.has && o->framework.n_holders)
+		print_holders(h, o->framework.holders, o->framework.n_holders,
+			      o->framework.allocated,
+			      o->framework.bfc ? "at the failure (tensors in TensorFlow's BFC arena)"
+					       : "at the failure (tensors in PyTorch's cache)");
+	else if (o->has_holders)
 		print_holders(h, o->holders, o->n_holders, o->live_bytes, "at the failure");
 	fputs("</section>\n", h->f);
 }

@@ -353,8 +353,11 @@
 		var m = D.moments[state.sel];
 		if (!m || !m.segments) return;
 		var what = m.kind === 'peak' ? 'at its peak' : m.kind === 'end' ? 'at the end' : 'at ' + m.name;
-		box.appendChild(el('p', 'segs-title', "Inside PyTorch's cache " + what + ': ' + bytes(m.reserved) +
-			' reserved in ' + m.segments.length + ' segments, ' + bytes(m.allocated) + ' allocated to tensors'));
+		box.appendChild(el('p', 'segs-title', m.bfc
+			? "Inside TensorFlow's BFC arena " + what + ': ' + bytes(m.reserved) + ' in ' +
+			  m.segments.length + ' regions, ' + bytes(m.allocated) + ' allocated to tensors'
+			: "Inside PyTorch's cache " + what + ': ' + bytes(m.reserved) + ' reserved in ' +
+			  m.segments.length + ' segments, ' + bytes(m.allocated) + ' allocated to tensors'));
 		var lg = el('div', 'legend');
 		BLOCK_CLASSES.forEach(function (c, i) { lg.appendChild(el('span', c, BLOCK_STATES[i])); });
 		box.appendChild(lg);
