@@ -44,7 +44,6 @@ static bool beyond_device(const struct model_oom *o)
 	       trace_cause_beyond_device(o->requested, (uint64_t)o->device_total);
 }
 
-
 static uint64_t oom_total(const struct model *m, const struct model_oom *o)
 {
 	if (o->has_device_total && o->device_total > 0)
@@ -721,14 +720,13 @@ static void arena_split(const struct trace *t, const struct model_oom *o, struct
 		if (line && l && strcmp(l, line) == 0) {
 			a->step += g->bytes;
 			a->step_tensors += g->count;
-		} else {
-			a->others += g->bytes;
-			if (g->bytes > a->top_bytes) {
-				a->top = g;
-				a->top_bytes = g->bytes;
-			}
+		} else if (g->bytes > a->top_bytes) {
+			a->top = g;
+			a->top_bytes = g->bytes;
 		}
 	}
+	/* the holders kept are the largest (HOLDERS_KEPT): the rest is others' */
+	a->others = sat_sub(f->allocated, a->step);
 }
 
 /* A full arena, judged inside it (render_arena_oom): what its tensors
