@@ -269,6 +269,113 @@ void mt_answer_oom(const struct mt_answer *a, const struct mt_event *ev,
 	answer_log(&out);
 }
 
+/* ---- growth from the latest tensors (live-reps.h) ---- */
+
+/* A Python frame's id for the repetitions: its function, file and line,
+ * as the reporter's frame_key hashes them (diagnose.c). */
+static uint64_t frame_key(const char *function, const char *file, unsigned line)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (const char *p = function ? function : ""; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	for (const char *p = file ? file : ""; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	return (h ^ (uint64_t)line) * 1099511628211ull;
+}
+
+static uint32_t user_chain(void *ctx, uint32_t stack, uint64_t *chain, uint32_t cap)
+{
+	const struct mt_answer *a = ctx;
+	unsigned depth = 0;
+	const uintptr_t *ips = stack ? mt_stack_get(a->stacks, stack, &depth) : NULL;
+	uint32_t n = 0;
+
+	for (unsigned i = ips ? depth : 0; i-- > 0 && n < cap;) {
+		const char *fn = NULL, *file = NULL;
+		unsigned line = 0;
+
+		if (MT_IS_PYFRAME(ips[i]) && a->pyframe && a->pyframe(ips[i], &fn, &file, &line) &&
+		    trace_python_frame_is_user(file))
+			chain[n++] = frame_key(fn, file, line);
+	}
+	return n;
+}
+
+static bool in_forward(void *ctx, uint32_t stack)
+{
+	const struct mt_answer *a = ctx;
+	unsigned depth = 0;
+	const uintptr_t *ips = stack ? mt_stack_get(a->stacks, stack, &depth) : NULL;
+
+	for (unsigned i = 0; ips && i < depth; i++) {
+		const char *fn = NULL, *file = NULL;
+		unsigned line = 0;
+		size_t len;
+
+		if (MT_IS_PYFRAME(ips[i]) && a->pyframe && a->pyframe(ips[i], &fn, &file, &line) &&
+		    fn && (len = strlen(fn)) >= 7 && strcmp(fn + len - 7, "forward") == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The label of the Python frame of stack whose id is key. */
+static void key_label(const struct mt_answer *a, uint32_t stack, uint64_t key, char *out,
+		      size_t n)
+{
+	unsigned depth = 0;
+	struct frame_read r = { .a = a };
+
+	snprintf(out, n, "?");
+	r.ips = stack ? mt_stack_get(a->stacks, stack, &depth) : NULL;
+	for (unsigned i = 0; r.ips && i < depth; i++) {
+		const char *fn = NULL, *file = NULL;
+		unsigned line = 0;
+
+		if (MT_IS_PYFRAME(r.ips[i]) && a->pyframe &&
+		    a->pyframe(r.ips[i], &fn, &file, &line) && frame_key(fn, file, line) == key) {
+			frame_label(&r, i, out, n);
+			return;
+		}
+	}
+}
+
+/* The cause's two lines when a line of the program kept tensors pass
+ * after pass (the reporter's rule_growth_tensors, its words); false when
+ * none did. bfc: TensorFlow's tensors, advice in Keras's words. */
+static bool growth_lines(const struct mt_answer *a, bool bfc, struct answer_text *out)
+{
+	struct mt_reps_growth r;
+	char line[512], made[512];
+
+	if (!mt_reps_growth(&a->reps, user_chain, in_forward, (void *)a,
+			    trace_growth_floor(a->peak), &r))
+		return false;
+	key_label(a, r.largest_stack, r.g.key, line, sizeof(line));
+	stack_name(a, r.largest_stack, 0, false, made, sizeof(made));
+	add(out, "memtrace:   cause (growth): %s came round %llu times and %llu of them left "
+		 "tensors live: each repetition kept %s (the median of %llu), the largest made at "
+		 "%s\n",
+	    line, (unsigned long long)r.g.passes, (unsigned long long)r.g.kept,
+	    fmt_size(r.g.per_pass).s, (unsigned long long)r.g.cycles, made);
+	if (bfc)
+		add(out, "memtrace:   try: free what %s keeps from one repetition to the next: "
+			 "between model builds, del model; tf.keras.backend.clear_session(); "
+			 "gc.collect()\n",
+		    line);
+	else if (r.graph)
+		add(out, "memtrace:   try: what %s keeps holds its autograd graph: keep loss.item() "
+			 "(or detach()) of what is logged or appended, and evaluate under "
+			 "torch.no_grad()\n",
+		    line);
+	else
+		add(out, "memtrace:   try: free what %s keeps from one repetition to the next: "
+			 "del model; gc.collect(); torch.cuda.empty_cache() between builds\n",
+		    line);
+	return true;
+}
+
 /* ---- the answer at PyTorch's OOM: the tensor view ---- */
 
 static int cmp_i64(const void *a, const void *b)
@@ -348,6 +455,10 @@ void mt_answer_tensor(const struct mt_answer *a, const struct mt_event *ev,
 	if (n > SUMMARY_HOLDERS)
 		add(&out, "memtrace:   (and %zu more)\n", n - SUMMARY_HOLDERS);
 	char cause[1024];
+	/* the allocator's own cap leads; then tensors kept pass after pass,
+	 * before the pieces they leave (trace_cause_rank) */
+	if (!trace_cause_allocator_limit(cuda != NULL, true) && growth_lines(a, false, &out))
+		goto told;
 	mt_cause_own_answer(&(struct mt_cause_own_oom){ .cuda_failed = cuda != NULL,
 							.requested = ev->bytes,
 							.limit = ev->limit,
@@ -359,6 +470,7 @@ void mt_answer_tensor(const struct mt_answer *a, const struct mt_event *ev,
 			    cause, sizeof(cause));
 	if (cause[0])
 		add(&out, "%s", cause);
+told:
 	add(&out, "memtrace:   the full report: memtrace report %s\n", a->path);
 	answer_log(&out);
 	free(h);
@@ -445,14 +557,17 @@ void mt_answer_arena(const struct mt_answer *a, const struct mt_event *ev,
 		    (unsigned long long)h[i].count, names[i]);
 	if (n > SUMMARY_HOLDERS && lines > SUMMARY_HOLDERS)
 		add(&out, "memtrace:   (and more)\n");
-	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = ev->bytes,
-							    .step = step,
-							    .limit = limit,
-							    .reserved = c->reserved,
-							    .arena_free = arena_free,
-							    .largest_free =
-								    trace_cache_largest_free(c) },
-			      cause, sizeof(cause));
+	/* a step beyond the arena leads; then tensors kept pass after pass */
+	cause[0] = '\0';
+	if (trace_cause_beyond_arena(ev->bytes, step, limit) || !growth_lines(a, true, &out))
+		mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = ev->bytes,
+								    .step = step,
+								    .limit = limit,
+								    .reserved = c->reserved,
+								    .arena_free = arena_free,
+								    .largest_free =
+									    trace_cache_largest_free(c) },
+				      cause, sizeof(cause));
 	add(&out, "%s", cause);
 	add(&out, "memtrace:   the full report: memtrace report %s\n", a->path);
 	answer_log(&out);
@@ -549,6 +664,12 @@ static void cache_event(struct mt_answer *a, const struct mt_event *ev)
 			       "may miss tensors");
 		a->cache_failed = true;
 	}
+	/* torch asks for a free, then completes it; a BFC arena's is one event */
+	if (ev->kind == MT_EV_TENSOR_ALLOC)
+		mt_reps_made(&a->reps, ev->address, (uint32_t)ev->stack,
+			     trace_cache_block_size(&a->cache, ev->address));
+	else if (ev->kind == MT_EV_TENSOR_FREE_REQUESTED || ev->kind == MT_EV_TENSOR_FREE)
+		mt_reps_gone(&a->reps, ev->address);
 }
 
 const struct mt_event *mt_answer_event(struct mt_answer *a, const struct mt_event *ev,
@@ -596,4 +717,5 @@ const struct mt_event *mt_answer_event(struct mt_answer *a, const struct mt_even
 void mt_answer_fini(struct mt_answer *a)
 {
 	trace_cache_fini(&a->cache);
+	mt_reps_fini(&a->reps);
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "live-cause.h"
+#include "live-reps.h"
 #include "trace-cache.h"
 #include "trace-schema.h"
 #include "writer.h"
@@ -31,6 +32,11 @@ struct mt_answer {
 	uint64_t last_oom_ns;
 	struct trace_cache cache; /* PyTorch's cache, for the answer at its OOM */
 	bool has_cache, cache_failed;
+	/* the latest tensors, for the growth told at the allocator's OOM
+	 * (mt_reps_init'ed by the caller), and the device's peak so far (the
+	 * caller's, before each event: trace_growth_floor's) */
+	struct mt_reps reps;
+	uint64_t peak;
 	/* a CUDA OOM inside torch's allocator: its answer waits for the
 	 * allocator's own OOM, which names the tensor */
 	struct mt_event pending;

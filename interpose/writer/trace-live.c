@@ -560,8 +560,11 @@ static bool event(struct mt_live *l, uint64_t seq, uint64_t time_ns, const struc
 
 	if (MT_UNLIKELY(l->answer.has_pending) && (oom = mt_answer_settle(&l->answer, ev)))
 		summary(l, oom);
-	if (mt_answer_wants(ev->kind) && (oom = mt_answer_event(&l->answer, ev, time_ns)))
-		summary(l, oom);
+	if (mt_answer_wants(ev->kind)) {
+		l->answer.peak = l->set.peak.peak;
+		if ((oom = mt_answer_event(&l->answer, ev, time_ns)))
+			summary(l, oom);
+	}
 
 	switch (ev->kind) {
 	case MT_EV_OOM:
@@ -736,6 +739,7 @@ struct mt_live *mt_live_new(const struct mt_live_options *o)
 	l->answer = (struct mt_answer){ .path = l->path, .stacks = o->stacks,
 					.op_name = o->op_name, .pyframe = o->pyframe,
 					.cause = l->cause };
+	mt_reps_init(&l->answer.reps);
 	return l;
 }
 

@@ -196,6 +196,11 @@ class BFCTest(unittest.TestCase):
         self.assertIn('data-cause="growth"', page)
         self.assertNotIn("cause (preallocated)", stderr)
         self.assertNotIn("cause (fragmentation)", stderr)
+        # the answer on stderr at the arena's OOM says the same
+        said = [l for l in stderr.splitlines() if "memtrace:   cause (" in l]
+        self.assertEqual(len(said), 1, stderr[-3000:])
+        self.assertIn(f"cause (growth): main ({line})", said[0])
+        self.assertIn("clear_session()", stderr)
 
 
 def main():

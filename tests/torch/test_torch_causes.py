@@ -69,6 +69,12 @@ class Causes(base.TorchTest):
         self.assertIn('data-cause="growth"><b>Cause', page)
         self.assertIn(line, page)
         self.assertNotIn("cause (fragmentation)", run.stderr)
+        if oom:  # the answer on stderr at torch's OOM says the same
+            said = [l for l in run.stderr.splitlines() if "memtrace:   cause (" in l]
+            self.assertEqual(len(said), 1, run.stderr[-3000:])
+            self.assertIn("cause (growth): ", said[0])
+            self.assertIn(line, said[0])
+            self.assertIn(advice, run.stderr)
         return run, diag
 
     def test_gpt_val_loss(self):
