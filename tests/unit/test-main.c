@@ -15,6 +15,7 @@ Suite *framework_oom_suite(void);
 Suite *live_cause_suite(void);
 Suite *live_set_suite(void);
 Suite *fork_gate_suite(void);
+Suite *live_reps_suite(void);
 
 int main(int argc, char **argv)
 {
@@ -22,7 +23,8 @@ int main(int argc, char **argv)
 	Suite *(*const suites[])(void) = { config_suite, stack_table_suite, site_table_suite,
 					   queue_suite,	 map_suite,	    writer_suite,
 					   fd_guard_suite, live_timeline_suite, framework_oom_suite,
-					   live_cause_suite, live_set_suite, fork_gate_suite };
+					   live_cause_suite, live_set_suite, fork_gate_suite,
+					   live_reps_suite };
 	const char *only = argc > 1 ? argv[1] : NULL;
 	for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++) {
 		Suite *s = suites[i]();
