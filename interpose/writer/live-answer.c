@@ -537,9 +537,9 @@ void mt_answer_arena(const struct mt_answer *a, const struct mt_event *ev,
 	}
 	stack_name(a, ev->stack, ev->op, false, where, sizeof(where));
 	size_t lines = arena_lines(a, h, n, names, ev->stack, &step, &step_count);
-	add(&out, "memtrace: out of memory: TensorFlow's BFC allocator refused a tensor of %s (%s) in "
-	    "%s\n",
-	    fmt_size(ev->bytes).s, fmt_bytes(ev->bytes).s, where);
+	add(&out, "memtrace: out of memory: %s of %s (%s) failed in %s: TensorFlow's BFC allocator "
+	    "refused the tensor\n",
+	    mt_api_name(ev->api), fmt_size(ev->bytes).s, fmt_bytes(ev->bytes).s, where);
 	add(&out, "memtrace:   its arena: %s%s, %s allocated (%s) to %llu tensors, %s free in it "
 	    "(largest free chunk %s)\n",
 	    fmt_size(c->reserved).s, limit ? " (its memory limit)" : " in its regions so far",
