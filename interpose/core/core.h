@@ -176,8 +176,10 @@ bool mt_queue_abandon(struct mt_queue *q);
  * cell due even while its producer fills it. */
 void mt_queue_skip(struct mt_queue *q);
 /* Consumer only: takes out a filled event after the one due, hooked, of
- * this kind at this address. */
-bool mt_queue_take_ahead(struct mt_queue *q, unsigned kind, uint64_t address,
+ * this kind at the address the event `of` (an allocation or mapping) got
+ * again: the release that gave the address back, never one by a thread
+ * that held the address since (queue.c). */
+bool mt_queue_take_ahead(struct mt_queue *q, const struct mt_event *of, unsigned kind,
 			 struct mt_event *ev);
 /* Consumer only: the cell of the event last taken (mt_queue_pop,
  * mt_queue_take_ahead); the event of cell pos went into the trace as seq

@@ -417,21 +417,46 @@ void mt_queue_skip(struct mt_queue *q)
 	q->abandoned++;
 }
 
-/* Consumer only: a filled cell after the one due, whose event has this
- * kind and address, hooked; taken out (marked done). The release looked
- * for is usually a few cells on, but a thread preempted between its call
- * and its ticket may put it anywhere: the search goes to the head. */
-bool mt_queue_take_ahead(struct mt_queue *q, unsigned kind, uint64_t address,
+/* Consumer only: a filled cell after the one due, whose event is the
+ * release (kind) of the address the event `of` got again, hooked; taken
+ * out (marked done). The release looked for is usually a few cells on,
+ * but a thread preempted between its call and its ticket may put it
+ * anywhere: the search goes to the head. A release by a thread that got
+ * the address itself after the one due (`of`'s thread, or one whose
+ * allocation at the address lies between) is never it: a thread's events
+ * are in its program order, so that release began after its thread held
+ * the address again, and is the release of a later allocation (taking it
+ * wrote one free too early and left the late one unmatched:
+ * tests/reliability/FINDINGS.md F17). Past MT_TAKE_AHEAD_THREADS such
+ * threads the search stops. */
+#define MT_TAKE_AHEAD_THREADS 64
+bool mt_queue_take_ahead(struct mt_queue *q, const struct mt_event *of, unsigned kind,
 			 struct mt_event *ev)
 {
 	uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
 	uint64_t head = atomic_load(&q->head);
+	uint32_t held[MT_TAKE_AHEAD_THREADS];
+	unsigned nheld = 0;
+	held[nheld++] = of->tid;
 	for (uint64_t pos = tail; pos != head && pos - tail <= q->mask; pos++) {
 		struct mt_queue_cell *c = &q->cells[pos & q->mask];
 		if (atomic_load_explicit(&c->seq, memory_order_acquire) != pos + 1)
 			continue;
 		const struct mt_event *e = &c->ev;
-		if (e->kind != kind || e->address != address || e->source != MT_SOURCE_HOOK)
+		if (e->address != of->address || e->source != MT_SOURCE_HOOK)
+			continue;
+		bool mine = false;
+		for (unsigned k = 0; k < nheld && !mine; k++)
+			mine = held[k] == e->tid;
+		if (e->kind == of->kind) {
+			if (!mine) {
+				if (nheld == MT_TAKE_AHEAD_THREADS)
+					return false;
+				held[nheld++] = e->tid;
+			}
+			continue;
+		}
+		if (e->kind != kind || mine)
 			continue;
 		*ev = *e;
 		q->taken = pos;

@@ -157,6 +157,7 @@ struct mt_writer {
 	uint64_t gap_ticket;
 	uint64_t gap_ns;
 	uint64_t early;
+	uint64_t unpaired; /* allocations written over a live address */
 };
 
 /* How long the writer waits for a ticket taken and not yet pushed (a
@@ -169,6 +170,8 @@ struct mt_writer {
 /* How long it waits for a release still running at an address an
  * allocation already got again (early_release). */
 #define MT_REUSE_WAIT_NS (100ull * 1000 * 1000)
+/* How long before it commits what it has written (early_release). */
+#define MT_REUSE_COMMIT_NS (1000ull * 1000)
 /* How long the last drain of mt_writer_finish waits for a cell being
  * filled before it skips it (mt_queue_skip). */
 #define MT_FINISH_FILL_WAIT_NS (100ull * 1000 * 1000)
@@ -695,8 +698,9 @@ static void write_event(struct mt_writer *w, uint64_t seq, struct mt_event *ev)
 	}
 }
 
-/* The waiting rows, the meta keys and the live sets, then COMMIT. */
-static void commit(struct mt_writer *w, uint64_t seq)
+/* The waiting rows, the meta keys and the live sets, then COMMIT; the
+ * ring file's cells before ticket upto are free again. */
+static void commit(struct mt_writer *w, uint64_t seq, uint64_t upto)
 {
 	for (int i = 0; i < B_COUNT; i++) {
 		if (!w->failed)
@@ -715,15 +719,16 @@ static void commit(struct mt_writer *w, uint64_t seq)
 		put_meta_u64(w, "order_events_late", mt_queue_late(w->queue));
 	if (w->early)
 		put_meta_u64(w, "order_releases_early", w->early);
+	if (w->unpaired)
+		put_meta_u64(w, "order_reuse_unpaired", w->unpaired);
 	/* the ring file's cells before this ticket are in the trace: with
 	 * events_written, what memtrace recover starts from (trace-ring.h) */
-	uint64_t popped = mt_queue_popped(w->queue);
 	if (w->ring_id)
-		put_meta_u64(w, "ring_tail", popped);
+		put_meta_u64(w, "ring_tail", upto);
 	if (!mt_live_commit(w->live))
 		w->failed = true;
 	if (exec_sql(w, "COMMIT"))
-		mt_queue_release(w->queue, popped);
+		mt_queue_release(w->queue, upto);
 }
 
 /* Times stay as read: CUPTI's records come late with their own, and a
@@ -761,29 +766,46 @@ static bool next_event(struct mt_writer *w, struct mt_event *ev, bool final)
 
 /* An allocation or mapping at an address the live set still holds: if its
  * release is queued, or still running on another thread, it was served
- * first (the device gave the address out again), and is written first. */
-static bool early_release(struct mt_writer *w, const struct mt_event *ev, struct mt_event *rel)
+ * first (the device gave the address out again), and is written first.
+ * cell: the allocation's own. While it waits, the cells written so far
+ * are committed once: the release's thread may be waiting for one of
+ * them, which only a commit frees in a ring file (F17). */
+static bool early_release(struct mt_writer *w, const struct mt_event *ev, uint64_t cell,
+			  struct mt_event *rel)
 {
 	unsigned kind = ev->kind == MT_EV_MAP ? MT_EV_UNMAP : MT_EV_FREE;
 	uint64_t since = 0;
+	bool committed = false;
 	if (ev->source != MT_SOURCE_HOOK || !ev->address || !mt_live_holds(w->live, ev))
 		return false;
 	for (;;) {
-		if (mt_queue_take_ahead(w->queue, kind, ev->address, rel)) {
+		if (mt_queue_take_ahead(w->queue, ev, kind, rel)) {
 			w->early++;
 			return true;
 		}
 		if (!mt_queue_release_running(w->queue, ev->address)) {
 			/* done since we looked: its event is in the queue now */
-			if (!mt_queue_take_ahead(w->queue, kind, ev->address, rel))
+			if (!mt_queue_take_ahead(w->queue, ev, kind, rel)) {
+				w->unpaired++;
 				return false;
+			}
 			w->early++;
 			return true;
 		}
+		uint64_t now = mt_now_ns();
 		if (!since)
-			since = mt_now_ns();
-		else if (mt_now_ns() - since > MT_REUSE_WAIT_NS)
+			since = now;
+		else if (now - since > MT_REUSE_WAIT_NS) {
+			w->unpaired++;
 			return false;
+		}
+		if (!committed && w->ring_id && now - since > MT_REUSE_COMMIT_NS &&
+		    mt_queue_released(w->queue) < cell) {
+			committed = true;
+			commit(w, w->seq, cell);
+			if (!w->failed && !exec_sql(w, "BEGIN"))
+				w->failed = true;
+		}
 		sched_yield();
 	}
 }
@@ -816,26 +838,26 @@ static void drain(struct mt_writer *w, bool final)
 		if (open && !w->failed) {
 			/* each event's own cell (the release taken ahead has another) */
 			uint64_t cell = mt_queue_taken(w->queue);
-			if (early_release(w, &ev, &rel))
+			if (early_release(w, &ev, cell, &rel))
 				write_ordered(w, &rel, mt_queue_taken(w->queue));
 			write_ordered(w, &ev, cell);
 		} else {
 			w->dropped++;
 		}
 		if (open && flight && ++in_tx >= MT_FLIGHT_CHUNK) {
-			commit(w, w->seq);
+			commit(w, w->seq, mt_queue_popped(w->queue));
 			open = false;
 			in_tx = 0;
 			if (!w->failed && !mt_live_trim(w->live))
 				w->failed = true;
 		} else if (open && w->ring_id &&
 			   mt_queue_popped(w->queue) - mt_queue_released(w->queue) >= half) {
-			commit(w, w->seq);
+			commit(w, w->seq, mt_queue_popped(w->queue));
 			open = false;
 		}
 	}
 	if (open)
-		commit(w, w->seq);
+		commit(w, w->seq, mt_queue_popped(w->queue));
 	for (int i = 0; i < B_COUNT; i++)
 		w->batch[i].n = 0;
 	if (open && flight && !w->failed && !mt_live_trim(w->live))

@@ -112,10 +112,17 @@ START_TEST(close_releases_waiters)
 END_TEST
 
 /* The event carries its ticket in handle, to be known when it comes out. */
+static void push_by(struct mt_queue *q, uint64_t ticket, unsigned kind, uint64_t address,
+		    uint32_t tid)
+{
+	struct mt_event ev = { .handle = ticket, .kind = (uint8_t)kind, .address = address,
+			       .tid = tid };
+	mt_queue_push(q, ticket, &ev);
+}
+
 static void push_ticket(struct mt_queue *q, uint64_t ticket, unsigned kind, uint64_t address)
 {
-	struct mt_event ev = { .handle = ticket, .kind = (uint8_t)kind, .address = address };
-	mt_queue_push(q, ticket, &ev);
+	push_by(q, ticket, kind, address, 0);
 }
 
 static uint64_t pop_order(struct mt_queue *q)
@@ -176,15 +183,47 @@ START_TEST(taken_ahead_is_skipped)
 	uint64_t t0 = mt_queue_ticket(q), t1 = mt_queue_ticket(q), t2 = mt_queue_ticket(q);
 	push_ticket(q, t1, MT_EV_FREE, 0x1000);
 	push_ticket(q, t2, MT_EV_FREE, 0x2000);
-	ck_assert(!mt_queue_take_ahead(q, MT_EV_FREE, 0x3000, &ev));
-	ck_assert(!mt_queue_take_ahead(q, MT_EV_ALLOC, 0x1000, &ev));
-	ck_assert(mt_queue_take_ahead(q, MT_EV_FREE, 0x1000, &ev));
+	const struct mt_event at3 = { .kind = MT_EV_ALLOC, .address = 0x3000, .tid = 1 };
+	const struct mt_event at1 = { .kind = MT_EV_ALLOC, .address = 0x1000, .tid = 1 };
+	ck_assert(!mt_queue_take_ahead(q, &at3, MT_EV_FREE, &ev));
+	ck_assert(!mt_queue_take_ahead(q, &at1, MT_EV_ALLOC, &ev));
+	ck_assert(mt_queue_take_ahead(q, &at1, MT_EV_FREE, &ev));
 	ck_assert_uint_eq(ev.handle, t1);
 	push_ticket(q, t0, MT_EV_ALLOC, 0x1000);
 	ck_assert_uint_eq(pop_order(q), t0);
 	ck_assert_uint_eq(pop_order(q), t2);
 	ck_assert(!mt_queue_pop(q, &ev));
 	ck_assert_uint_eq(mt_queue_popped(q), 3);
+	mt_queue_free(q);
+}
+END_TEST
+
+/* The release taken ahead for an allocation at an address is never one
+ * by a thread that held the address after it: the allocation's own thread,
+ * or one whose allocation there comes between (F17: thread 2 got the
+ * address at t1 and gave it back at t2; thread 3's release at t3 is the
+ * one that went before thread 1's allocation). */
+START_TEST(taken_ahead_skips_later_holders)
+{
+	struct mt_queue *q = mt_queue_new(4, -1);
+	struct mt_event ev;
+	uint64_t t0 = mt_queue_ticket(q), t1 = mt_queue_ticket(q), t2 = mt_queue_ticket(q),
+		 t3 = mt_queue_ticket(q), t4 = mt_queue_ticket(q);
+	push_by(q, t1, MT_EV_ALLOC, 0x1000, 2);
+	push_by(q, t2, MT_EV_FREE, 0x1000, 2);
+	push_by(q, t3, MT_EV_FREE, 0x1000, 3);
+	push_by(q, t4, MT_EV_FREE, 0x1000, 1);
+	push_by(q, t0, MT_EV_ALLOC, 0x1000, 1);
+	ck_assert_uint_eq(pop_order(q), t0);
+	const struct mt_event of = { .kind = MT_EV_ALLOC, .address = 0x1000, .tid = 1 };
+	ck_assert(mt_queue_take_ahead(q, &of, MT_EV_FREE, &ev));
+	ck_assert_uint_eq(ev.handle, t3);
+	/* no other: thread 2's follows its own allocation, thread 1's is its own */
+	ck_assert(!mt_queue_take_ahead(q, &of, MT_EV_FREE, &ev));
+	ck_assert_uint_eq(pop_order(q), t1);
+	ck_assert_uint_eq(pop_order(q), t2);
+	ck_assert_uint_eq(pop_order(q), t4);
+	ck_assert(!mt_queue_pop(q, &ev));
 	mt_queue_free(q);
 }
 END_TEST
@@ -211,6 +250,7 @@ Suite *queue_suite(void)
 	tcase_add_test(tc, pops_in_ticket_order);
 	tcase_add_test(tc, abandoned_cell_comes_late);
 	tcase_add_test(tc, taken_ahead_is_skipped);
+	tcase_add_test(tc, taken_ahead_skips_later_holders);
 	tcase_add_test(tc, claims_are_plain);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);

@@ -256,9 +256,10 @@ END_TEST
 /* An event pushed with a ticket of its own (taken earlier, as record.c
  * takes an allocation's before its call). */
 static void push_at(struct mt_queue *q, uint64_t ticket, unsigned kind, uint64_t addr,
-		    uint64_t bytes)
+		    uint64_t bytes, uint32_t tid)
 {
 	struct mt_event ev = { 0 };
+	ev.tid = tid;
 	ev.time_ns = mt_now_ns();
 	ev.kind = (uint8_t)kind;
 	ev.api = 1;
@@ -285,14 +286,15 @@ START_TEST(written_in_ticket_order)
 	ck_assert_ptr_nonnull(w);
 	for (unsigned i = 0; i < 5; i++)
 		k[i] = mt_queue_ticket(q);
-	/* the device: A at 0x1000, B at 0x2000, free A, C at 0x1000 (its
-	 * ticket before the free's: its call began first), free B */
-	push_at(q, k[4], MT_EV_FREE, 0x2000, 0);
-	push_at(q, k[1], MT_EV_ALLOC, 0x2000, 200);
-	push_at(q, k[3], MT_EV_FREE, 0x1000, 0);
-	push_at(q, k[2], MT_EV_ALLOC, 0x1000, 300);
+	/* the device: A at 0x1000 (thread 1), B at 0x2000 (thread 2), free A
+	 * (thread 1), C at 0x1000 (thread 3; its ticket before the free's:
+	 * its call began first), free B (thread 2) */
+	push_at(q, k[4], MT_EV_FREE, 0x2000, 0, 2);
+	push_at(q, k[1], MT_EV_ALLOC, 0x2000, 200, 2);
+	push_at(q, k[3], MT_EV_FREE, 0x1000, 0, 1);
+	push_at(q, k[2], MT_EV_ALLOC, 0x1000, 300, 3);
 	ck_assert(!mt_writer_sync(w, k[0], 50)); /* k[0] is not here yet */
-	push_at(q, k[0], MT_EV_ALLOC, 0x1000, 100);
+	push_at(q, k[0], MT_EV_ALLOC, 0x1000, 100, 1);
 	/* the free written early is not waited for again (the writer gives
 	 * up on a missing ticket only after a second) */
 	ck_assert(mt_writer_sync(w, k[4], 500));
