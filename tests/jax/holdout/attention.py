@@ -38,12 +38,15 @@ def settled(device):
     """memory_stats() once the failure has finished unwinding: XLA frees
     the failed execution's buffers on its own threads, so a reading right
     after the exception can still count one of them (1 run in about 25
-    under memtrace's timing). Two readings 50 ms apart agree, 2 s at most."""
-    last = device.memory_stats()
-    for _ in range(40):
+    under memtrace's timing; one 50 ms pause was not enough on CI's
+    loaded machine, 254 KiB still counted). Ten readings 50 ms apart
+    agree, 10 s at most."""
+    last, same = device.memory_stats(), 0
+    for _ in range(200):
         time.sleep(0.05)
         now = device.memory_stats()
-        if now == last:
+        same = same + 1 if now == last else 0
+        if same >= 10:
             break
         last = now
     return last
