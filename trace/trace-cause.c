@@ -79,7 +79,8 @@ bool trace_cause_arena_fragmentation(uint64_t requested, uint64_t arena_free,
 				     uint64_t largest_free, uint64_t arena)
 {
 	return trace_cause_cache_fragmentation(requested, arena_free, largest_free, 0) &&
-	       (double)arena_free >= TRACE_ARENA_PIECES_SHARE * (double)arena;
+	       (double)arena_free >= TRACE_ARENA_PIECES_SHARE * (double)arena &&
+	       arena_free / TRACE_ARENA_PIECES_ROOM >= requested;
 }
 
 bool trace_cause_beyond_arena(uint64_t requested, uint64_t step, uint64_t limit)

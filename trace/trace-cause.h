@@ -209,11 +209,18 @@ bool trace_cause_beyond_device(uint64_t requested, uint64_t device_total);
 uint64_t trace_cause_arena_limit(uint64_t reserved, uint64_t regions, uint64_t device_total);
 /* Fragmentation inside such an arena: trace_cause_cache_fragmentation
  * (its free bytes would hold the request, none of its free chunks does;
- * the device left out) and the free bytes are at least
+ * the device left out), the free bytes are at least
  * TRACE_ARENA_PIECES_SHARE of its regions (arena): the few MiB left in
  * pieces when tensors kept round after round filled the arena are no
- * cause of their own. */
+ * cause of their own; and they would hold the request
+ * TRACE_ARENA_PIECES_ROOM times: put together, pieces that hold this
+ * tensor and not the next of its size (a weight's initializer makes two,
+ * Adam two slots per weight, a step the same activations again) would
+ * fail at the next, and the arena is full, not in pieces (a Keras model
+ * too big for the arena, failing at its build with 415 MiB free in two
+ * pieces for a 256 MiB weight). */
 #define TRACE_ARENA_PIECES_SHARE 0.10
+#define TRACE_ARENA_PIECES_ROOM 2
 bool trace_cause_arena_fragmentation(uint64_t requested, uint64_t arena_free,
 				     uint64_t largest_free, uint64_t arena);
 /* The request with what the step that failed holds in the arena

@@ -214,6 +214,13 @@ static void cause_name(void *ctx, uint32_t stack, char *out, size_t n)
 	stack_name(ctx, stack, 0, true, out, n);
 }
 
+/* The cache is a BFC arena's (frameworks/tensorflow-bfc.c): its regions'
+ * blocks are exact. */
+static bool arena_cache(const struct trace_cache *c)
+{
+	return c->n_segs && c->segs[0].stream == MT_CACHE_EXACT_BLOCKS;
+}
+
 /* The cause's lines (live-cause.h) of the OOM ev, whose holders are h. */
 static void cause_lines(const struct mt_answer *a, const struct mt_event *ev,
 			const struct mt_answer_live *live, const struct mt_answer_holder *h, size_t n,
@@ -233,6 +240,9 @@ static void cause_lines(const struct mt_answer *a, const struct mt_event *ev,
 		.device_total = ev->device_total, .device = ev->device, .live = live->live,
 		.peak = live->peak, .graph_live = live->graph_live, .holders = stacks,
 		.n_holders = n,
+		.bfc_beyond_limit = ev->kind == MT_EV_OOM && ev->api == MT_API_BFCAllocator &&
+				    !(a->has_cache && arena_cache(&a->cache)) && ev->device_total &&
+				    ev->device_free >= ev->bytes,
 	};
 	mt_cause_answer(a->cause, &o, cause_name, (void *)a, out, outsz);
 	free(stacks);
@@ -474,13 +484,6 @@ told:
 	add(&out, "memtrace:   the full report: memtrace report %s\n", a->path);
 	answer_log(&out);
 	free(h);
-}
-
-/* The cache is a BFC arena's (frameworks/tensorflow-bfc.c): its regions'
- * blocks are exact. */
-static bool arena_cache(const struct trace_cache *c)
-{
-	return c->n_segs && c->segs[0].stream == MT_CACHE_EXACT_BLOCKS;
 }
 
 /* The arena's tensors by the user's line that made them (a tensor made

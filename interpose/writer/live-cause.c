@@ -442,6 +442,19 @@ void mt_cause_answer(struct mt_cause *c, const struct mt_cause_oom *o, mt_cause_
 		out[0] = '\0';
 	if (!c || !n)
 		return;
+	if (o->bfc_beyond_limit) {
+		size_into(a, sizeof(a), o->requested);
+		size_into(b, sizeof(b), o->device_free);
+		SAY("memtrace:   cause (too_big): TensorFlow's BFC allocator refused the %s asked "
+		    "for before its arena took any memory: more than the memory limit TensorFlow "
+		    "set for the GPU (below the %s the device had free): it cannot fit, whatever "
+		    "else is freed\n",
+		    a, b);
+		SAY("memtrace:   try: a smaller tensor: host data copied whole (tf.constant) stays "
+		    "on the host, fed in batches (model.fit on the NumPy arrays, tf.data); a "
+		    "smaller batch_size or model\n");
+		return;
+	}
 	judge(c, o, &v);
 	switch (v.cause) {
 	case TRACE_CAUSE_GROWTH:

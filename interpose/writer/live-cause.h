@@ -45,6 +45,10 @@ struct mt_cause_oom {
 	uint64_t graph_live;	 /* graph memory not freed */
 	const uint32_t *holders; /* stacks holding device-side memory now */
 	size_t n_holders;
+	/* TensorFlow's BFC allocator refused it before its arena took any
+	 * region, the device having room: more than TensorFlow's memory
+	 * limit for the GPU (the report's render_bfc_beyond_limit) */
+	bool bfc_beyond_limit;
 };
 
 /* Names a stack for the answer (the summary's naming rule). */

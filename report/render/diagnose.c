@@ -729,6 +729,90 @@ static void arena_split(const struct trace *t, const struct model_oom *o, struct
 	a->others = sat_sub(f->allocated, a->step);
 }
 
+/* TensorFlow's words for a working set that does not fit, by what the
+ * tensor asked for is for (render_variable_of): its title, a clause of
+ * evidence, the remedy (allocated). */
+static const char *tf_title(enum render_variable v)
+{
+	switch (v) {
+	case RENDER_WEIGHT: return "The model does not fit the arena";
+	case RENDER_OPTIMIZER_SLOT: return "The model and its optimizer's state do not fit the arena";
+	case RENDER_DATA: return "The data copied to the GPU does not fit the arena";
+	case RENDER_NOT_VARIABLE: break;
+	}
+	return "The working set does not fit the arena";
+}
+
+static const char *tf_what(enum render_variable v)
+{
+	switch (v) {
+	case RENDER_WEIGHT:
+		return "; the tensor asked for is for a model weight (its layer's build and "
+		       "initializer), which the batch does not change";
+	case RENDER_OPTIMIZER_SLOT:
+		return "; the tensor asked for is an optimizer slot (Adam keeps two of each "
+		       "weight's size), which the batch does not change";
+	case RENDER_DATA:
+		return "; the tensor asked for is host data copied to the GPU whole (tf.constant "
+		       "or tf.convert_to_tensor of an array), which the batch does not change";
+	case RENDER_NOT_VARIABLE: break;
+	}
+	return "";
+}
+
+#define TF_GROWTH_NO_HELP                                                                      \
+	"TF_FORCE_GPU_ALLOW_GROWTH=true does not help: the arena's limit stays the same"
+
+static char *tf_remedy(enum render_variable v)
+{
+	switch (v) {
+	case RENDER_WEIGHT:
+		return xstrdup("a smaller model (fewer or narrower layers, a smaller Embedding or "
+			       "vocabulary): its weights do not change with batch_size, and mixed "
+			       "precision keeps them float32; " TF_GROWTH_NO_HELP);
+	case RENDER_OPTIMIZER_SLOT:
+		return xstrdup("an optimizer that keeps less per weight (keras.optimizers.SGD "
+			       "without momentum keeps none, Adafactor factored ones, Adam two full "
+			       "copies) or a smaller model; batch_size does not change them; "
+			       TF_GROWTH_NO_HELP);
+	case RENDER_DATA:
+		return xstrdup("keep the data on the host and let batches go to the GPU: pass the "
+			       "NumPy arrays to model.fit, or tf.data.Dataset.from_tensor_slices("
+			       "...).batch(...) made under tf.device(\"/CPU:0\"); "
+			       "TF_FORCE_GPU_ALLOW_GROWTH=true does not help");
+	case RENDER_NOT_VARIABLE: break;
+	}
+	return xstrdup("a smaller batch_size (model.fit's, or the dataset's batch), smaller inputs "
+		       "(the image size, the sequence length) or a smaller model; mixed precision "
+		       "(keras.mixed_precision.set_global_policy(\"mixed_float16\")) halves the "
+		       "activations; " TF_GROWTH_NO_HELP);
+}
+
+/* TensorFlow's BFC allocator refused a request more than the memory
+ * limit it set for the GPU before its arena took any region
+ * (render_bfc_beyond_limit): the request alone cannot fit, whatever the
+ * device had free outside the limit. */
+static void rule_bfc_beyond_limit(const struct trace *t, const struct model_oom *o,
+				  struct diagnoses *d)
+{
+	enum render_variable v = render_variable_of(t, o->stack);
+	_autofree_ char *line = line_of(t, o->stack);
+	struct diagnosis *x;
+
+	x = add(d, DIAG_TOO_BIG,
+		v == RENDER_NOT_VARIABLE ? "The tensor is more than TensorFlow's memory limit"
+					 : tf_title(v),
+		xasprintf("TensorFlow's BFC allocator refused the %s asked for at %s before its arena "
+			  "took any memory: the tensor is more than the memory limit TensorFlow "
+			  "set for the GPU (below the %s the device had free); it cannot fit, "
+			  "whatever else is freed%s",
+			  fmt_size(o->requested).s, line ? line : "?",
+			  fmt_size((uint64_t)o->device_free).s, tf_what(v)),
+		tf_remedy(v));
+	x->stack = o->stack;
+	x->bytes = o->requested;
+}
+
 /* A full arena, judged inside it (render_arena_oom): what its tensors
  * held, how much of it the line that failed made (with the request: what
  * scales with the batch or input) and what other lines hold (weights,
@@ -742,6 +826,8 @@ static void rule_arena_too_big(const struct trace *t, const struct model_oom *o,
 	const struct model_group *top = a->top;
 	_autofree_ char *line = line_of(t, o->stack), *size = NULL, *cannot = NULL;
 	_autofree_ char *held = NULL, *scale = NULL;
+	const char *title, *what;
+	char *remedy;
 	struct diagnosis *x;
 
 	size = limit ? xasprintf("TensorFlow's BFC arena, %s (its memory limit),", fmt_size(limit).s)
@@ -754,14 +840,18 @@ static void rule_arena_too_big(const struct trace *t, const struct model_oom *o,
 	else if (trace_cause_beyond_arena(o->requested, step, limit))
 		cannot = xasprintf("; the step alone needs more than the arena's %s, whatever "
 				   "else is freed", fmt_size(limit).s);
+	enum render_variable variable = render_variable_of(t, o->stack);
 	if (step)
 		scale = xasprintf("; %s of it in %" PRIu64 " %s made at %s, the line that failed: "
-				  "with the request, %s for that line (in a training step, its "
-				  "inputs, activations and temporaries, which scale with the batch "
-				  "size; in a model's build, its weights)",
+				  "with the request, %s for that line (%s)",
 				  fmt_size(step).s, step_tensors,
 				  step_tensors == 1 ? "tensor" : "tensors", line ? line : "?",
-				  fmt_size(step + o->requested).s);
+				  fmt_size(step + o->requested).s,
+				  variable == RENDER_NOT_VARIABLE
+					  ? "in a training step, its inputs, activations and "
+					    "temporaries, which scale with the batch size; in a model's "
+					    "build, its weights"
+					  : "the model's weights and the optimizer's slots made so far");
 	if (top) {
 		_autofree_ char *w = render_stack_label(t, top->stack, true);
 
@@ -769,18 +859,17 @@ static void rule_arena_too_big(const struct trace *t, const struct model_oom *o,
 				 "slots, tensors kept), which the batch does not change",
 				 fmt_size(others).s, w, fmt_size(top_bytes).s);
 	}
-	x = add(d, DIAG_TOO_BIG, "The working set does not fit the arena",
+	title = tf_title(variable);
+	what = tf_what(variable);
+	remedy = tf_remedy(variable);
+	x = add(d, DIAG_TOO_BIG, title,
 		xasprintf("%s held %s in %" PRIu64 " %s when the %s asked for failed, %s of it "
-			  "free (its largest free chunk %s)%s%s%s",
+			  "free (its largest free chunk %s)%s%s%s%s",
 			  size, fmt_size(f->allocated).s, f->tensors,
 			  f->tensors == 1 ? "tensor" : "tensors", fmt_size(o->requested).s,
 			  fmt_size(sat_sub(f->reserved, f->allocated)).s, fmt_size(f->largest_free).s,
-			  cannot ? cannot : "", scale ? scale : "", held ? held : ""),
-		xasprintf("a smaller batch_size (model.fit's, or the dataset's batch), smaller inputs "
-			  "(the image size, the sequence length) or a smaller model; mixed precision "
-			  "(keras.mixed_precision.set_global_policy(\"mixed_float16\")) halves the "
-			  "activations; TF_FORCE_GPU_ALLOW_GROWTH=true does not help: the arena's "
-			  "limit stays the same"));
+			  cannot ? cannot : "", what, scale ? scale : "", held ? held : ""),
+		remedy);
 	x->stack = o->stack;
 	x->bytes = step + o->requested;
 	x->room = limit > others ? limit - others : 0;
@@ -849,10 +938,12 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 	/* inside an arena whose tensors are seen: the device outside it is
 	 * the framework's limit at work, not a cause (trace-cause.h) */
 	bool arena = o && render_arena_oom(t, o);
+	/* before the arena took any region: more than TensorFlow's limit */
+	bool tf_limit = o && !arena && !own && render_bfc_beyond_limit(t, o);
 	struct arena_split split = { 0 };
 	/* it cannot fit, and too_big leads: the request is more than the
 	 * device, or inside an arena the step is more than its limit */
-	bool beyond = o && beyond_device(o);
+	bool beyond = o && (beyond_device(o) || tf_limit);
 
 	if (arena) {
 		arena_split(t, o, &split);
@@ -862,7 +953,7 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 
 	if (arena)
 		rule_arena_fragmentation(t, o, d);
-	else if (o && !own)
+	else if (o && !own && !tf_limit)
 		rule_fragmentation(o, d);
 	rule_orphaned_graphs(m, d);
 	/* at an OOM, what its live set kept round after round; else (and
@@ -872,7 +963,9 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 	/* an arena whose tensors are seen is no cause of its own: they are */
 	if (!arena && !m->framework_end.bfc)
 		rule_preallocated(t, m, d);
-	if (o && !own) {
+	if (tf_limit) {
+		rule_bfc_beyond_limit(t, o, d);
+	} else if (o && !own) {
 		if (!arena)
 			rule_not_ours(m, o, d);
 		bool explained = false;

@@ -274,6 +274,36 @@ char *render_stack_label(const struct trace *t, int64_t stack, bool short_file)
 	return xasprintf("%s <- %s", label, by);
 }
 
+static bool has(const char *s, const char *part)
+{
+	return s && strstr(s, part);
+}
+
+enum render_variable render_variable_of(const struct trace *t, int64_t stack)
+{
+	const struct trace_stack *s = trace_find_stack(t, stack);
+	bool variable = false, data = false;
+
+	/* innermost first: an optimizer's frames are outside its variable's */
+	for (uint32_t i = 0; s && i < s->depth; i++) {
+		const struct trace_frame *f = trace_stack_frame(t, s, i);
+
+		if (!f || f->kind != MT_FRAME_PYTHON)
+			continue;
+		if (variable && (has(f->file, "/keras/src/optimizers/") ||
+				 has(f->file, "/tf_keras/src/optimizers/") ||
+				 has(f->file, "/keras/optimizers/")))
+			return RENDER_OPTIMIZER_SLOT;
+		if (has(f->function, "ResourceVariable.__init__") ||
+		    has(f->function, "Layer.add_weight") ||
+		    (has(f->function, "Variable.__init__") && has(f->file, "/keras/")))
+			variable = true;
+		if (has(f->file, "/tensorflow/python/framework/constant_op.py"))
+			data = true;
+	}
+	return variable ? RENDER_WEIGHT : data ? RENDER_DATA : RENDER_NOT_VARIABLE;
+}
+
 uint64_t render_oom_device_used(const struct model_oom *o)
 {
 	if (!o->has_device_free || !o->has_device_total || o->device_total <= 0)
@@ -288,6 +318,15 @@ bool render_arena_oom(const struct trace *t, const struct model_oom *o)
 	const char *api = t ? trace_api_name(t, o->api) : NULL;
 
 	return o->framework.has && o->framework.bfc && api && strcmp(api, "BFCAllocator") == 0;
+}
+
+bool render_bfc_beyond_limit(const struct trace *t, const struct model_oom *o)
+{
+	const char *api = t ? trace_api_name(t, o->api) : NULL;
+
+	return api && strcmp(api, "BFCAllocator") == 0 &&
+	       (!o->framework.has || !o->framework.reserved) && o->has_device_free &&
+	       o->device_free > 0 && (uint64_t)o->device_free >= o->requested;
 }
 
 uint64_t render_arena_limit(const struct model_oom *o)

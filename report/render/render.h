@@ -168,6 +168,19 @@ uint64_t render_oom_device_used(const struct model_oom *o);
 bool render_arena_oom(const struct trace *t, const struct model_oom *o);
 /* That arena's limit (trace_cause_arena_limit): 0 when not known. */
 uint64_t render_arena_limit(const struct model_oom *o);
+/* TensorFlow's BFC allocator refused the request before its arena had a
+ * region (none seen): the request is more than the memory limit
+ * TensorFlow set for the GPU, below the device's free memory, whatever
+ * that limit is (BFC takes its first region at its first request). */
+bool render_bfc_beyond_limit(const struct trace *t, const struct model_oom *o);
+/* What the stack's tensor is for, read from its Python frames: a
+ * model's weight (a variable's creation: Layer.add_weight, a tf.Variable,
+ * its initializer's temporaries too), an optimizer's slot (a variable
+ * made under keras/optimizers: Adam's two per weight), host data copied
+ * to the device whole (tf.constant, tf.convert_to_tensor of an array), or
+ * none of these (a step's tensors). */
+enum render_variable { RENDER_NOT_VARIABLE, RENDER_WEIGHT, RENDER_OPTIMIZER_SLOT, RENDER_DATA };
+enum render_variable render_variable_of(const struct trace *t, int64_t stack);
 /* The tensor the framework's allocator was asked for at the OOM: torch's
  * own OOM names it, the arena's OOM is it; false when not known. */
 bool render_cache_request(const struct trace *t, const struct model_oom *o, uint64_t *bytes);

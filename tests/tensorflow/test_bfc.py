@@ -28,6 +28,7 @@ REPORTER = os.path.join(BUILD, "report", "memtrace-report")
 SIM_RUN = os.path.join(SOURCE, "scripts", "sim-run")
 PROGRAM = os.path.join(SOURCE, "tests", "tensorflow", "programs", "bfc.py")
 BUILD_LOOP = os.path.join(SOURCE, "tests", "tensorflow", "programs", "build_loop.py")
+TOO_BIG = os.path.join(SOURCE, "tests", "tensorflow", "programs", "too_big.py")
 OOM_BATCH = 200000  # the first Dense layer's output: 200000 x 1024 floats
 HIDDEN = 1024  # programs/bfc.py's
 SKIP = 77
@@ -69,12 +70,12 @@ def oom_line():
 
 
 class BFCTest(unittest.TestCase):
-    def start(self, trace=None, growth=False, program=None):
+    def start(self, trace=None, growth=False, program=None, args=None):
         extra = {"LD_PRELOAD": LIB, "MEMTRACE_OUTPUT": trace, "MEMTRACE_CUPTI": "off"} \
             if trace else {}
         if growth:
             extra["TF_FORCE_GPU_ALLOW_GROWTH"] = "true"
-        args = [program] if program else [PROGRAM, str(OOM_BATCH)]
+        args = [program] + (args or []) if program else [PROGRAM, str(OOM_BATCH)]
         return subprocess.Popen([SIM_RUN, "--capacity", "1G", "--", PYTHON] + args,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=run_env(extra))
@@ -164,6 +165,69 @@ class BFCTest(unittest.TestCase):
         self.assertNotIn('data-cause="preallocated"', page)
 
 
+    def test_too_big(self):
+        """Two of the seeds' scenarios, judged as a Keras user would: a
+        model too big for the arena, failing in a weight's initializer
+        with 415 MiB free in two pieces for a 256 MiB tensor, is the model
+        too big (not fragmentation, not the batch); the training set
+        copied to the GPU whole (tf.constant) is more than TensorFlow's
+        memory limit before the arena took any memory (not the device's
+        pieces, not PyTorch's advice), with the advice to keep it on the
+        host. TensorFlow's figures are the truth: its memory_limit, its
+        peak, the tensors' bytes."""
+        with tempfile.TemporaryDirectory(prefix="memtrace-bfc-") as tmp:
+            traces = {w: os.path.join(tmp, w + ".db") for w in ("model", "data")}
+            runs = {w: [self.start(program=TOO_BIG, args=[w]),
+                        self.start(traces[w], program=TOO_BIG, args=[w])] for w in traces}
+            out = {w: [self.result(p) for p in runs[w]] for w in runs}
+            got = {w: (self.report(t), self.report_text(t),
+                       self.report_text(t, "--format", "html")) for w, t in traces.items()}
+        for what, error in (("model", "ResourceExhaustedError"), ("data", "InternalError")):
+            (plain, _), (traced, stderr) = out[what]
+            report, text, page = got[what]
+            with self.subTest(what):
+                # the program is the same program under memtrace
+                self.assertEqual(plain["error"], error)
+                self.assertEqual(traced["error"], plain["error"])
+                self.assertEqual(traced["memory_limit"], plain["memory_limit"])
+                self.assertEqual(traced["after"], plain["after"])
+                diag = report["diagnosis"]
+                self.assertEqual(diag["cause"], "too_big", diag["evidence"])
+                self.assertNotIn("fragmentation", [a["cause"] for a in diag["also"]])
+                self.assertIn(f"too_big.py:{tag_line(TOO_BIG, what)})", diag["evidence"])
+                self.assertIn('data-cause="too_big"', page)
+                for said in (text, stderr, page):
+                    self.assertNotIn("expandable_segments", said)
+                    self.assertNotIn("cause (fragmentation)", said)
+                    self.assertNotIn("Cause (fragmentation)", said)
+                oom, = report["ooms"]
+                if what == "model":
+                    # the weight's initializer asked for the weight's bytes,
+                    # inside the arena of TensorFlow's memory_limit, which
+                    # then held TensorFlow's own peak
+                    self.assertEqual(oom["requested_bytes"], traced["weight_bytes"])
+                    fw = oom["framework"]
+                    self.assertEqual(fw["reserved_bytes"], traced["memory_limit"])
+                    self.assertEqual(fw["allocated_bytes"], traced["after"]["peak"])
+                    free = fw["reserved_bytes"] - fw["allocated_bytes"]
+                    self.assertGreater(free, oom["requested_bytes"])
+                    self.assertIn("The model does not fit the arena", text)
+                    self.assertIn("a model weight", diag["evidence"])
+                    self.assertIn("a smaller model", diag["try"])
+                    self.assertNotIn("a smaller batch_size", diag["try"])
+                else:
+                    # the array's bytes, more than TensorFlow's limit: no
+                    # arena was ever taken (TensorFlow's peak is 0)
+                    self.assertEqual(oom["requested_bytes"], traced["data_bytes"])
+                    self.assertGreater(oom["requested_bytes"], traced["memory_limit"])
+                    self.assertEqual(traced["after"]["peak"], 0)
+                    self.assertIsNone(oom["framework"])
+                    self.assertIn("more than the memory limit TensorFlow set", diag["evidence"])
+                    self.assertIn("host data copied to the GPU whole", diag["evidence"])
+                    self.assertIn("from_tensor_slices", diag["try"])
+                    self.assertIn("cause (too_big): TensorFlow's BFC allocator refused", stderr)
+
+
     def test_build_loop(self):
         """Models built and kept until the arena runs out: growth at the
         build's line, each repetition what TensorFlow's own current grew
@@ -177,7 +241,20 @@ class BFCTest(unittest.TestCase):
             page = self.report_text(trace, "--format", "html")
         self.assertEqual(plain["error"], "ResourceExhaustedError")
         self.assertEqual(traced["error"], plain["error"])
-        self.assertEqual(len(traced["after"]), len(plain["after"]))
+        # The rounds TensorFlow finished are the same plain and traced, but
+        # for the last: its peak (112-119 MiB over the round's start, of
+        # which 63 MiB stay) comes within 45 MiB of the arena's limit, and
+        # whether a 16 MiB piece is still whole there depends on the order
+        # its threads freed the earlier rounds' gradients in (CI's loaded
+        # run: 11 rounds traced, 12 plain; 12 in all 10 runs here, 7 plain).
+        self.assertLessEqual(abs(len(traced["after"]) - len(plain["after"])), 1,
+                             (traced["after"], plain["after"]))
+        # each round's figure within what it moves by from run to run
+        # (3.7 MiB seen plain against plain; a round keeps 63 MiB), but
+        # the last both finished, near the limit, which moved by 11 MiB
+        # plain against plain (765.4 and 776.5 MiB) and 15 MiB traced
+        for t, p in list(zip(traced["after"], plain["after"]))[:-1]:
+            self.assertLessEqual(abs(t - p), 8 << 20, (traced["after"], plain["after"]))
         grew = [a - b for a, b in zip(traced["after"], traced["before"])][1:]
         self.assertGreaterEqual(len(grew), 3, grew)
         diag = report["diagnosis"]

@@ -155,6 +155,30 @@ START_TEST(graphs_kept_lead)
 }
 END_TEST
 
+/* TensorFlow's BFC allocator refused a tensor before its arena took any
+ * memory (tf.constant of a 937.5 MiB array, a 799 MiB limit): too big,
+ * never the device's pieces, whatever it had free. */
+START_TEST(bfc_beyond_its_limit)
+{
+	char out[1024];
+	struct mt_cause *c = mt_cause_new();
+	struct mt_cause_oom o = {
+		.stack = 1, .requested = 983040000, .has_device = true, .device_free = 1024 * MiB,
+		.device_total = 1024 * MiB, .bfc_beyond_limit = true,
+	};
+
+	mt_cause_answer(c, &o, name, NULL, out, sizeof(out));
+	ck_assert_msg(strstr(out, "cause (too_big): TensorFlow's BFC allocator refused the 937.5 MiB") &&
+			      strstr(out, "try: a smaller tensor") &&
+			      !strstr(out, "fragmentation") && !strstr(out, "expandable_segments"),
+		      "%s", out);
+	o.bfc_beyond_limit = false;
+	mt_cause_answer(c, &o, name, NULL, out, sizeof(out));
+	ck_assert_msg(strstr(out, "cause (fragmentation)"), "%s", out);
+	mt_cause_free(c);
+}
+END_TEST
+
 START_TEST(no_state_no_cause)
 {
 	char out[64] = "x";
@@ -270,8 +294,8 @@ START_TEST(arena_judged_inside)
 			      out, sizeof(out));
 	ck_assert_msg(strstr(out, "cause (too_big): the 900.0 MiB asked for is more than"), "%s",
 		      out);
-	/* pieces: the arena's free bytes hold it, no chunk does */
-	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = 64 * MiB,
+	/* pieces: the arena's free bytes hold it (twice), no chunk does */
+	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = 48 * MiB,
 							    .step = 8 * MiB,
 							    .limit = 799 * MiB,
 							    .reserved = 799 * MiB,
@@ -284,6 +308,9 @@ START_TEST(arena_judged_inside)
 	/* a few MiB in pieces in a full arena (a leak filled it): no cause */
 	ck_assert(!trace_cause_arena_fragmentation(16 * MiB, 22 * MiB, 12 * MiB, 799 * MiB));
 	ck_assert(trace_cause_arena_fragmentation(16 * MiB, 80 * MiB, 12 * MiB, 799 * MiB));
+	/* free pieces that would hold the weight once, not twice: full */
+	ck_assert(!trace_cause_arena_fragmentation(256 * MiB, 415 * MiB, 256 * MiB - 1, 799 * MiB));
+	ck_assert(trace_cause_arena_fragmentation(200 * MiB, 415 * MiB, 199 * MiB, 799 * MiB));
 	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = 16 * MiB,
 							    .step = 200 * MiB,
 							    .limit = 799 * MiB,
@@ -322,6 +349,7 @@ Suite *live_cause_suite(void)
 	tcase_add_test(tc, grown_arena_is_not_preallocated);
 	tcase_add_test(tc, graphs_kept_lead);
 	tcase_add_test(tc, no_state_no_cause);
+	tcase_add_test(tc, bfc_beyond_its_limit);
 	tcase_add_test(tc, own_cap_is_allocator_limit);
 	tcase_add_test(tc, arena_judged_inside);
 	tcase_add_loop_test(tc, cache_fragmentation_as_the_report, 0,
