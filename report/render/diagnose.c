@@ -704,6 +704,7 @@ static char *line_of(const struct trace *t, int64_t stack)
  * that failed (the step in progress: its batch) and the rest. */
 struct arena_split {
 	uint64_t step, step_tensors, others, top_bytes;
+	uint64_t weights, slots; /* held by variables: a model's, an optimizer's */
 	const struct model_group *top; /* the other line's holder that holds the most */
 };
 
@@ -717,6 +718,11 @@ static void arena_split(const struct trace *t, const struct model_oom *o, struct
 		const struct model_group *g = &f->holders[i];
 		_autofree_ char *l = line_of(t, g->stack);
 
+		switch (render_variable_of(t, g->stack)) {
+		case RENDER_WEIGHT: a->weights += g->bytes; break;
+		case RENDER_OPTIMIZER_SLOT: a->slots += g->bytes; break;
+		default: break;
+		}
 		if (line && l && strcmp(l, line) == 0) {
 			a->step += g->bytes;
 			a->step_tensors += g->count;
@@ -728,6 +734,10 @@ static void arena_split(const struct trace *t, const struct model_oom *o, struct
 	/* the holders kept are the largest (HOLDERS_KEPT): the rest is others' */
 	a->others = sat_sub(f->allocated, a->step);
 }
+
+/* The model's weights and its optimizer's slots are the arena's problem
+ * when they hold at least this share of it (1: a half). */
+#define TF_MODEL_STATE_SHARE 1
 
 /* TensorFlow's words for a working set that does not fit, by what the
  * tensor asked for is for (render_variable_of): its title, a clause of
@@ -841,6 +851,18 @@ static void rule_arena_too_big(const struct trace *t, const struct model_oom *o,
 		cannot = xasprintf("; the step alone needs more than the arena's %s, whatever "
 				   "else is freed", fmt_size(limit).s);
 	enum render_variable variable = render_variable_of(t, o->stack);
+	/* a step's tensor refused in an arena that the model's weights and
+	 * its optimizer's slots fill half of: the model, not the batch */
+	uint64_t arena_bytes = limit ? limit : f->reserved;
+	_autofree_ char *state = NULL;
+	if (variable == RENDER_NOT_VARIABLE && arena_bytes &&
+	    (a->weights + a->slots) / TF_MODEL_STATE_SHARE >= arena_bytes / 2) {
+		variable = a->slots ? RENDER_OPTIMIZER_SLOT : RENDER_WEIGHT;
+		state = xasprintf("; %s of it is the model's weights (%s) and its optimizer's slots "
+				  "(%s), which the batch does not change",
+				  fmt_size(a->weights + a->slots).s, fmt_size(a->weights).s,
+				  fmt_size(a->slots).s);
+	}
 	if (step)
 		scale = xasprintf("; %s of it in %" PRIu64 " %s made at %s, the line that failed: "
 				  "with the request, %s for that line (%s)",
@@ -860,7 +882,7 @@ static void rule_arena_too_big(const struct trace *t, const struct model_oom *o,
 				 fmt_size(others).s, w, fmt_size(top_bytes).s);
 	}
 	title = tf_title(variable);
-	what = tf_what(variable);
+	what = state ? state : tf_what(variable);
 	remedy = tf_remedy(variable);
 	x = add(d, DIAG_TOO_BIG, title,
 		xasprintf("%s held %s in %" PRIu64 " %s when the %s asked for failed, %s of it "

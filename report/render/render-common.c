@@ -282,7 +282,7 @@ static bool has(const char *s, const char *part)
 enum render_variable render_variable_of(const struct trace *t, int64_t stack)
 {
 	const struct trace_stack *s = trace_find_stack(t, stack);
-	bool variable = false, data = false;
+	bool variable = false, data = false, initialized = false;
 
 	/* innermost first: an optimizer's frames are outside its variable's */
 	for (uint32_t i = 0; s && i < s->depth; i++) {
@@ -294,6 +294,12 @@ enum render_variable render_variable_of(const struct trace *t, int64_t stack)
 				 has(f->file, "/tf_keras/src/optimizers/") ||
 				 has(f->file, "/keras/optimizers/")))
 			return RENDER_OPTIMIZER_SLOT;
+		/* variables made while a tf.function was traced are filled
+		 * when it first runs: in Keras's fit, the optimizer's slots */
+		if (has(f->function, "Function._initialize_uninitialized_variables"))
+			initialized = true;
+		if (initialized && has(f->file, "/keras/src/backend/tensorflow/trainer.py"))
+			return RENDER_OPTIMIZER_SLOT;
 		if (has(f->function, "ResourceVariable.__init__") ||
 		    has(f->function, "Layer.add_weight") ||
 		    (has(f->function, "Variable.__init__") && has(f->file, "/keras/")))
@@ -301,7 +307,7 @@ enum render_variable render_variable_of(const struct trace *t, int64_t stack)
 		if (has(f->file, "/tensorflow/python/framework/constant_op.py"))
 			data = true;
 	}
-	return variable ? RENDER_WEIGHT : data ? RENDER_DATA : RENDER_NOT_VARIABLE;
+	return variable || initialized ? RENDER_WEIGHT : data ? RENDER_DATA : RENDER_NOT_VARIABLE;
 }
 
 uint64_t render_oom_device_used(const struct model_oom *o)

@@ -176,7 +176,9 @@ bool render_bfc_beyond_limit(const struct trace *t, const struct model_oom *o);
 /* What the stack's tensor is for, read from its Python frames: a
  * model's weight (a variable's creation: Layer.add_weight, a tf.Variable,
  * its initializer's temporaries too), an optimizer's slot (a variable
- * made under keras/optimizers: Adam's two per weight), host data copied
+ * made under keras/optimizers: Adam's two per weight; or one that Keras's
+ * fit made while tracing its step and fills when the step first runs,
+ * Function._initialize_uninitialized_variables), host data copied
  * to the device whole (tf.constant, tf.convert_to_tensor of an array), or
  * none of these (a step's tensors). */
 enum render_variable { RENDER_NOT_VARIABLE, RENDER_WEIGHT, RENDER_OPTIMIZER_SLOT, RENDER_DATA };
