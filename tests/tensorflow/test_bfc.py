@@ -37,6 +37,12 @@ SKIP = 77
 # against plain; test_tensorflow.py's TIMING_SLACK): plain against traced
 # within this; memtrace's figures exactly against the same run's.
 TIMING_SLACK = 4096
+# The peak of the step that fails: whether one [OOM_BATCH] float32 vector
+# (800000 bytes: the labels' or the loss's) is still live at the failing
+# allocation depends on the order TensorFlow's executor threads ran in
+# (seen plain 836132864, traced 836932864 on a loaded run; both 836932864
+# in the others).
+OOM_PEAK_SLACK = OOM_BATCH * 4
 PYTHON = None
 
 
@@ -118,7 +124,8 @@ class BFCTest(unittest.TestCase):
         self.assertEqual(traced["memory_limit"], plain["memory_limit"])
         for when in ("trained", "after_oom"):
             for key in ("current", "peak"):
-                self.assertLessEqual(abs(traced[when][key] - plain[when][key]), TIMING_SLACK,
+                slack = OOM_PEAK_SLACK if (when, key) == ("after_oom", "peak") else TIMING_SLACK
+                self.assertLessEqual(abs(traced[when][key] - plain[when][key]), slack,
                                      f"{when} {key} changed under memtrace: {traced} {plain}")
         self.assertNotIn("tensor view of its BFC arena is off", stderr)
         # memtrace's figures inside the arena are TensorFlow's
