@@ -178,9 +178,9 @@ void mt_queue_skip(struct mt_queue *q);
 /* Consumer only: takes out a filled event after the one due, hooked, of
  * this kind at the address the event `of` (an allocation or mapping) got
  * again: the release that gave the address back, never one by a thread
- * that held the address since (queue.c). */
+ * that held the address since (queue.c); not strict, the first. */
 bool mt_queue_take_ahead(struct mt_queue *q, const struct mt_event *of, unsigned kind,
-			 struct mt_event *ev);
+			 bool strict, struct mt_event *ev);
 /* Consumer only: the cell of the event last taken (mt_queue_pop,
  * mt_queue_take_ahead); the event of cell pos went into the trace as seq
  * (the ring file's written). */

@@ -421,23 +421,29 @@ void mt_queue_skip(struct mt_queue *q)
  * release (kind) of the address the event `of` got again, hooked; taken
  * out (marked done). The release looked for is usually a few cells on,
  * but a thread preempted between its call and its ticket may put it
- * anywhere: the search goes to the head. A release by a thread that got
- * the address itself after the one due (`of`'s thread, or one whose
- * allocation at the address lies between) is never it: a thread's events
- * are in its program order, so that release began after its thread held
- * the address again, and is the release of a later allocation (taking it
- * wrote one free too early and left the late one unmatched:
- * tests/reliability/FINDINGS.md F17). Past MT_TAKE_AHEAD_THREADS such
- * threads the search stops. */
+ * anywhere: the search goes to the head. A release by a thread after
+ * that thread got the address itself (`of`'s thread, or one whose
+ * allocation at the address lies between; after: by the thread's clock,
+ * read just before each ticket, in its program order) is never it: it is
+ * the release of a later allocation (taking it wrote one free too early
+ * and left the late one unmatched: tests/reliability/FINDINGS.md F17). A
+ * release of the same thread from before (pushed late, its cell given
+ * up) still is. Past MT_TAKE_AHEAD_THREADS such threads the search
+ * stops. Not strict: the first release of the address, whoever made it
+ * (when the strict search finds none and none is running: an allocation
+ * whose call returned long after its ticket was written where its ticket
+ * put it, and the address then looks live to every allocation there
+ * between; taking the next release keeps the count of each right). */
 #define MT_TAKE_AHEAD_THREADS 64
 bool mt_queue_take_ahead(struct mt_queue *q, const struct mt_event *of, unsigned kind,
-			 struct mt_event *ev)
+			 bool strict, struct mt_event *ev)
 {
 	uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
 	uint64_t head = atomic_load(&q->head);
-	uint32_t held[MT_TAKE_AHEAD_THREADS];
+	struct { uint32_t tid; uint64_t time_ns; } held[MT_TAKE_AHEAD_THREADS];
 	unsigned nheld = 0;
-	held[nheld++] = of->tid;
+	held[nheld].tid = of->tid;
+	held[nheld++].time_ns = of->time_ns;
 	for (uint64_t pos = tail; pos != head && pos - tail <= q->mask; pos++) {
 		struct mt_queue_cell *c = &q->cells[pos & q->mask];
 		if (atomic_load_explicit(&c->seq, memory_order_acquire) != pos + 1)
@@ -445,18 +451,21 @@ bool mt_queue_take_ahead(struct mt_queue *q, const struct mt_event *of, unsigned
 		const struct mt_event *e = &c->ev;
 		if (e->address != of->address || e->source != MT_SOURCE_HOOK)
 			continue;
-		bool mine = false;
-		for (unsigned k = 0; k < nheld && !mine; k++)
-			mine = held[k] == e->tid;
-		if (e->kind == of->kind) {
-			if (!mine) {
+		unsigned k = 0;
+		while (k < nheld && held[k].tid != e->tid)
+			k++;
+		if (e->kind == of->kind && strict) {
+			if (k == nheld) {
 				if (nheld == MT_TAKE_AHEAD_THREADS)
 					return false;
-				held[nheld++] = e->tid;
+				held[nheld].tid = e->tid;
+				held[nheld++].time_ns = e->time_ns;
 			}
 			continue;
 		}
-		if (e->kind != kind || mine)
+		/* by a thread after it got the address (its clock, read in
+		 * program order): a later allocation's release */
+		if (e->kind != kind || (strict && k < nheld && e->time_ns >= held[k].time_ns))
 			continue;
 		*ev = *e;
 		q->taken = pos;

@@ -779,23 +779,23 @@ static bool early_release(struct mt_writer *w, const struct mt_event *ev, uint64
 	if (ev->source != MT_SOURCE_HOOK || !ev->address || !mt_live_holds(w->live, ev))
 		return false;
 	for (;;) {
-		if (mt_queue_take_ahead(w->queue, ev, kind, rel)) {
+		if (mt_queue_take_ahead(w->queue, ev, kind, true, rel)) {
 			w->early++;
 			return true;
 		}
-		if (!mt_queue_release_running(w->queue, ev->address)) {
-			/* done since we looked: its event is in the queue now */
-			if (!mt_queue_take_ahead(w->queue, ev, kind, rel)) {
-				w->unpaired++;
-				return false;
-			}
-			w->early++;
-			return true;
-		}
+		bool running = mt_queue_release_running(w->queue, ev->address);
 		uint64_t now = mt_now_ns();
 		if (!since)
 			since = now;
-		else if (now - since > MT_REUSE_WAIT_NS) {
+		if (!running || now - since > MT_REUSE_WAIT_NS) {
+			/* done since we looked (its event is in the queue now);
+			 * else none of another thread's to come: the first
+			 * release there keeps the counts right (queue.c) */
+			if (mt_queue_take_ahead(w->queue, ev, kind, true, rel) ||
+			    mt_queue_take_ahead(w->queue, ev, kind, false, rel)) {
+				w->early++;
+				return true;
+			}
 			w->unpaired++;
 			return false;
 		}

@@ -338,6 +338,10 @@ static int by_order(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The threads an allocation's early release skips (mt_queue_take_ahead's
+ * MT_TAKE_AHEAD_THREADS): past them it takes none. */
+#define RECOVER_HELD_THREADS 64
+
 /* The cells of the ring that the trace lacks, in the writer's order. */
 static size_t pending_cells(const struct mt_ring_header *h, const struct mt_ring_cell *cells,
 			    uint64_t tail, uint64_t next_seq, struct pending *out)
@@ -385,6 +389,43 @@ static int ring_matches(struct recovery *r, const struct mt_ring_header *h)
 	return 1;
 }
 
+/* The release that an allocation at a live address (todo[i]'s, ev)
+ * comes after: the first later free of the address, strict (the writer's
+ * rule, mt_queue_take_ahead) by no thread that held the address since (the
+ * allocation's own, or one allocating there after, by its clock); n when
+ * none. */
+static size_t release_for(const struct pending *todo, const bool *done, size_t n, size_t i,
+			  const struct mt_ring_event *ev, bool strict)
+{
+	struct { uint32_t tid; uint64_t time_ns; } held[RECOVER_HELD_THREADS];
+	size_t nheld = 0;
+	struct mt_ring_event rel;
+
+	held[nheld].tid = ev->tid;
+	held[nheld++].time_ns = ev->time_ns;
+	for (size_t j = i + 1; j < n; j++) {
+		memcpy(&rel, &todo[j].cell->ev, sizeof(rel));
+		if (done[j] || rel.source != MT_SOURCE_HOOK || rel.address != ev->address)
+			continue;
+		size_t k = 0;
+		while (k < nheld && held[k].tid != rel.tid)
+			k++;
+		if (rel.kind == MT_EV_ALLOC && strict) {
+			if (k == nheld) {
+				if (nheld == RECOVER_HELD_THREADS)
+					return n;
+				held[nheld].tid = rel.tid;
+				held[nheld++].time_ns = rel.time_ns;
+			}
+			continue;
+		}
+		if (rel.kind == MT_EV_FREE &&
+		    !(strict && k < nheld && rel.time_ns >= held[k].time_ns))
+			return j;
+	}
+	return n;
+}
+
 static int recover_into(struct recovery *r, const struct mt_ring_header *h,
 			const struct mt_ring_cell *cells, uint64_t *recovered)
 {
@@ -430,15 +471,14 @@ static int recover_into(struct recovery *r, const struct mt_ring_header *h,
 		 * goes first. */
 		if (ev.source == MT_SOURCE_HOOK && ev.kind == MT_EV_ALLOC && ev.address &&
 		    map_get(&r->live, ev.address)) {
-			for (size_t j = i + 1; j < n; j++) {
-				memcpy(&rel, &todo[j].cell->ev, sizeof(rel));
-				if (done[j] || rel.source != MT_SOURCE_HOOK || rel.kind != MT_EV_FREE ||
-				    rel.address != ev.address)
-					continue;
+			size_t j = release_for(todo, done, n, i, &ev, true);
+			if (j == n)
+				j = release_for(todo, done, n, i, &ev, false);
+			if (j < n) {
 				done[j] = true;
+				memcpy(&rel, &todo[j].cell->ev, sizeof(rel));
 				if (!replay(r, seq++, rel))
 					rc = fail(r, "writing an event");
-				break;
 			}
 		}
 		if (rc == 0 && !replay(r, seq++, ev))

@@ -185,9 +185,9 @@ START_TEST(taken_ahead_is_skipped)
 	push_ticket(q, t2, MT_EV_FREE, 0x2000);
 	const struct mt_event at3 = { .kind = MT_EV_ALLOC, .address = 0x3000, .tid = 1 };
 	const struct mt_event at1 = { .kind = MT_EV_ALLOC, .address = 0x1000, .tid = 1 };
-	ck_assert(!mt_queue_take_ahead(q, &at3, MT_EV_FREE, &ev));
-	ck_assert(!mt_queue_take_ahead(q, &at1, MT_EV_ALLOC, &ev));
-	ck_assert(mt_queue_take_ahead(q, &at1, MT_EV_FREE, &ev));
+	ck_assert(!mt_queue_take_ahead(q, &at3, MT_EV_FREE, true, &ev));
+	ck_assert(!mt_queue_take_ahead(q, &at1, MT_EV_ALLOC, true, &ev));
+	ck_assert(mt_queue_take_ahead(q, &at1, MT_EV_FREE, true, &ev));
 	ck_assert_uint_eq(ev.handle, t1);
 	push_ticket(q, t0, MT_EV_ALLOC, 0x1000);
 	ck_assert_uint_eq(pop_order(q), t0);
@@ -216,14 +216,36 @@ START_TEST(taken_ahead_skips_later_holders)
 	push_by(q, t0, MT_EV_ALLOC, 0x1000, 1);
 	ck_assert_uint_eq(pop_order(q), t0);
 	const struct mt_event of = { .kind = MT_EV_ALLOC, .address = 0x1000, .tid = 1 };
-	ck_assert(mt_queue_take_ahead(q, &of, MT_EV_FREE, &ev));
+	ck_assert(mt_queue_take_ahead(q, &of, MT_EV_FREE, true, &ev));
 	ck_assert_uint_eq(ev.handle, t3);
 	/* no other: thread 2's follows its own allocation, thread 1's is its own */
-	ck_assert(!mt_queue_take_ahead(q, &of, MT_EV_FREE, &ev));
+	ck_assert(!mt_queue_take_ahead(q, &of, MT_EV_FREE, true, &ev));
+	/* not strict: the first there, whoever made it */
+	ck_assert(mt_queue_take_ahead(q, &of, MT_EV_FREE, false, &ev));
+	ck_assert_uint_eq(ev.handle, t2);
 	ck_assert_uint_eq(pop_order(q), t1);
-	ck_assert_uint_eq(pop_order(q), t2);
 	ck_assert_uint_eq(pop_order(q), t4);
 	ck_assert(!mt_queue_pop(q, &ev));
+	mt_queue_free(q);
+}
+END_TEST
+
+/* A thread's own release from before its allocation (by its clock),
+ * pushed late (its cell was given up), is still the one taken. */
+START_TEST(taken_ahead_takes_own_late_release)
+{
+	struct mt_queue *q = mt_queue_new(4, -1);
+	struct mt_event ev;
+	uint64_t t0 = mt_queue_ticket(q), t1 = mt_queue_ticket(q);
+	struct mt_event freed = { .handle = t1, .kind = MT_EV_FREE, .address = 0x1000, .tid = 1,
+				  .time_ns = 5 };
+	mt_queue_push(q, t1, &freed);
+	push_by(q, t0, MT_EV_ALLOC, 0x1000, 1);
+	ck_assert_uint_eq(pop_order(q), t0);
+	const struct mt_event of = { .kind = MT_EV_ALLOC, .address = 0x1000, .tid = 1,
+				     .time_ns = 10 };
+	ck_assert(mt_queue_take_ahead(q, &of, MT_EV_FREE, true, &ev));
+	ck_assert_uint_eq(ev.handle, t1);
 	mt_queue_free(q);
 }
 END_TEST
@@ -251,6 +273,7 @@ Suite *queue_suite(void)
 	tcase_add_test(tc, abandoned_cell_comes_late);
 	tcase_add_test(tc, taken_ahead_is_skipped);
 	tcase_add_test(tc, taken_ahead_skips_later_holders);
+	tcase_add_test(tc, taken_ahead_takes_own_late_release);
 	tcase_add_test(tc, claims_are_plain);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
