@@ -428,6 +428,35 @@ static struct mt_answer_holder *tensor_holders(const struct trace_cache *c, size
  * cache held (memory_allocated(), memory_reserved()), the lines whose
  * tensors hold it, and the cause when live-cause.c can tell it (the
  * allocator's own cap; fragmentation, trace_cause_cache_fragmentation). */
+/* No tensors kept, no pieces, no cap (the report's too_big from the
+ * tensors, diagnose.c): the tensors made at the line that failed and the
+ * request, against what the device had free. */
+static void step_too_big(const struct mt_answer *a, const struct mt_event *ev,
+			 const struct mt_event *cuda, const struct mt_answer_holder *h, size_t n,
+			 struct answer_text *out)
+{
+	char line[512], name[512];
+	uint64_t step = 0, count = 0;
+
+	stack_name(a, ev->stack, 0, false, line, sizeof(line));
+	for (size_t i = 0; i < n; i++) {
+		stack_name(a, h[i].stack, 0, false, name, sizeof(name));
+		if (strcmp(name, line) == 0) {
+			step += h[i].bytes;
+			count += h[i].count;
+		}
+	}
+	if (!step)
+		return; /* a forward whose last line failed: the report's (diagnose.c) */
+	add(out, "memtrace:   cause (too_big): %s in %llu tensors made at %s, the line that failed "
+	    "(in a training step, its activations and temporaries, which scale with the batch), "
+	    "and the %s asked for: %s for that line, where the device had %s free\n",
+	    fmt_size(step).s, (unsigned long long)count, line, fmt_size(ev->bytes).s,
+	    fmt_size(step + ev->bytes).s, fmt_size(cuda->device_free).s);
+	add(out, "memtrace:   try: a smaller batch or input, activation checkpointing "
+	    "(torch.utils.checkpoint), mixed precision (torch.autocast with bf16)\n");
+}
+
 void mt_answer_tensor(const struct mt_answer *a, const struct mt_event *ev,
 		      const struct mt_event *cuda, const struct trace_cache *c)
 {
@@ -480,6 +509,8 @@ void mt_answer_tensor(const struct mt_answer *a, const struct mt_event *ev,
 			    cause, sizeof(cause));
 	if (cause[0])
 		add(&out, "%s", cause);
+	else if (cuda)
+		step_too_big(a, ev, cuda, h, n, &out);
 told:
 	add(&out, "memtrace:   the full report: memtrace report %s\n", a->path);
 	answer_log(&out);

@@ -735,6 +735,166 @@ static void arena_split(const struct trace *t, const struct model_oom *o, struct
 	a->others = sat_sub(f->allocated, a->step);
 }
 
+/* The user's Python frames of a stack, innermost first (at most n). */
+#define STEP_FRAMES 16
+static size_t user_frames(const struct trace *t, int64_t stack, const struct trace_frame **out,
+			  size_t n)
+{
+	const struct trace_stack *s = trace_find_stack(t, stack);
+	size_t k = 0;
+
+	for (uint32_t i = 0; s && i < s->depth && k < n; i++) {
+		const struct trace_frame *f = trace_stack_frame(t, s, i);
+
+		if (f && f->kind == MT_FRAME_PYTHON && trace_python_frame_is_user(f->file))
+			out[k++] = f;
+	}
+	return k;
+}
+
+static bool same_place(const struct trace_frame *a, const struct trace_frame *b)
+{
+	return a->line == b->line && a->file && b->file && strcmp(a->file, b->file) == 0;
+}
+
+/* Whether frames g (ng) run through the failing stack's frames f from
+ * level outward: their outermost nf - level frames are those. */
+static bool under(const struct trace_frame **f, size_t nf, size_t level,
+		  const struct trace_frame **g, size_t ng)
+{
+	size_t len = nf - level;
+
+	if (ng < len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!same_place(f[nf - 1 - i], g[ng - 1 - i]))
+			return false;
+	return true;
+}
+
+/* PyTorch's cache at its OOM, its tensors split as a step and the rest:
+ * the step is the tensors made at the line that failed or, when it holds
+ * none (a forward whose last line failed, its activations made by the
+ * lines before), under the innermost caller of it that holds some (the
+ * call of the model in the training loop), never the script's outermost
+ * frame alone. *level: 0 for the line, else the caller's frame. */
+static const struct trace_frame *cache_split(const struct trace *t, const struct model_oom *o,
+					     struct arena_split *a)
+{
+	const struct model_framework *f = &o->framework;
+	const struct trace_frame *fail[STEP_FRAMES], *g[STEP_FRAMES];
+	size_t nf = user_frames(t, o->stack, fail, STEP_FRAMES);
+
+	*a = (struct arena_split){ 0 };
+	for (size_t level = 0; level < nf && (level == 0 || level + 1 < nf); level++) {
+		*a = (struct arena_split){ 0 };
+		for (size_t i = 0; i < f->n_holders; i++) {
+			const struct model_group *h = &f->holders[i];
+			size_t ng = user_frames(t, h->stack, g, STEP_FRAMES);
+
+			if (under(fail, nf, level, g, ng)) {
+				a->step += h->bytes;
+				a->step_tensors += h->count;
+			} else if (h->bytes > a->top_bytes) {
+				a->top = h;
+				a->top_bytes = h->bytes;
+			}
+		}
+		a->others = sat_sub(f->allocated, a->step);
+		if (a->step)
+			return fail[level];
+	}
+	return NULL;
+}
+
+/* Inside PyTorch's cache with its tensors seen (the tensor view): the
+ * step from the tensors, not from when memory was last given back (the
+ * allocator's own flush and retry gives memory back in the middle of a
+ * step): the tensors made at the line that failed and the request,
+ * against what the device left beside the tensors of other lines, the
+ * cache's free blocks and memory the process did not allocate. */
+static void rule_cache_too_big(const struct trace *t, const struct model *m,
+			       const struct model_oom *o, const struct arena_split *a,
+			       const struct trace_frame *at, struct diagnoses *d)
+{
+	const struct model_framework *f = &o->framework;
+	uint64_t total = oom_total(m, o);
+	uint64_t others = o->has_unexplained ? o->unexplained_bytes : 0;
+	uint64_t cached = sat_sub(f->reserved, f->allocated);
+	uint64_t need = a->step + o->requested;
+	/* the process's device memory but the line's tensors: the other
+	 * lines' tensors, the cache's free blocks, the rest (workspaces) */
+	uint64_t held_else = sat_sub(o->live_bytes, a->step);
+	uint64_t rest = sat_sub(held_else, a->others + cached);
+	uint64_t room = sat_sub(total, held_else + others);
+	_autofree_ char *line = line_of(t, o->stack), *held = NULL, *scale = NULL;
+	_autofree_ char *beyond = NULL, *outside = NULL, *where = NULL;
+	_autofree_ char *caller = render_frame_label(t, at, true);
+	struct diagnosis *x;
+
+	if (line && caller && strcmp(line, caller) == 0)
+		where = xasprintf("at %s, the line that failed", line);
+	else
+		where = xasprintf("under %s, the call the line that failed (%s) was in", caller,
+				  line ? line : "?");
+	if (beyond_device(o))
+		beyond = xasprintf("the %s asked for is more than the device's %s: it cannot fit, "
+				   "whatever else is freed; ", fmt_size(o->requested).s,
+				   fmt_size((uint64_t)o->device_total).s);
+	if (a->top) {
+		_autofree_ char *w = render_stack_label(t, a->top->stack, true);
+
+		held = xasprintf(" (the most by %s: %s)", w, fmt_size(a->top_bytes).s);
+	}
+	if (others)
+		outside = xasprintf("; and %s in use on the device the process did not allocate",
+				    fmt_size(others).s);
+	if (o->has_request_rounds && o->request_rounds.max_alloc < o->requested) {
+		_autofree_ char *w = render_stack_label(t, o->stack, true);
+
+		scale = xasprintf("; the failing request scales with the batch or input: %s asked "
+				  "for at most %s before, %s now",
+				  w, fmt_size(o->request_rounds.max_alloc).s, fmt_size(o->requested).s);
+	} else {
+		const struct model_group *grew = NULL;
+
+		for (size_t i = 0; o->has_holders && i < o->n_holders; i++) {
+			const struct model_group *g = &o->holders[i];
+
+			if (g->rounds.min_alloc < g->rounds.max_alloc &&
+			    (!grew || g->bytes > grew->bytes))
+				grew = g;
+		}
+		if (grew) {
+			_autofree_ char *w = render_stack_label(t, grew->stack, true);
+
+			scale = xasprintf("; %s allocated from %s to %s at a time over the run: that "
+					  "part scales with the batch or input",
+					  w, fmt_size(grew->rounds.min_alloc).s,
+					  fmt_size(grew->rounds.max_alloc).s);
+		}
+	}
+	x = add(d, DIAG_TOO_BIG, "The working set does not fit",
+		xasprintf("%s%s of PyTorch's tensors were made %s (in a training step, its "
+			  "activations saved for backward and temporaries, which scale with the "
+			  "batch; in a model's build, its parameters): with the %s asked for, %s "
+			  "for it, but only %s of the device's %s was left "
+			  "for it beside %s the process held otherwise: %s in its other "
+			  "tensors%s, %s free in PyTorch's cache (its largest free block %s), %s "
+			  "besides (workspaces)%s%s",
+			  beyond ? beyond : "", fmt_size(a->step).s, where,
+			  fmt_size(o->requested).s, fmt_size(need).s, fmt_size(room).s,
+			  fmt_size(total).s, fmt_size(held_else).s, fmt_size(a->others).s,
+			  held ? held : "", fmt_size(cached).s, fmt_size(f->largest_free).s,
+			  fmt_size(rest).s, outside ? outside : "", scale ? scale : ""),
+		xasprintf("a smaller batch or input, gradient (activation) checkpointing "
+			  "(torch.utils.checkpoint), mixed precision (torch.autocast with bf16), or "
+			  "sharding the model over more devices"));
+	x->stack = o->stack;
+	x->bytes = need;
+	x->room = room;
+}
+
 /* The model's weights and its optimizer's slots are the arena's problem
  * when they hold at least this share of it (1: a half). */
 #define TF_MODEL_STATE_SHARE 1
@@ -962,15 +1122,20 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 	bool arena = o && render_arena_oom(t, o);
 	/* before the arena took any region: more than TensorFlow's limit */
 	bool tf_limit = o && !arena && !own && render_bfc_beyond_limit(t, o);
-	struct arena_split split = { 0 };
 	/* it cannot fit, and too_big leads: the request is more than the
 	 * device, or inside an arena the step is more than its limit */
 	bool beyond = o && (beyond_device(o) || tf_limit);
 
+	/* PyTorch's cache, its tensors seen: the step from its tensors */
+	bool cache = o && !arena && o->framework.has && !o->framework.bfc && o->framework.n_holders &&
+		     !m->flight;
+	struct arena_split split = { 0 };
+	const struct trace_frame *step_at = NULL;
 	if (arena) {
 		arena_split(t, o, &split);
-		beyond |= trace_cause_beyond_arena(o->requested, split.step,
-						   render_arena_limit(o));
+		beyond |= trace_cause_beyond_arena(o->requested, split.step, render_arena_limit(o));
+	} else if (cache) {
+		step_at = cache_split(t, o, &split);
 	}
 
 	if (arena)
@@ -999,7 +1164,11 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 		if (arena && (!explained || beyond)) {
 			rule_arena_too_big(t, o, &split, d);
 		} else if (!explained || beyond) {
-			rule_too_big(t, m, o, d);
+			/* no tensor of the line that failed: the rounds tell more */
+			if (cache && step_at)
+				rule_cache_too_big(t, m, o, &split, step_at, d);
+			else
+				rule_too_big(t, m, o, d);
 			rule_growth_repeated(t, o, d);
 		}
 	}

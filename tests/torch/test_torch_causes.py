@@ -1,6 +1,7 @@
 """The cause on PyTorch programs written the way people write them (issue
 46, "Done when"): a transformer trainer, an LSTM language model, a loop
-of model builds, a VAE (causes/), each with a memory mistake planted,
+of model builds, a VAE, a batch doubled until it does not fit
+(causes/), each with a memory mistake planted,
 run plain and under memtrace on `scripts/sim-run --capacity 1G` like
 test_torch.py's programs. Each asserts the cause of the text, HTML and
 JSON reports, the user's line named (tagged "# @TAG" in the program),
@@ -89,6 +90,39 @@ class Causes(base.TorchTest):
         """A model built, trained and kept in a list per round, until OOM:
         growth at the build's line (parameters and gradients per round)."""
         self.check_growth("build_loop", "build", "del model; gc.collect()", oom=True)
+
+    def test_batch_mlp(self):
+        """The batch doubled until the forward runs out, after torch's
+        own flush and retry: too_big at the forward's line, the step from
+        its tensors (torch's memory_allocated() at the OOM less before the
+        forward, and the tensor it asked for), never fragmentation."""
+        plain = self.run_program("batch_mlp", traced=False)
+        run = self.run_program("batch_mlp", traced=True)
+        self.assertEqual(plain.rc, 0, plain.stderr)
+        self.assertEqual(run.rc, 0, run.stderr)
+        fig = run.figures
+        self.assertEqual(plain.figures, fig, "memtrace changed torch's figures")
+        self.assertTrue(fig["error"].startswith("CUDA out of memory"), fig["error"])
+        at_oom, = fig["at_oom"]
+        step = at_oom - fig["before"]
+        line = f"batch_mlp.py:{tag_line('batch_mlp.py', 'forward')}"
+        report = self.report_json(run.trace)
+        diag = report["diagnosis"]
+        self.assertEqual(diag["cause"], "too_big", diag["evidence"])
+        self.assertEqual(diag["bytes"], step + fig["request"], diag["evidence"])
+        self.assertIn(line, diag["evidence"])
+        self.assertIn("a smaller batch", diag["try"])
+        self.assertNotIn("fragmentation", [a["cause"] for a in diag["also"]])
+        text = self.report(run.trace)
+        self.assertIn("Cause (too_big)", text)
+        page = html.unescape(self.report(run.trace, "--format", "html"))
+        self.assertIn('data-cause="too_big"><b>Cause', page)
+        said = [l for l in run.stderr.splitlines() if "memtrace:   cause (" in l]
+        self.assertEqual(len(said), 1, run.stderr[-3000:])
+        self.assertIn("cause (too_big): ", said[0])
+        self.assertIn(line, said[0])
+        for told in (text, run.stderr):
+            self.assertNotIn("expandable_segments", told)
 
     def test_vae(self):
         """A view of each step's reconstruction kept: the line of the
