@@ -37,6 +37,11 @@ struct model_torch {
 	 * the tensors' bytes at their highest (get_memory_info's `peak`), not
 	 * the arena's, which is taken whole at the first tensor */
 	bool bfc;
+	/* right after the last tensor made (model_framework's last_*) */
+	struct {
+		int64_t seq, time_ns, stack;
+		uint64_t allocated, reserved, tensors;
+	} last;
 };
 
 static int cmp_by_stack(const void *a, const void *b)
@@ -248,6 +253,14 @@ void model_torch_event(struct model *m, const struct trace_event *ev)
 				    ev->stack, ev->device))
 		out_of_memory(sizeof(struct trace_cache_block));
 	log_tensor(t, ev);
+	if (ev->kind == MT_EV_TENSOR_ALLOC) {
+		t->last.seq = ev->seq;
+		t->last.time_ns = ev->time_ns;
+		t->last.stack = ev->stack;
+		t->last.allocated = t->cache.allocated;
+		t->last.reserved = t->cache.reserved;
+		t->last.tensors = t->cache.tensors;
+	}
 	if (t->cache.allocated > t->peak_allocated) {
 		t->peak_allocated = t->cache.allocated;
 		t->peak_allocated_seq = ev->seq;
@@ -298,7 +311,19 @@ void model_torch_finish(struct model *m)
 		return;
 	if (m->torch->peak_due)
 		moment(m->torch, &m->framework_peak);
-	moment(m->torch, &m->framework_end);
+	const struct model_torch *t = m->torch;
+	struct model_framework *f = &m->framework_end;
+
+	moment(t, f);
+	if (t->last.seq && t->last.tensors > f->tensors) {
+		f->has_last = true;
+		f->last_seq = t->last.seq;
+		f->last_time_ns = t->last.time_ns;
+		f->last_stack = t->last.stack;
+		f->last_allocated = t->last.allocated;
+		f->last_reserved = t->last.reserved;
+		f->last_tensors = t->last.tensors;
+	}
 }
 
 void model_torch_fini(struct model *m)

@@ -284,6 +284,13 @@ struct model_framework {
 	uint64_t peak_allocated; /* allocated at its highest so far: max_memory_allocated() */
 	uint64_t largest_free; /* the largest free range inside a segment */
 	uint64_t tensors; /* blocks held by tensors */
+	/* At the end only: tensors were released after the last one was made
+	 * (as the program's functions returned, or at Python's exit; nothing
+	 * in the trace tells those apart): the figures right after that last
+	 * tensor, the moment a user's last line of figures usually reads. */
+	bool has_last;
+	int64_t last_seq, last_time_ns, last_stack;
+	uint64_t last_allocated, last_reserved, last_tensors;
 	struct model_group *holders; /* by the tensor's stack, largest first */
 	size_t n_holders;
 	/* every segment by address, with its blocks; blocks_cut: past

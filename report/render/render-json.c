@@ -927,6 +927,19 @@ static void write_framework(struct jw *w, const struct trace *t, const char *key
 	if (o)
 		jw_bool(w, "fragmentation", render_cache_fragmentation(t, o));
 	jw_u64(w, "tensors", f->tensors);
+	if (!strcmp(key, "at_end") && f->has_last) {
+		jw_open(w, "after_last_tensor", '{', false);
+		jw_i64(w, "seq", f->last_seq);
+		jw_i64(w, "time_ns", f->last_time_ns);
+		jw_i64(w, "stack", f->last_stack);
+		write_frames(w, t, f->last_stack, "frames");
+		jw_u64(w, "allocated_bytes", f->last_allocated);
+		jw_u64(w, "reserved_bytes", f->last_reserved);
+		jw_u64(w, "tensors", f->last_tensors);
+		jw_close(w, '}');
+	} else if (!strcmp(key, "at_end")) {
+		jw_null(w, "after_last_tensor");
+	}
 	jw_open(w, "holders", '[', false);
 	for (size_t i = 0; i < f->n_holders; i++)
 		write_group(w, t, &f->holders[i], false);

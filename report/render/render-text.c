@@ -480,6 +480,19 @@ static void print_framework(const struct text *tx, const char *when,
 			   : "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
 			     "torch.cuda.empty_cache() between phases, or fewer distinct tensor "
 			     "sizes.");
+	if (f->has_last) {
+		_autofree_ char *where = render_stack_label(tx->t, f->last_stack, true);
+		uint64_t gone = sat_sub(f->last_allocated, f->allocated);
+
+		uint64_t n = f->last_tensors - f->tensors;
+
+		say(tx, 4, "  At the last tensor made (%s, at %s): %s allocated to %" PRIu64 " %s, %s "
+			   "reserved. Released after it, none made since: %" PRIu64 " %s (%s), by the "
+			   "program's last lines, its functions' returns or Python's exit.",
+		    where, fmt_seconds(f->last_time_ns).s, fmt_size(f->last_allocated).s,
+		    f->last_tensors, plural(f->last_tensors, "tensor", "tensors"),
+		    fmt_size(f->last_reserved).s, n, plural(n, "tensor", "tensors"), fmt_size(gone).s);
+	}
 	fputc('\n', tx->f);
 	if (!f->n_holders)
 		return;

@@ -462,6 +462,30 @@ class TensorTest(unittest.TestCase):
         self.assertGreater(len(launched), len(rows) // 2)
         self.assertEqual({r[1] != r[2] for r in launched}, {True})
 
+    def test_end_names_the_last_tensor(self):
+        """Work done in main(): its tensors are released as it returns.
+        The end's figures are torch's after main() returned, and
+        after_last_tensor's are torch's at main()'s last line, the last
+        tensor made there (@last); the text says both."""
+        run = self.run_both("last_line")
+        fig = run.figures
+        last = fig["last_line"]
+        end = self.report_json(run.trace)["framework"]["at_end"]
+        self.assertEqual(end["allocated_bytes"], fig["memory_allocated"])
+        self.assertEqual(end["tensors"], fig["allocations"])
+        self.assertGreater(last["allocated"], fig["memory_allocated"])
+        after = end["after_last_tensor"]
+        self.assertIsNotNone(after, "no moment named for the tensors main() released")
+        self.assertEqual(after["allocated_bytes"], last["allocated"])
+        self.assertEqual(after["reserved_bytes"], last["reserved"])
+        self.assertEqual(after["tensors"], last["tensors"])
+        line = base.tag_line("last_line.py", "last")
+        py = [f for f in after["frames"] if f["kind"] == "python"]
+        self.assertEqual((os.path.basename(py[0]["file"]), py[0]["line"]),
+                         ("last_line.py", line))
+        text = " ".join(self.report(run.trace).split())
+        self.assertIn(f"At the last tensor made (main (last_line.py:{line})", text)
+
     def test_tensors_off(self):
         """MEMTRACE_TENSORS=0: no tensor event, the program unchanged."""
         plain = self.run_program("tensors", traced=False)
