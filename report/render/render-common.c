@@ -279,6 +279,29 @@ static bool has(const char *s, const char *part)
 	return s && strstr(s, part);
 }
 
+const char *render_library_handle(const struct trace *t, int64_t stack)
+{
+	static const struct {
+		const char *creator, *library;
+	} handles[] = {
+		{ "cublasLtCreate", "cuBLASLt" }, { "cublasCreate", "cuBLAS" },
+		{ "cudnnCreate", "cuDNN" },	  { "cusolverDnCreate", "cuSOLVER" },
+		{ "cusparseCreate", "cuSPARSE" }, { "ncclCommInit", "NCCL" },
+	};
+	const struct trace_stack *s = trace_find_stack(t, stack);
+
+	for (uint32_t i = 0; s && i < s->depth; i++) {
+		const struct trace_frame *f = trace_stack_frame(t, s, i);
+
+		if (!f || f->kind != MT_FRAME_NATIVE || !f->function)
+			continue;
+		for (size_t k = 0; k < sizeof(handles) / sizeof(handles[0]); k++)
+			if (!strncmp(f->function, handles[k].creator, strlen(handles[k].creator)))
+				return handles[k].library;
+	}
+	return NULL;
+}
+
 enum render_variable render_variable_of(const struct trace *t, int64_t stack)
 {
 	const struct trace_stack *s = trace_find_stack(t, stack);

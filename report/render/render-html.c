@@ -1338,6 +1338,9 @@ static void print_leaks(const struct html *h)
 			fprintf(h->f, "<td>%s (%s)</td>", render_mem_name(g->mem),
 				h->m->framework_end.bfc ? "TensorFlow's BFC arena"
 							: "PyTorch's cache");
+		else if (render_library_handle(h->t, g->stack)) /* a handle's workspace */
+			fprintf(h->f, "<td>%s (%s handle)</td>", render_mem_name(g->mem),
+				render_library_handle(h->t, g->stack));
 		else
 			fprintf(h->f, "<td>%s</td>", render_mem_name(g->mem));
 		stack_cell(h, g->stack);

@@ -828,6 +828,7 @@ static void write_leaks(struct jw *w, const struct trace *t, const struct model 
 		jw_u64(w, "count", g->count);
 		jw_str(w, "mem", render_mem_name(g->mem));
 		jw_bool(w, "framework_cache", g->cache);
+		jw_str(w, "library_handle", g->cache ? NULL : render_library_handle(t, g->stack));
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');

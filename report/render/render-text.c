@@ -665,24 +665,46 @@ static void print_leaks(const struct text *tx)
 	size_t n = 0, printed = 0;
 	uint64_t cache_bytes = 0, cache_count = 0;
 
+	uint64_t handle_bytes = 0, handle_count = 0;
+	const char *libraries[8];
+	size_t n_libraries = 0;
+
 	for (size_t i = 0; i < m->n_leaks; i++) {
-		if (!m->leaks[i].cache) {
+		const char *library = m->leaks[i].cache ? NULL
+							: render_library_handle(tx->t, m->leaks[i].stack);
+
+		if (m->leaks[i].cache) {
+			cache_bytes += m->leaks[i].bytes;
+			cache_count += m->leaks[i].count;
+		} else if (library) {
+			handle_bytes += m->leaks[i].bytes;
+			handle_count += m->leaks[i].count;
+			size_t k = 0;
+
+			while (k < n_libraries && strcmp(libraries[k], library))
+				k++;
+			if (k == n_libraries && n_libraries < sizeof(libraries) / sizeof(*libraries))
+				libraries[n_libraries++] = library;
+		} else {
 			n++;
-			continue;
 		}
-		cache_bytes += m->leaks[i].bytes;
-		cache_count += m->leaks[i].count;
 	}
 	size_t shown = render_limit(tx->o, n);
 
 	fputc('\n', tx->f);
 	if (n == 0) {
-		line(tx, 0, !cache_count ? "Leaks: none: everything memtrace saw allocated was freed."
-			    : m->framework_end.bfc
-				    ? "Leaks: none outside TensorFlow's BFC arena: everything else "
-				      "memtrace saw allocated was freed."
-				    : "Leaks: none outside PyTorch's cache: everything else memtrace "
-				      "saw allocated was freed.");
+		const char *cache = NULL;
+
+		if (cache_count)
+			cache = m->framework_end.bfc ? "TensorFlow's BFC arena" : "PyTorch's cache";
+
+		if (!cache && !handle_count)
+			line(tx, 0, "Leaks: none: everything memtrace saw allocated was freed.");
+		else
+			say(tx, 2, "Leaks: none outside %s%s%s: everything else memtrace saw "
+				   "allocated was freed.",
+			    cache ? cache : "", cache && handle_count ? " and " : "",
+			    handle_count ? "libraries' handles" : "");
 	} else {
 		section_title(tx, exited ? "Leaks: memory still live at exit, by stack"
 					 : "Live at the end of the trace (the program did not exit), "
@@ -693,7 +715,7 @@ static void print_leaks(const struct text *tx)
 	for (size_t i = 0; i < m->n_leaks && printed < shown; i++) {
 		const struct model_group *g = &m->leaks[i];
 
-		if (g->cache)
+		if (g->cache || render_library_handle(tx->t, g->stack))
 			continue;
 		_autofree_ char *cells =
 			xasprintf("  %10s  %7" PRIu64 "  %-15s  ", fmt_size(g->bytes).s, g->count,
@@ -706,6 +728,24 @@ static void print_leaks(const struct text *tx)
 		if (n)
 			fputc('\n', tx->f);
 		print_cache_held(tx, cache_bytes, cache_count);
+	}
+	if (handle_count) {
+		_autofree_ char *names = xstrdup(libraries[0]);
+
+		for (size_t k = 1; k < n_libraries; k++) {
+			char *more = xasprintf("%s%s%s", names, k + 1 < n_libraries ? ", " : " and ",
+					       libraries[k]);
+
+			free(names);
+			names = more;
+		}
+		if (n || cache_count)
+			fputc('\n', tx->f);
+		say(tx, 2, "Held by the handles of %s at the end: %s in %" PRIu64 " %s, the "
+			   "workspaces made as the handles were created, kept while they live "
+			   "(frameworks keep theirs until the process ends), no leak.",
+		    names, fmt_size(handle_bytes).s, handle_count,
+		    plural(handle_count, "allocation", "allocations"));
 	}
 }
 

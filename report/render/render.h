@@ -183,6 +183,12 @@ bool render_bfc_beyond_limit(const struct trace *t, const struct model_oom *o);
  * none of these (a step's tensors). */
 enum render_variable { RENDER_NOT_VARIABLE, RENDER_WEIGHT, RENDER_OPTIMIZER_SLOT, RENDER_DATA };
 enum render_variable render_variable_of(const struct trace *t, int64_t stack);
+
+/* The library whose handle's creation made stack's allocation (its
+ * workspace: cublasCreate, cublasLtCreate, cudnnCreate, cusolverDnCreate,
+ * cusparseCreate, ncclCommInit*), kept while the handle lives; NULL when
+ * none. */
+const char *render_library_handle(const struct trace *t, int64_t stack);
 /* The tensor the framework's allocator was asked for at the OOM: torch's
  * own OOM names it, the arena's OOM is it; false when not known. */
 bool render_cache_request(const struct trace *t, const struct model_oom *o, uint64_t *bytes);
