@@ -86,6 +86,7 @@ static void holders(const struct trace_cache *t, struct model_framework *f)
 	qsort(g, out, sizeof(*g), cmp_by_bytes);
 	f->holders = g;
 	f->n_holders = out < HOLDERS_KEPT ? out : HOLDERS_KEPT;
+	f->n_groups = out;
 }
 
 static void fw_block(struct model_framework *f, size_t *cap, struct model_fw_block b)

@@ -292,7 +292,8 @@ struct model_framework {
 	int64_t last_seq, last_time_ns, last_stack;
 	uint64_t last_allocated, last_reserved, last_tensors;
 	struct model_group *holders; /* by the tensor's stack, largest first */
-	size_t n_holders;
+	size_t n_holders; /* shown: at most HOLDERS_KEPT (model-torch.c) */
+	size_t n_groups;  /* all of them, holders[n_holders..] too: roles add them all */
 	/* every segment by address, with its blocks; blocks_cut: past
 	 * MODEL_FW_BLOCKS_KEPT, the segments after it have none listed */
 	struct model_fw_segment *segments;

@@ -899,6 +899,22 @@ static void write_diagnosis(struct jw *w, const struct trace *t, const struct mo
 	diagnoses_fini(&d);
 }
 
+/* Memory by role (render_roles): null without PyTorch's cache then. */
+static void write_roles(struct jw *w, const struct trace *t, const struct model_framework *f,
+			const struct model_oom *o)
+{
+	uint64_t roles[RENDER_ROLES];
+
+	if (!render_roles(t, f, o, roles)) {
+		jw_null(w, "roles");
+		return;
+	}
+	jw_open(w, "roles", '{', false);
+	for (int i = 0; i < RENDER_ROLES; i++)
+		jw_u64(w, render_role_key[i], roles[i]);
+	jw_close(w, '}');
+}
+
 /* A framework's cache at one moment (model-torch.c): null when the
  * trace has none of its allocator's actions. */
 static void write_framework(struct jw *w, const struct trace *t, const char *key,
@@ -928,6 +944,7 @@ static void write_framework(struct jw *w, const struct trace *t, const char *key
 	if (o)
 		jw_bool(w, "fragmentation", render_cache_fragmentation(t, o));
 	jw_u64(w, "tensors", f->tensors);
+	write_roles(w, t, f, NULL);
 	if (!strcmp(key, "at_end") && f->has_last) {
 		jw_open(w, "after_last_tensor", '{', false);
 		jw_i64(w, "seq", f->last_seq);
@@ -1015,6 +1032,7 @@ static void write_oom(struct jw *w, const struct trace *t, const struct model *m
 		jw_null(w, "holders");
 	}
 	write_framework(w, t, "framework", &o->framework, o);
+	write_roles(w, t, &o->framework, o);
 	write_diagnosis(w, t, m, o);
 	jw_close(w, '}');
 }

@@ -510,6 +510,61 @@ static void print_framework(const struct text *tx, const char *when,
 	fputc('\n', tx->f);
 }
 
+/* Memory by role at the failure as one bar the device's width, each
+ * role its letter, then the figures (render_roles). */
+static void print_roles(const struct text *tx, const struct model_oom *o)
+{
+	static const char letter[RENDER_ROLES] = { 'P', 'G', 'O', 'A', 'T', 'W', 'c', 'D', 'x' };
+	enum { WIDTH = 64 };
+	uint64_t roles[RENDER_ROLES], sum = 0;
+	char bar[WIDTH + 1];
+	size_t at = 0;
+
+	if (!render_roles(tx->t, &o->framework, o, roles))
+		return;
+	for (int i = 0; i < RENDER_ROLES; i++)
+		sum += roles[i];
+	uint64_t total = o->has_device_total && (uint64_t)o->device_total > sum
+				 ? (uint64_t)o->device_total : sum;
+	if (!total)
+		return;
+	uint64_t upto = 0;
+
+	for (int i = 0; i < RENDER_ROLES; i++) {
+		upto += roles[i];
+		size_t to = (size_t)((double)upto / (double)total * WIDTH + 0.5);
+
+		if (roles[i] && to == at && at < WIDTH) /* seen, however small */
+			to = at + 1;
+		while (at < to && at < WIDTH)
+			bar[at++] = letter[i];
+	}
+	while (at < WIDTH)
+		bar[at++] = '.';
+	bar[WIDTH] = '\0';
+	say(tx, 2, "Memory by role at the failure, of the device's %s:", fmt_size(total).s);
+	line(tx, 0, "  |%s|", bar);
+	_autofree_ char *legend = xstrdup("");
+
+	for (int i = 0; i < RENDER_ROLES; i++) {
+		if (!roles[i])
+			continue;
+		char *more = xasprintf("%s%s%s %s (%c)", legend, *legend ? ", " : "",
+				       render_role_words[i], fmt_size(roles[i]).s, letter[i]);
+
+		free(legend);
+		legend = more;
+	}
+	if (total > sum) {
+		char *more = xasprintf("%s, free %s (.)", legend, fmt_size(total - sum).s);
+
+		free(legend);
+		legend = more;
+	}
+	say(tx, 4, "  %s.", legend);
+	fputc('\n', tx->f);
+}
+
 static void print_device(const struct text *tx)
 {
 	const struct model *m = tx->m;
@@ -1086,6 +1141,7 @@ void render_text(FILE *f, const struct trace *t, const struct model *m,
 	if (oom) {
 		print_oom_headline(&tx, oom);
 		print_diagnosis(&tx);
+		print_roles(&tx, oom);
 	} else {
 		print_recovered(&tx);
 	}

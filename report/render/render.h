@@ -184,6 +184,36 @@ bool render_bfc_beyond_limit(const struct trace *t, const struct model_oom *o);
 enum render_variable { RENDER_NOT_VARIABLE, RENDER_WEIGHT, RENDER_OPTIMIZER_SLOT, RENDER_DATA };
 enum render_variable render_variable_of(const struct trace *t, int64_t stack);
 
+/* What a tensor is for (docs/report.md, "Memory by role"), from the
+ * stack that made it: RENDER_ROLE_CACHE is no tensor's, the cache's free
+ * bytes. The order is the JSON's and the text's. */
+enum render_role {
+	RENDER_ROLE_PARAMETERS,
+	RENDER_ROLE_GRADIENTS,
+	RENDER_ROLE_OPTIMIZER_STATE,
+	RENDER_ROLE_ACTIVATIONS,
+	RENDER_ROLE_TEMPORARIES,
+	RENDER_ROLE_WORKSPACES,
+	RENDER_ROLE_CACHE,
+	RENDER_ROLE_DATA,
+	RENDER_ROLE_OTHER,
+	RENDER_ROLES
+};
+
+extern const char *const render_role_key[RENDER_ROLES];	  /* parameters, ... */
+extern const char *const render_role_words[RENDER_ROLES]; /* "optimizer state", ... */
+
+enum render_role render_role_of(const struct trace *t, int64_t stack);
+
+/* Memory by role at a moment of PyTorch's cache: its tensors by the stack
+ * that made each, its free bytes as cache; at an OOM (o not NULL) also
+ * what was live outside the cache, libraries' handles as workspaces and
+ * the rest as other, so that the roles add up to o->live_bytes; else to
+ * the cache's reserved bytes. False (out untouched) without PyTorch's
+ * cache at that moment. */
+bool render_roles(const struct trace *t, const struct model_framework *f,
+		  const struct model_oom *o, uint64_t out[RENDER_ROLES]);
+
 /* The library whose handle's creation made stack's allocation (its
  * workspace: cublasCreate, cublasLtCreate, cudnnCreate, cusolverDnCreate,
  * cusparseCreate, ncclCommInit*), kept while the handle lives; NULL when

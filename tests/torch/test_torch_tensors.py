@@ -486,6 +486,37 @@ class TensorTest(unittest.TestCase):
         text = " ".join(self.report(run.trace).split())
         self.assertIn(f"At the last tensor made (main (last_line.py:{line})", text)
 
+    def test_roles_at_oom(self):
+        """Memory by role at the OOM (issue 50): an MLP with Adam, its
+        gradients kept, the batch doubled until the forward runs out.
+        The parameters', gradients' and Adam's state's bytes are the
+        blocks torch's memory_snapshot() gives those tensors at its OOM
+        observer; the rest of memory_allocated() is the step's, the
+        cache's free bytes are memory_reserved() less it, and the roles
+        add up to what was live on the device."""
+        run = self.run_both("roles_mlp")
+        fig = run.figures
+        self.assertTrue(fig["error"].startswith("CUDA out of memory"), fig["error"])
+        torchs, = fig["at_oom"]
+        self.assertGreater(torchs["gradients"], 0)
+        oom = self.report_json(run.trace)["ooms"][-1]
+        roles = oom["roles"]
+        self.assertIsNotNone(roles, "no roles at the OOM")
+        for role in ("parameters", "gradients", "optimizer_state"):
+            self.assertEqual(roles[role], torchs[role], role)
+        self.assertEqual(roles["cache"], torchs["reserved"] - torchs["allocated"])
+        step = sum(roles[r] for r in ("activations", "temporaries", "data"))
+        self.assertEqual(step + oom["framework"]["roles"]["workspaces"] +
+                         oom["framework"]["roles"]["other"],
+                         torchs["allocated"] - torchs["parameters"] - torchs["gradients"]
+                         - torchs["optimizer_state"])
+        self.assertGreater(roles["activations"], roles["temporaries"])
+        self.assertEqual(sum(roles.values()), oom["live_bytes"])
+        self.assertEqual(sum(oom["framework"]["roles"].values()), torchs["reserved"])
+        text = " ".join(self.report(run.trace).split())
+        self.assertIn("Memory by role at the failure", text)
+        self.assertIn(f"optimizer state {torchs['optimizer_state'] / MiB:.1f} MiB (O)", text)
+
     def test_tensors_off(self):
         """MEMTRACE_TENSORS=0: no tensor event, the program unchanged."""
         plain = self.run_program("tensors", traced=False)
