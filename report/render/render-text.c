@@ -534,11 +534,22 @@ static void print_roles(const struct text *tx, const struct model_oom *o)
 		upto += roles[i];
 		size_t to = (size_t)((double)upto / (double)total * WIDTH + 0.5);
 
-		if (roles[i] && to == at && at < WIDTH) /* seen, however small */
+		if (roles[i] && to <= at && at < WIDTH) /* seen, however small */
 			to = at + 1;
 		while (at < to && at < WIDTH)
 			bar[at++] = letter[i];
 	}
+	/* what the device had free is the rest; beyond it, others' memory */
+	uint64_t free_b = total - sum, others = 0;
+
+	if (o->has_device_free && o->device_free >= 0 && (uint64_t)o->device_free < free_b) {
+		others = free_b - (uint64_t)o->device_free;
+		free_b = (uint64_t)o->device_free;
+	}
+	size_t to = (size_t)((double)(sum + others) / (double)total * WIDTH + 0.5);
+
+	while (at < to && at < WIDTH)
+		bar[at++] = '#';
 	while (at < WIDTH)
 		bar[at++] = '.';
 	bar[WIDTH] = '\0';
@@ -555,8 +566,15 @@ static void print_roles(const struct text *tx, const struct model_oom *o)
 		free(legend);
 		legend = more;
 	}
-	if (total > sum) {
-		char *more = xasprintf("%s, free %s (.)", legend, fmt_size(total - sum).s);
+	if (others) {
+		char *more = xasprintf("%s, not this process's allocations %s (#)", legend,
+				       fmt_size(others).s);
+
+		free(legend);
+		legend = more;
+	}
+	if (free_b) {
+		char *more = xasprintf("%s, free %s (.)", legend, fmt_size(free_b).s);
 
 		free(legend);
 		legend = more;
