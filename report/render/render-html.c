@@ -957,6 +957,40 @@ static void device_bar(const struct html *h, const struct model_oom *o)
 	      h->f);
 }
 
+/* Memory by role at the failure (render_roles), on the device's scale:
+ * the text report's bar. */
+static void role_bar(const struct html *h, const struct model_oom *o)
+{
+	uint64_t roles[RENDER_ROLES], sum = 0;
+	double x = 0;
+
+	if (!render_roles(h->t, &o->framework, o, roles))
+		return;
+	for (int i = 0; i < RENDER_ROLES; i++)
+		sum += roles[i];
+	double total = o->has_device_total && (double)o->device_total > (double)sum
+			       ? (double)o->device_total : (double)sum;
+	if (total <= 0)
+		return;
+	fputs("<svg class=\"devbar roles\" viewBox=\"0 0 1000 20\" preserveAspectRatio=\"none\" "
+	      "role=\"img\" aria-label=\"memory by role at the failure\">", h->f);
+	for (int i = 0; i < RENDER_ROLES; i++) {
+		double w = 1000 * (double)roles[i] / total;
+
+		if (roles[i])
+			fprintf(h->f, "<rect class=\"r-%s\" x=\"%.1f\" y=\"0\" width=\"%.1f\" "
+				      "height=\"20\"/>", render_role_key[i], x, w);
+		x += w;
+	}
+	fputs("</svg><div class=\"legend roles\">", h->f);
+	for (int i = 0; i < RENDER_ROLES; i++)
+		if (roles[i])
+			fprintf(h->f, "<span class=\"k-%s\" data-bytes=\"%" PRIu64 "\">%s %s</span>",
+				render_role_key[i], roles[i], render_role_words[i],
+				fmt_size(roles[i]).s);
+	fputs("</div>\n", h->f);
+}
+
 static void oom_stats(const struct html *h, const struct model_oom *o)
 {
 	char sub[96];
@@ -1189,6 +1223,7 @@ static void print_oom_headline(const struct html *h, const struct model_oom *o)
 	fputs("</code></h1>\n", h->f);
 	oom_stats(h, o);
 	device_bar(h, o);
+	role_bar(h, o);
 	print_diagnosis(h);
 	print_cache_fragmentation(h, o);
 	print_path(h, o->stack, api);

@@ -516,6 +516,9 @@ class TensorTest(unittest.TestCase):
         text = " ".join(self.report(run.trace).split())
         self.assertIn("Memory by role at the failure", text)
         self.assertIn(f"optimizer state {torchs['optimizer_state'] / MiB:.1f} MiB (O)", text)
+        page = self.report(run.trace, "--format", "html")
+        for role in ("parameters", "gradients", "optimizer_state"):
+            self.assertIn(f'class="k-{role}" data-bytes="{torchs[role]}"', page)
 
     def test_tensors_off(self):
         """MEMTRACE_TENSORS=0: no tensor event, the program unchanged."""
