@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace-role.h"
 #include "trace-schema.h"
 #include "trace-user-frame.h"
 #include "util-demangle.h"
@@ -457,6 +458,84 @@ static void step_too_big(const struct mt_answer *a, const struct mt_event *ev,
 	    "(torch.utils.checkpoint), mixed precision (torch.autocast with bf16)\n");
 }
 
+struct stack_role {
+	uint32_t stack;
+	enum trace_role role;
+};
+
+static int cmp_stack_role(const void *x, const void *y)
+{
+	const struct stack_role *p = x, *q = y;
+
+	return p->stack < q->stack ? -1 : p->stack > q->stack;
+}
+
+/* trace-role.h's rule on a stack of the library's. */
+static enum trace_role stack_role(const struct mt_answer *a, uint32_t stack)
+{
+	unsigned depth = 0;
+	struct frame_read r = { .a = a };
+
+	r.ips = stack ? mt_stack_get(a->stacks, stack, &depth) : NULL;
+	return r.ips ? trace_role_of(depth, live_frame_at, &r) : TRACE_ROLE_OTHER;
+}
+
+/* The report's model state (diagnose.c, rule_cache_model_state): the
+ * cache's tensors by role; when the parameters, their gradients and the
+ * optimizer's state hold half the device, that is the cause. False when
+ * they do not (or out of memory). */
+static bool model_state(const struct mt_answer *a, const struct mt_event *cuda,
+			const struct trace_cache *c, const struct mt_answer_holder *h, size_t n,
+			struct answer_text *out)
+{
+	struct stack_role *r = calloc(n + 1, sizeof(*r));
+	struct trace_role_block *b = calloc(c->tensors + 1, sizeof(*b));
+	uint64_t roles[TRACE_ROLES] = { 0 };
+	size_t k = 0;
+	bool said = false;
+
+	if (!r || !b || !cuda->device_total)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		r[i] = (struct stack_role){ .stack = h[i].stack, .role = stack_role(a, h[i].stack) };
+	qsort(r, n, sizeof(*r), cmp_stack_role);
+	for (size_t i = 0; i < c->n_segs; i++)
+		for (size_t j = 0; j < c->segs[i].n_blocks; j++) {
+			const struct trace_cache_block *bl = &c->segs[i].blocks[j];
+			struct stack_role key = { .stack = (uint32_t)bl->stack }, *hit;
+
+			if (!bl->allocated || k >= c->tensors)
+				continue;
+			hit = bsearch(&key, r, n, sizeof(*r), cmp_stack_role);
+			b[k++] = (struct trace_role_block){ .size = bl->size, .requested = bl->requested,
+							    .role = hit ? hit->role
+									: TRACE_ROLE_OTHER };
+		}
+	trace_roles_add(b, k, roles);
+	if (!trace_role_model_state(roles, cuda->device_total))
+		goto out;
+	uint64_t params = roles[TRACE_ROLE_PARAMETERS], grads = roles[TRACE_ROLE_GRADIENTS];
+	uint64_t state = roles[TRACE_ROLE_OPTIMIZER_STATE];
+	uint64_t step = roles[TRACE_ROLE_ACTIVATIONS] + roles[TRACE_ROLE_TEMPORARIES] +
+			roles[TRACE_ROLE_DATA];
+
+	add(out, "memtrace:   cause (too_big): the model%s: its parameters (%s), their gradients "
+	    "(%s) and the optimizer's state (%s) hold %s of the device's %s, before any of the "
+	    "step's own tensors (%s)\n",
+	    state ? " and its optimizer's state" : "", fmt_size(params).s, fmt_size(grads).s,
+	    fmt_size(state).s, fmt_size(params + grads + state).s,
+	    fmt_size(cuda->device_total).s, fmt_size(step).s);
+	add(out, "memtrace:   try: a smaller model; %sbf16 parameters; sharding over more devices "
+	    "(FSDP, DeepSpeed ZeRO); a smaller batch frees only the step's %s\n",
+	    state ? "an optimizer that keeps less per parameter (SGD, Adafactor, 8-bit Adam); " : "",
+	    fmt_size(step).s);
+	said = true;
+out:
+	free(r);
+	free(b);
+	return said;
+}
+
 void mt_answer_tensor(const struct mt_answer *a, const struct mt_event *ev,
 		      const struct mt_event *cuda, const struct trace_cache *c)
 {
@@ -509,7 +588,7 @@ void mt_answer_tensor(const struct mt_answer *a, const struct mt_event *ev,
 			    cause, sizeof(cause));
 	if (cause[0])
 		add(&out, "%s", cause);
-	else if (cuda)
+	else if (cuda && !model_state(a, cuda, c, h, n, &out))
 		step_too_big(a, ev, cuda, h, n, &out);
 told:
 	add(&out, "memtrace:   the full report: memtrace report %s\n", a->path);

@@ -807,6 +807,52 @@ static const struct trace_frame *cache_split(const struct trace *t, const struct
 	return NULL;
 }
 
+/* PyTorch's cache at an OOM where the model's state (its parameters,
+ * their gradients, the optimizer's state) holds half the device or more
+ * (trace_role_model_state): a smaller batch frees only the step's own
+ * tensors; the model and its optimizer are what to change. */
+static bool rule_cache_model_state(const struct trace *t, const struct model *m,
+				   const struct model_oom *o, struct diagnoses *d)
+{
+	uint64_t roles[TRACE_ROLES], total = oom_total(m, o);
+
+	if (!render_roles(t, &o->framework, o, roles) || !trace_role_model_state(roles, total))
+		return false;
+	uint64_t params = roles[TRACE_ROLE_PARAMETERS], grads = roles[TRACE_ROLE_GRADIENTS];
+	uint64_t state = roles[TRACE_ROLE_OPTIMIZER_STATE];
+	uint64_t model = params + grads + state;
+	uint64_t step = roles[TRACE_ROLE_ACTIVATIONS] + roles[TRACE_ROLE_TEMPORARIES] +
+			roles[TRACE_ROLE_DATA];
+	enum trace_role asked = render_role_of(t, o->stack);
+	_autofree_ char *line = line_of(t, o->stack);
+	struct diagnosis *x;
+
+	x = add(d, DIAG_TOO_BIG,
+		state ? "The model and its optimizer's state do not fit the device"
+		: grads ? "The model and its gradients do not fit the device"
+			: "The model does not fit the device",
+		xasprintf("its parameters (%s), their gradients (%s) and the optimizer's state (%s) "
+			  "hold %s of the device's %s (%.0f%%), before any of the step's own "
+			  "tensors (activations and temporaries: %s); the %s asked for (%s, at %s) "
+			  "was refused",
+			  fmt_size(params).s, fmt_size(grads).s, fmt_size(state).s,
+			  fmt_size(model).s, fmt_size(total).s, 100.0 * (double)model / (double)total,
+			  fmt_size(step).s, fmt_size(o->requested).s, render_role_words[asked],
+			  line ? line : "?"),
+		xasprintf("a smaller model; %sthe parameters in bf16 (model.to(torch.bfloat16)); or "
+			  "sharding the parameters, gradients and optimizer state over more devices "
+			  "(FSDP, DeepSpeed ZeRO). A smaller batch frees only the step's %s",
+			  state ? "an optimizer that keeps less per parameter (Adam and AdamW keep "
+				  "two tensors of each parameter's size, SGD with momentum one: "
+				  "torch.optim.SGD, Adafactor, or bitsandbytes' 8-bit Adam); "
+				: "",
+			  fmt_size(step).s));
+	x->stack = o->stack;
+	x->bytes = model + o->requested;
+	x->room = sat_sub(total, sat_sub(o->live_bytes, model));
+	return true;
+}
+
 /* Inside PyTorch's cache with its tensors seen (the tensor view): the
  * step from the tensors, not from when memory was last given back (the
  * allocator's own flush and retry gives memory back in the middle of a
@@ -1164,8 +1210,11 @@ void diagnose_oom(const struct trace *t, const struct model *m, const struct mod
 		if (arena && (!explained || beyond)) {
 			rule_arena_too_big(t, o, &split, d);
 		} else if (!explained || beyond) {
-			/* no tensor of the line that failed: the rounds tell more */
-			if (cache && step_at)
+			/* the model's state first; no tensor of the line that
+			 * failed: the rounds tell more */
+			if (cache && rule_cache_model_state(t, m, o, d)) {
+				/* said: the model, not the step */
+			} else if (cache && step_at)
 				rule_cache_too_big(t, m, o, &split, step_at, d);
 			else
 				rule_too_big(t, m, o, d);

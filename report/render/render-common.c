@@ -281,96 +281,54 @@ static bool has(const char *s, const char *part)
 	return s && strstr(s, part);
 }
 
-const char *render_library_handle(const struct trace *t, int64_t stack)
+struct stack_frames {
+	const struct trace *t;
+	const struct trace_stack *s;
+};
+
+/* trace-user-frame.h's view of a frame of the trace's stack. */
+static bool frame_view(void *ctx, uint32_t i, struct trace_frame_view *out)
 {
-	static const struct {
-		const char *creator, *library;
-	} handles[] = {
-		{ "cublasLtCreate", "cuBLASLt" }, { "cublasCreate", "cuBLAS" },
-		{ "cudnnCreate", "cuDNN" },	  { "cusolverDnCreate", "cuSOLVER" },
-		{ "cusparseCreate", "cuSPARSE" }, { "ncclCommInit", "NCCL" },
-	};
-	const struct trace_stack *s = trace_find_stack(t, stack);
+	const struct stack_frames *sf = ctx;
+	const struct trace_frame *f = trace_stack_frame(sf->t, sf->s, i);
+	const struct trace_module *mod = f ? trace_frame_module(sf->t, f) : NULL;
 
-	for (uint32_t i = 0; s && i < s->depth; i++) {
-		const struct trace_frame *f = trace_stack_frame(t, s, i);
-
-		if (!f || f->kind != MT_FRAME_NATIVE || !f->function)
-			continue;
-		for (size_t k = 0; k < sizeof(handles) / sizeof(handles[0]); k++)
-			if (!strncmp(f->function, handles[k].creator, strlen(handles[k].creator)))
-				return handles[k].library;
-	}
-	return NULL;
+	if (!f || (f->kind != MT_FRAME_PYTHON && f->kind != MT_FRAME_NATIVE))
+		return false;
+	*out = (struct trace_frame_view){ .python = f->kind == MT_FRAME_PYTHON,
+					  .function = f->function,
+					  .file = f->file,
+					  .module_path = mod ? mod->path : NULL };
+	return true;
 }
 
-const char *const render_role_key[RENDER_ROLES] = {
+const char *render_library_handle(const struct trace *t, int64_t stack)
+{
+	struct stack_frames sf = { .t = t, .s = trace_find_stack(t, stack) };
+
+	return sf.s ? trace_library_handle(sf.s->depth, frame_view, &sf) : NULL;
+}
+
+const char *const render_role_key[TRACE_ROLES] = {
 	"parameters", "gradients", "optimizer_state", "activations", "temporaries",
 	"workspaces", "cache",	    "data",	       "other",
 };
 
-const char *const render_role_words[RENDER_ROLES] = {
+const char *const render_role_words[TRACE_ROLES] = {
 	"parameters", "gradients", "optimizer state", "activations", "temporaries",
 	"workspaces", "cache",	    "data",	       "other",
 };
 
-/* Innermost first. A frame of torch's optimizers: state (what is kept of
- * it; a step's temporaries are gone by the next step). Made under
- * backward(): gradients (autograd's threads carry the caller's Python
- * frames). Under Module._apply (.cuda(), .to()) or a torch.nn module's
- * __init__: parameters (buffers too). Under a module's call: activations.
- * A copy to the device outside all of those: data. A workspace
- * allocated by torch for cuBLAS, or a library handle's: workspaces. */
-enum render_role render_role_of(const struct trace *t, int64_t stack)
+enum trace_role render_role_of(const struct trace *t, int64_t stack)
 {
-	const struct trace_stack *s = trace_find_stack(t, stack);
-	bool module = false, copy = false, user = false;
+	struct stack_frames sf = { .t = t, .s = trace_find_stack(t, stack) };
 
-	if (!s)
-		return RENDER_ROLE_OTHER;
-	if (render_library_handle(t, stack))
-		return RENDER_ROLE_WORKSPACES;
-	for (uint32_t i = 0; i < s->depth; i++) {
-		const struct trace_frame *f = trace_stack_frame(t, s, i);
-
-		if (!f || !f->function)
-			continue;
-		if (f->kind == MT_FRAME_NATIVE) {
-			if (has(f->function, "allocateCUDABlasWorkspace") ||
-			    has(f->function, "CublasLtWorkspace") ||
-			    has(f->function, "getCUDABlasLtWorkspace"))
-				return RENDER_ROLE_WORKSPACES;
-			if (has(f->function, "_to_copy"))
-				copy = true;
-			continue;
-		}
-		if (f->kind != MT_FRAME_PYTHON)
-			continue;
-		if (has(f->file, "/torch/optim/"))
-			return RENDER_ROLE_OPTIMIZER_STATE;
-		if ((has(f->file, "/torch/_tensor.py") && has(f->function, "backward")) ||
-		    (has(f->file, "/torch/autograd/") && has(f->function, "backward")))
-			return RENDER_ROLE_GRADIENTS;
-		if (has(f->function, "Module._apply") || has(f->file, "/torch/nn/init.py") ||
-		    has(f->file, "/torch/nn/parameter.py") ||
-		    (has(f->file, "/torch/nn/modules/") &&
-		     (has(f->function, ".__init__") || has(f->function, "reset_parameters"))))
-			return RENDER_ROLE_PARAMETERS;
-		if (has(f->function, "Module._call_impl"))
-			module = true;
-		if (trace_python_frame_is_user(f->file))
-			user = true;
-	}
-	if (module)
-		return RENDER_ROLE_ACTIVATIONS;
-	if (copy)
-		return RENDER_ROLE_DATA;
-	return user ? RENDER_ROLE_TEMPORARIES : RENDER_ROLE_OTHER;
+	return sf.s ? trace_role_of(sf.s->depth, frame_view, &sf) : TRACE_ROLE_OTHER;
 }
 
 struct stack_role {
 	int64_t stack;
-	enum render_role role;
+	enum trace_role role;
 };
 
 static int cmp_stack_role(const void *a, const void *b)
@@ -380,92 +338,43 @@ static int cmp_stack_role(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-static enum render_role role_by_stack(const struct stack_role *r, size_t n, int64_t stack)
+static enum trace_role role_by_stack(const struct stack_role *r, size_t n, int64_t stack)
 {
 	struct stack_role key = { .stack = stack };
 	const struct stack_role *hit = bsearch(&key, r, n, sizeof(*r), cmp_stack_role);
 
-	return hit ? hit->role : RENDER_ROLE_OTHER;
-}
-
-struct sized {
-	uint64_t requested, size;
-};
-
-static int cmp_sized(const void *a, const void *b)
-{
-	const struct sized *x = a, *y = b;
-
-	if (x->requested != y->requested)
-		return x->requested < y->requested ? -1 : 1;
-	return x->size < y->size ? -1 : x->size > y->size;
-}
-
-/* Of the tensors made under backward(), those of a parameter's size are
- * its gradients, as many as there are parameters of that size; the rest
- * are backward's own (the gradients of activations, freed as it goes):
- * an OOM in backward has both. Matched by the size asked for (a block
- * can be larger, cut from a segment torch would not split): which of two
- * tensors of one size is the gradient does not change the bytes. Returns
- * the bytes moved from gradients to temporaries. */
-static uint64_t backward_temporaries(const struct model_framework *f, const struct stack_role *r,
-				     size_t n)
-{
-	struct sized *param = xcalloc(f->n_blocks + 1, sizeof(*param));
-	struct sized *grad = xcalloc(f->n_blocks + 1, sizeof(*grad));
-	size_t np = 0, ng = 0;
-	uint64_t moved = 0;
-
-	for (size_t i = 0; i < f->n_blocks; i++) {
-		const struct model_fw_block *b = &f->blocks[i];
-
-		if (b->state != MODEL_FW_ALLOCATED)
-			continue;
-		enum render_role role = role_by_stack(r, n, b->stack);
-		struct sized z = { .requested = b->requested, .size = b->size };
-
-		if (role == RENDER_ROLE_PARAMETERS)
-			param[np++] = z;
-		else if (role == RENDER_ROLE_GRADIENTS)
-			grad[ng++] = z;
-	}
-	qsort(param, np, sizeof(*param), cmp_sized);
-	qsort(grad, ng, sizeof(*grad), cmp_sized);
-	for (size_t i = 0, k = 0; i < ng; i++) { /* both ascending: a merge */
-		while (k < np && param[k].requested < grad[i].requested)
-			k++;
-		if (k < np && param[k].requested == grad[i].requested)
-			k++;
-		else
-			moved += grad[i].size;
-	}
-	free(param);
-	free(grad);
-	return moved;
+	return hit ? hit->role : TRACE_ROLE_OTHER;
 }
 
 bool render_roles(const struct trace *t, const struct model_framework *f,
-		  const struct model_oom *o, uint64_t out[RENDER_ROLES])
+		  const struct model_oom *o, uint64_t out[TRACE_ROLES])
 {
 	if (!f->has || f->bfc)
 		return false;
-	memset(out, 0, RENDER_ROLES * sizeof(*out));
+	memset(out, 0, TRACE_ROLES * sizeof(*out));
 	struct stack_role *r = xcalloc(f->n_groups + 1, sizeof(*r));
 
-	for (size_t i = 0; i < f->n_groups; i++) {
+	for (size_t i = 0; i < f->n_groups; i++)
 		r[i] = (struct stack_role){ .stack = f->holders[i].stack,
 					    .role = render_role_of(t, f->holders[i].stack) };
-		out[r[i].role] += f->holders[i].bytes;
-	}
-	qsort(r, f->n_groups, sizeof(*r), cmp_stack_role);
-	if (out[RENDER_ROLE_GRADIENTS] && !f->blocks_cut) {
-		uint64_t moved = backward_temporaries(f, r, f->n_groups);
+	if (f->blocks_cut) { /* by stack: the gradients not told from backward's own */
+		for (size_t i = 0; i < f->n_groups; i++)
+			out[r[i].role] += f->holders[i].bytes;
+	} else {
+		struct trace_role_block *b = xcalloc(f->n_blocks + 1, sizeof(*b));
+		size_t n = 0;
 
-		out[RENDER_ROLE_GRADIENTS] -= moved;
-		out[RENDER_ROLE_TEMPORARIES] += moved;
+		qsort(r, f->n_groups, sizeof(*r), cmp_stack_role);
+		for (size_t i = 0; i < f->n_blocks; i++)
+			if (f->blocks[i].state == MODEL_FW_ALLOCATED)
+				b[n++] = (struct trace_role_block){
+					.size = f->blocks[i].size, .requested = f->blocks[i].requested,
+					.role = role_by_stack(r, f->n_groups, f->blocks[i].stack) };
+		trace_roles_add(b, n, out);
+		free(b);
 	}
 	free(r);
-	out[RENDER_ROLE_CACHE] += sat_sub(f->reserved, f->allocated);
+	out[TRACE_ROLE_CACHE] += sat_sub(f->reserved, f->allocated);
 	if (!o)
 		return true;
 	uint64_t handles = 0;
@@ -476,8 +385,8 @@ bool render_roles(const struct trace *t, const struct model_framework *f,
 	uint64_t outside = sat_sub(o->live_bytes, f->reserved);
 
 	handles = handles < outside ? handles : outside;
-	out[RENDER_ROLE_WORKSPACES] += handles;
-	out[RENDER_ROLE_OTHER] += outside - handles;
+	out[TRACE_ROLE_WORKSPACES] += handles;
+	out[TRACE_ROLE_OTHER] += outside - handles;
 	return true;
 }
 

@@ -961,12 +961,12 @@ static void device_bar(const struct html *h, const struct model_oom *o)
  * the text report's bar. */
 static void role_bar(const struct html *h, const struct model_oom *o)
 {
-	uint64_t roles[RENDER_ROLES], sum = 0;
+	uint64_t roles[TRACE_ROLES], sum = 0;
 	double x = 0;
 
 	if (!render_roles(h->t, &o->framework, o, roles))
 		return;
-	for (int i = 0; i < RENDER_ROLES; i++)
+	for (int i = 0; i < TRACE_ROLES; i++)
 		sum += roles[i];
 	double total = o->has_device_total && (double)o->device_total > (double)sum
 			       ? (double)o->device_total : (double)sum;
@@ -974,7 +974,7 @@ static void role_bar(const struct html *h, const struct model_oom *o)
 		return;
 	fputs("<svg class=\"devbar roles\" viewBox=\"0 0 1000 20\" preserveAspectRatio=\"none\" "
 	      "role=\"img\" aria-label=\"memory by role at the failure\">", h->f);
-	for (int i = 0; i < RENDER_ROLES; i++) {
+	for (int i = 0; i < TRACE_ROLES; i++) {
 		double w = 1000 * (double)roles[i] / total;
 
 		if (roles[i])
@@ -983,7 +983,7 @@ static void role_bar(const struct html *h, const struct model_oom *o)
 		x += w;
 	}
 	fputs("</svg><div class=\"legend roles\">", h->f);
-	for (int i = 0; i < RENDER_ROLES; i++)
+	for (int i = 0; i < TRACE_ROLES; i++)
 		if (roles[i])
 			fprintf(h->f, "<span class=\"k-%s\" data-bytes=\"%" PRIu64 "\">%s %s</span>",
 				render_role_key[i], roles[i], render_role_words[i],

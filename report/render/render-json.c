@@ -903,14 +903,14 @@ static void write_diagnosis(struct jw *w, const struct trace *t, const struct mo
 static void write_roles(struct jw *w, const struct trace *t, const struct model_framework *f,
 			const struct model_oom *o)
 {
-	uint64_t roles[RENDER_ROLES];
+	uint64_t roles[TRACE_ROLES];
 
 	if (!render_roles(t, f, o, roles)) {
 		jw_null(w, "roles");
 		return;
 	}
 	jw_open(w, "roles", '{', false);
-	for (int i = 0; i < RENDER_ROLES; i++)
+	for (int i = 0; i < TRACE_ROLES; i++)
 		jw_u64(w, render_role_key[i], roles[i]);
 	jw_close(w, '}');
 }

@@ -514,15 +514,15 @@ static void print_framework(const struct text *tx, const char *when,
  * role its letter, then the figures (render_roles). */
 static void print_roles(const struct text *tx, const struct model_oom *o)
 {
-	static const char letter[RENDER_ROLES] = { 'P', 'G', 'O', 'A', 'T', 'W', 'c', 'D', 'x' };
+	static const char letter[TRACE_ROLES] = { 'P', 'G', 'O', 'A', 'T', 'W', 'c', 'D', 'x' };
 	enum { WIDTH = 64 };
-	uint64_t roles[RENDER_ROLES], sum = 0;
+	uint64_t roles[TRACE_ROLES], sum = 0;
 	char bar[WIDTH + 1];
 	size_t at = 0;
 
 	if (!render_roles(tx->t, &o->framework, o, roles))
 		return;
-	for (int i = 0; i < RENDER_ROLES; i++)
+	for (int i = 0; i < TRACE_ROLES; i++)
 		sum += roles[i];
 	uint64_t total = o->has_device_total && (uint64_t)o->device_total > sum
 				 ? (uint64_t)o->device_total : sum;
@@ -530,7 +530,7 @@ static void print_roles(const struct text *tx, const struct model_oom *o)
 		return;
 	uint64_t upto = 0;
 
-	for (int i = 0; i < RENDER_ROLES; i++) {
+	for (int i = 0; i < TRACE_ROLES; i++) {
 		upto += roles[i];
 		size_t to = (size_t)((double)upto / (double)total * WIDTH + 0.5);
 
@@ -557,7 +557,7 @@ static void print_roles(const struct text *tx, const struct model_oom *o)
 	line(tx, 0, "  |%s|", bar);
 	_autofree_ char *legend = xstrdup("");
 
-	for (int i = 0; i < RENDER_ROLES; i++) {
+	for (int i = 0; i < TRACE_ROLES; i++) {
 		if (!roles[i])
 			continue;
 		char *more = xasprintf("%s%s%s %s (%c)", legend, *legend ? ", " : "",

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "model.h"
+#include "trace-role.h"
 #include "trace.h"
 
 #define RENDER_DEFAULT_TOP 10
@@ -184,26 +185,12 @@ bool render_bfc_beyond_limit(const struct trace *t, const struct model_oom *o);
 enum render_variable { RENDER_NOT_VARIABLE, RENDER_WEIGHT, RENDER_OPTIMIZER_SLOT, RENDER_DATA };
 enum render_variable render_variable_of(const struct trace *t, int64_t stack);
 
-/* What a tensor is for (docs/report.md, "Memory by role"), from the
- * stack that made it: RENDER_ROLE_CACHE is no tensor's, the cache's free
- * bytes. The order is the JSON's and the text's. */
-enum render_role {
-	RENDER_ROLE_PARAMETERS,
-	RENDER_ROLE_GRADIENTS,
-	RENDER_ROLE_OPTIMIZER_STATE,
-	RENDER_ROLE_ACTIVATIONS,
-	RENDER_ROLE_TEMPORARIES,
-	RENDER_ROLE_WORKSPACES,
-	RENDER_ROLE_CACHE,
-	RENDER_ROLE_DATA,
-	RENDER_ROLE_OTHER,
-	RENDER_ROLES
-};
+/* What a tensor is for (docs/report.md, "Memory by role"): trace-role.h's
+ * rule on the trace's frames. */
+extern const char *const render_role_key[TRACE_ROLES];	 /* parameters, ... */
+extern const char *const render_role_words[TRACE_ROLES]; /* "optimizer state", ... */
 
-extern const char *const render_role_key[RENDER_ROLES];	  /* parameters, ... */
-extern const char *const render_role_words[RENDER_ROLES]; /* "optimizer state", ... */
-
-enum render_role render_role_of(const struct trace *t, int64_t stack);
+enum trace_role render_role_of(const struct trace *t, int64_t stack);
 
 /* Memory by role at a moment of PyTorch's cache: its tensors by the stack
  * that made each, its free bytes as cache; at an OOM (o not NULL) also
@@ -212,12 +199,11 @@ enum render_role render_role_of(const struct trace *t, int64_t stack);
  * the cache's reserved bytes. False (out untouched) without PyTorch's
  * cache at that moment. */
 bool render_roles(const struct trace *t, const struct model_framework *f,
-		  const struct model_oom *o, uint64_t out[RENDER_ROLES]);
+		  const struct model_oom *o, uint64_t out[TRACE_ROLES]);
 
 /* The library whose handle's creation made stack's allocation (its
- * workspace: cublasCreate, cublasLtCreate, cudnnCreate, cusolverDnCreate,
- * cusparseCreate, ncclCommInit*), kept while the handle lives; NULL when
- * none. */
+ * workspace, kept while the handle lives: trace_library_handle); NULL
+ * when none. */
 const char *render_library_handle(const struct trace *t, int64_t stack);
 /* The tensor the framework's allocator was asked for at the OOM: torch's
  * own OOM names it, the arena's OOM is it; false when not known. */

@@ -124,6 +124,41 @@ class Causes(base.TorchTest):
         for told in (text, run.stderr):
             self.assertNotIn("expandable_segments", told)
 
+    def test_adam_state(self):
+        """A model whose Adam state does not fit: too_big as the model's
+        state, not the batch; its parameters, gradients and optimizer
+        state equal to the blocks torch gives them at its OOM observer;
+        the same cause on stderr, in the text, HTML and JSON."""
+        plain = self.run_program("adam_state", traced=False)
+        run = self.run_program("adam_state", traced=True)
+        self.assertEqual(plain.rc, 0, plain.stderr)
+        self.assertEqual(run.rc, 0, run.stderr)
+        fig = run.figures
+        self.assertEqual(plain.figures, fig, "memtrace changed torch's figures")
+        self.assertTrue(fig["error"].startswith("CUDA out of memory"), fig["error"])
+        torchs = fig["at_oom"][-1]
+        report = self.report_json(run.trace)
+        roles = report["ooms"][-1]["roles"]
+        for role in ("parameters", "gradients", "optimizer_state"):
+            self.assertEqual(roles[role], torchs[role], role)
+        diag = report["diagnosis"]
+        self.assertEqual(diag["cause"], "too_big", diag["evidence"])
+        self.assertEqual(diag["title"], "The model and its optimizer's state do not fit the device")
+        model = torchs["parameters"] + torchs["gradients"] + torchs["optimizer_state"]
+        self.assertEqual(diag["bytes"], model + torchs["alloc"])
+        self.assertIn(f"adam_state.py:{tag_line('adam_state.py', 'step')}", diag["evidence"])
+        self.assertIn("optimizer that keeps less", diag["try"])
+        self.assertNotIn("a smaller batch or input", diag["try"])
+        text = self.report(run.trace)
+        self.assertIn("Cause (too_big): The model and its optimizer's state do not fit", text)
+        page = html.unescape(self.report(run.trace, "--format", "html"))
+        self.assertIn("The model and its optimizer's state do not fit the device", page)
+        said = [l for l in run.stderr.splitlines() if "memtrace:   cause (" in l]
+        self.assertEqual(len(said), 1, run.stderr[-3000:])
+        self.assertIn("cause (too_big): the model and its optimizer's state", said[0])
+        for told in (text, run.stderr):
+            self.assertNotIn("expandable_segments", told)
+
     def test_vae(self):
         """A view of each step's reconstruction kept: the line of the
         forward that made it."""
