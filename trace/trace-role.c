@@ -115,3 +115,70 @@ void trace_roles_add(struct trace_role_block *b, size_t n, uint64_t out[TRACE_RO
 	for (size_t i = 0; i < n; i++)
 		out[b[i].role] += b[i].size;
 }
+
+enum trace_tf_variable trace_tf_variable_of(uint32_t depth, trace_frame_at_fn frame_at,
+					    void *ctx)
+{
+	bool variable = false, data = false, initialized = false;
+	struct trace_frame_view v;
+
+	for (uint32_t i = 0; i < depth; i++) {
+		if (!frame_at(ctx, i, &v) || !v.python)
+			continue;
+		if (variable && (has(v.file, "/keras/src/optimizers/") ||
+				 has(v.file, "/tf_keras/src/optimizers/") ||
+				 has(v.file, "/keras/optimizers/")))
+			return TRACE_TF_OPTIMIZER_SLOT;
+		if (has(v.function, "Function._initialize_uninitialized_variables"))
+			initialized = true;
+		if (initialized && has(v.file, "/keras/src/backend/tensorflow/trainer.py"))
+			return TRACE_TF_OPTIMIZER_SLOT;
+		if (has(v.function, "ResourceVariable.__init__") ||
+		    has(v.function, "Layer.add_weight") ||
+		    (has(v.function, "Variable.__init__") && has(v.file, "/keras/")))
+			variable = true;
+		if (has(v.file, "/tensorflow/python/framework/constant_op.py"))
+			data = true;
+	}
+	return variable || initialized ? TRACE_TF_WEIGHT : data ? TRACE_TF_DATA
+								: TRACE_TF_NOT_VARIABLE;
+}
+
+const char *trace_tf_title(enum trace_tf_variable v)
+{
+	switch (v) {
+	case TRACE_TF_WEIGHT: return "The model does not fit the arena";
+	case TRACE_TF_OPTIMIZER_SLOT:
+		return "The model and its optimizer's state do not fit the arena";
+	case TRACE_TF_DATA: return "The data copied to the GPU does not fit the arena";
+	case TRACE_TF_NOT_VARIABLE: break;
+	}
+	return "The working set does not fit the arena";
+}
+
+#define TF_GROWTH_NO_HELP                                                                      \
+	"TF_FORCE_GPU_ALLOW_GROWTH=true does not help: the arena's limit stays the same"
+
+const char *trace_tf_remedy(enum trace_tf_variable v)
+{
+	switch (v) {
+	case TRACE_TF_WEIGHT:
+		return "a smaller model (fewer or narrower layers, a smaller Embedding or "
+		       "vocabulary): its weights do not change with batch_size, and mixed "
+		       "precision keeps them float32; " TF_GROWTH_NO_HELP;
+	case TRACE_TF_OPTIMIZER_SLOT:
+		return "an optimizer that keeps less per weight (keras.optimizers.SGD without "
+		       "momentum keeps none, Adafactor factored ones, Adam two full copies) or a "
+		       "smaller model; batch_size does not change them; " TF_GROWTH_NO_HELP;
+	case TRACE_TF_DATA:
+		return "keep the data on the host and let batches go to the GPU: pass the NumPy "
+		       "arrays to model.fit, or tf.data.Dataset.from_tensor_slices(...).batch(...) "
+		       "made under tf.device(\"/CPU:0\"); TF_FORCE_GPU_ALLOW_GROWTH=true does not "
+		       "help";
+	case TRACE_TF_NOT_VARIABLE: break;
+	}
+	return "a smaller batch_size (model.fit's, or the dataset's batch), smaller inputs (the "
+	       "image size, the sequence length) or a smaller model; mixed precision "
+	       "(keras.mixed_precision.set_global_policy(\"mixed_float16\")) halves the "
+	       "activations; " TF_GROWTH_NO_HELP;
+}

@@ -58,6 +58,37 @@ struct trace_role_block {
  * gradient does not change the bytes. Sorts b. */
 void trace_roles_add(struct trace_role_block *b, size_t n, uint64_t out[TRACE_ROLES]);
 
+/* What a TensorFlow tensor is for, from the Python frames of its stack
+ * (innermost first: an optimizer's frames are outside its variable's): a
+ * variable made under Keras's optimizers, or filled on the first step of
+ * Keras's fit (a tf.function's variables are filled when it first runs),
+ * is an optimizer slot; another variable (ResourceVariable.__init__,
+ * Layer.add_weight) a weight; tf.constant's and convert_to_tensor's
+ * copies host data. */
+enum trace_tf_variable {
+	TRACE_TF_NOT_VARIABLE,
+	TRACE_TF_WEIGHT,
+	TRACE_TF_OPTIMIZER_SLOT,
+	TRACE_TF_DATA
+};
+
+enum trace_tf_variable trace_tf_variable_of(uint32_t depth, trace_frame_at_fn frame_at,
+					    void *ctx);
+
+/* A working set that does not fit TensorFlow's arena, by what the tensor
+ * refused is for: the title the report heads the cause with, and what to
+ * try (the report's and stderr's, the same words). */
+const char *trace_tf_title(enum trace_tf_variable v);
+const char *trace_tf_remedy(enum trace_tf_variable v);
+
+/* The model's weights and its optimizer's slots are the arena's problem
+ * when they hold at least half of it: a step's tensor refused there is
+ * the model's state, not the batch's. */
+static inline bool trace_tf_model_state(uint64_t weights, uint64_t slots, uint64_t arena)
+{
+	return arena && weights + slots >= arena / 2;
+}
+
 /* The model's state (its parameters, their gradients and the
  * optimizer's state) holds at least half of what the framework could
  * use (the device, or its arena): what is refused there is the model's

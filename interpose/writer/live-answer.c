@@ -480,6 +480,16 @@ static enum trace_role stack_role(const struct mt_answer *a, uint32_t stack)
 	return r.ips ? trace_role_of(depth, live_frame_at, &r) : TRACE_ROLE_OTHER;
 }
 
+/* trace-role.h's TensorFlow rule on a stack of the library's. */
+static enum trace_tf_variable stack_variable(const struct mt_answer *a, uint32_t stack)
+{
+	unsigned depth = 0;
+	struct frame_read r = { .a = a };
+
+	r.ips = stack ? mt_stack_get(a->stacks, stack, &depth) : NULL;
+	return r.ips ? trace_tf_variable_of(depth, live_frame_at, &r) : TRACE_TF_NOT_VARIABLE;
+}
+
 /* The report's model state (diagnose.c, rule_cache_model_state): the
  * cache's tensors by role; when the parameters, their gradients and the
  * optimizer's state hold half the device, that is the cause. False when
@@ -649,6 +659,16 @@ void mt_answer_arena(const struct mt_answer *a, const struct mt_event *ev,
 		return;
 	}
 	stack_name(a, ev->stack, ev->op, false, where, sizeof(where));
+	/* the model's weights and its optimizer's slots, by the stacks that
+	 * made them (before arena_lines merges the stacks into lines) */
+	uint64_t weights = 0, slots = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		enum trace_tf_variable v = stack_variable(a, h[i].stack);
+
+		weights += v == TRACE_TF_WEIGHT ? h[i].bytes : 0;
+		slots += v == TRACE_TF_OPTIMIZER_SLOT ? h[i].bytes : 0;
+	}
 	size_t lines = arena_lines(a, h, n, names, ev->stack, &step, &step_count);
 	add(&out, "memtrace: out of memory: %s of %s (%s) failed in %s: TensorFlow's BFC allocator "
 	    "refused the tensor\n",
@@ -679,7 +699,12 @@ void mt_answer_arena(const struct mt_answer *a, const struct mt_event *ev,
 								    .reserved = c->reserved,
 								    .arena_free = arena_free,
 								    .largest_free =
-									    trace_cache_largest_free(c) },
+									    trace_cache_largest_free(c),
+								    .allocated = c->allocated,
+								    .tensors = c->tensors,
+								    .variable = stack_variable(a, ev->stack),
+								    .weights = weights,
+								    .slots = slots },
 				      cause, sizeof(cause));
 	add(&out, "%s", cause);
 	add(&out, "memtrace:   the full report: memtrace report %s\n", a->path);

@@ -373,20 +373,34 @@ void mt_cause_arena_answer(const struct mt_cause_arena_oom *o, char *out, size_t
 		SAY("\nmemtrace:   try: fewer distinct tensor sizes (a fixed batch and input shape: "
 		    "drop_remainder=True in tf.data), or the same work in smaller pieces (a smaller "
 		    "batch_size)\n");
-	} else if (trace_cause_beyond_arena(o->requested, o->step, o->limit)) {
+	} else {
+		/* the report's rule_arena_too_big: what the tensor is for, or
+		 * the model's state when it fills half the arena */
+		enum trace_tf_variable v = o->variable;
+		uint64_t arena = o->limit ? o->limit : o->reserved;
+
+		if (v == TRACE_TF_NOT_VARIABLE && trace_tf_model_state(o->weights, o->slots, arena))
+			v = o->slots ? TRACE_TF_OPTIMIZER_SLOT : TRACE_TF_WEIGHT;
 		if (trace_cause_beyond_arena(o->requested, 0, o->limit))
 			SAY("memtrace:   cause (too_big): the %s asked for is more than the arena's "
 			    "%s (its memory limit): it cannot fit, whatever else is freed",
 			    fmt_size(o->requested).s, fmt_size(o->limit).s);
-		else
+		else if (trace_cause_beyond_arena(o->requested, o->step, o->limit))
 			SAY("memtrace:   cause (too_big): the step needs %s (%s made at the line "
 			    "that failed and the %s asked for), more than the arena's %s (its "
 			    "memory limit): it cannot fit, whatever else is freed",
 			    fmt_size(o->step + o->requested).s, fmt_size(o->step).s,
 			    fmt_size(o->requested).s, fmt_size(o->limit).s);
-		SAY("\nmemtrace:   try: a smaller batch_size, smaller inputs or a smaller model; "
-		    "mixed precision (keras.mixed_precision.set_global_policy(\"mixed_float16\")); "
-		    "TF_FORCE_GPU_ALLOW_GROWTH=true does not help: the limit stays the same\n");
+		else
+			SAY("memtrace:   cause (too_big): %s: its %s held %s in %llu tensors when "
+			    "the %s asked for failed, %s of it free (its largest free chunk %s); the "
+			    "model's weights %s, its optimizer's slots %s",
+			    trace_tf_title(v), o->limit ? "memory limit" : "regions so far",
+			    fmt_size(o->allocated).s, (unsigned long long)o->tensors,
+			    fmt_size(o->requested).s, fmt_size(o->arena_free).s,
+			    fmt_size(o->largest_free).s, fmt_size(o->weights).s,
+			    fmt_size(o->slots).s);
+		SAY("\nmemtrace:   try: %s\n", trace_tf_remedy(v));
 	}
 	if (len >= n && n > 1) {
 		out[n - 2] = '\n';

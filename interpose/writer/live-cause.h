@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trace-role.h"
+
 #include "trace-cause.h"
 
 struct mt_cause;
@@ -86,6 +88,11 @@ struct mt_cause_arena_oom {
 	uint64_t reserved;     /* its regions */
 	uint64_t arena_free;   /* its regions less its tensors */
 	uint64_t largest_free; /* its largest free chunk */
+	uint64_t allocated, tensors; /* its tensors */
+	/* what the refused tensor is for (trace_tf_variable_of), and the
+	 * bytes the model's weights and its optimizer's slots held */
+	enum trace_tf_variable variable;
+	uint64_t weights, slots;
 };
 void mt_cause_arena_answer(const struct mt_cause_arena_oom *o, char *out, size_t n);
 

@@ -941,22 +941,12 @@ static void rule_cache_too_big(const struct trace *t, const struct model *m,
 	x->room = room;
 }
 
-/* The model's weights and its optimizer's slots are the arena's problem
- * when they hold at least this share of it (1: a half). */
-#define TF_MODEL_STATE_SHARE 1
-
 /* TensorFlow's words for a working set that does not fit, by what the
- * tensor asked for is for (render_variable_of): its title, a clause of
- * evidence, the remedy (allocated). */
+ * tensor asked for is for (render_variable_of): its title and the remedy
+ * (trace-role.h: stderr's too), a clause of evidence. */
 static const char *tf_title(enum render_variable v)
 {
-	switch (v) {
-	case RENDER_WEIGHT: return "The model does not fit the arena";
-	case RENDER_OPTIMIZER_SLOT: return "The model and its optimizer's state do not fit the arena";
-	case RENDER_DATA: return "The data copied to the GPU does not fit the arena";
-	case RENDER_NOT_VARIABLE: break;
-	}
-	return "The working set does not fit the arena";
+	return trace_tf_title((enum trace_tf_variable)v);
 }
 
 static const char *tf_what(enum render_variable v)
@@ -976,32 +966,9 @@ static const char *tf_what(enum render_variable v)
 	return "";
 }
 
-#define TF_GROWTH_NO_HELP                                                                      \
-	"TF_FORCE_GPU_ALLOW_GROWTH=true does not help: the arena's limit stays the same"
-
 static char *tf_remedy(enum render_variable v)
 {
-	switch (v) {
-	case RENDER_WEIGHT:
-		return xstrdup("a smaller model (fewer or narrower layers, a smaller Embedding or "
-			       "vocabulary): its weights do not change with batch_size, and mixed "
-			       "precision keeps them float32; " TF_GROWTH_NO_HELP);
-	case RENDER_OPTIMIZER_SLOT:
-		return xstrdup("an optimizer that keeps less per weight (keras.optimizers.SGD "
-			       "without momentum keeps none, Adafactor factored ones, Adam two full "
-			       "copies) or a smaller model; batch_size does not change them; "
-			       TF_GROWTH_NO_HELP);
-	case RENDER_DATA:
-		return xstrdup("keep the data on the host and let batches go to the GPU: pass the "
-			       "NumPy arrays to model.fit, or tf.data.Dataset.from_tensor_slices("
-			       "...).batch(...) made under tf.device(\"/CPU:0\"); "
-			       "TF_FORCE_GPU_ALLOW_GROWTH=true does not help");
-	case RENDER_NOT_VARIABLE: break;
-	}
-	return xstrdup("a smaller batch_size (model.fit's, or the dataset's batch), smaller inputs "
-		       "(the image size, the sequence length) or a smaller model; mixed precision "
-		       "(keras.mixed_precision.set_global_policy(\"mixed_float16\")) halves the "
-		       "activations; " TF_GROWTH_NO_HELP);
+	return xstrdup(trace_tf_remedy((enum trace_tf_variable)v));
 }
 
 /* TensorFlow's BFC allocator refused a request more than the memory
@@ -1061,8 +1028,8 @@ static void rule_arena_too_big(const struct trace *t, const struct model_oom *o,
 	 * its optimizer's slots fill half of: the model, not the batch */
 	uint64_t arena_bytes = limit ? limit : f->reserved;
 	_autofree_ char *state = NULL;
-	if (variable == RENDER_NOT_VARIABLE && arena_bytes &&
-	    (a->weights + a->slots) / TF_MODEL_STATE_SHARE >= arena_bytes / 2) {
+	if (variable == RENDER_NOT_VARIABLE &&
+	    trace_tf_model_state(a->weights, a->slots, arena_bytes)) {
 		variable = a->slots ? RENDER_OPTIMIZER_SLOT : RENDER_WEIGHT;
 		state = xasprintf("; %s of it is the model's weights (%s) and its optimizer's slots "
 				  "(%s), which the batch does not change",

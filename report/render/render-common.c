@@ -276,11 +276,6 @@ char *render_stack_label(const struct trace *t, int64_t stack, bool short_file)
 	return xasprintf("%s <- %s", label, by);
 }
 
-static bool has(const char *s, const char *part)
-{
-	return s && strstr(s, part);
-}
-
 struct stack_frames {
 	const struct trace *t;
 	const struct trace_stack *s;
@@ -392,33 +387,10 @@ bool render_roles(const struct trace *t, const struct model_framework *f,
 
 enum render_variable render_variable_of(const struct trace *t, int64_t stack)
 {
-	const struct trace_stack *s = trace_find_stack(t, stack);
-	bool variable = false, data = false, initialized = false;
+	struct stack_frames sf = { .t = t, .s = trace_find_stack(t, stack) };
 
-	/* innermost first: an optimizer's frames are outside its variable's */
-	for (uint32_t i = 0; s && i < s->depth; i++) {
-		const struct trace_frame *f = trace_stack_frame(t, s, i);
-
-		if (!f || f->kind != MT_FRAME_PYTHON)
-			continue;
-		if (variable && (has(f->file, "/keras/src/optimizers/") ||
-				 has(f->file, "/tf_keras/src/optimizers/") ||
-				 has(f->file, "/keras/optimizers/")))
-			return RENDER_OPTIMIZER_SLOT;
-		/* variables made while a tf.function was traced are filled
-		 * when it first runs: in Keras's fit, the optimizer's slots */
-		if (has(f->function, "Function._initialize_uninitialized_variables"))
-			initialized = true;
-		if (initialized && has(f->file, "/keras/src/backend/tensorflow/trainer.py"))
-			return RENDER_OPTIMIZER_SLOT;
-		if (has(f->function, "ResourceVariable.__init__") ||
-		    has(f->function, "Layer.add_weight") ||
-		    (has(f->function, "Variable.__init__") && has(f->file, "/keras/")))
-			variable = true;
-		if (has(f->file, "/tensorflow/python/framework/constant_op.py"))
-			data = true;
-	}
-	return variable || initialized ? RENDER_WEIGHT : data ? RENDER_DATA : RENDER_NOT_VARIABLE;
+	return sf.s ? (enum render_variable)trace_tf_variable_of(sf.s->depth, frame_view, &sf)
+		    : RENDER_NOT_VARIABLE;
 }
 
 uint64_t render_oom_device_used(const struct model_oom *o)

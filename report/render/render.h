@@ -182,7 +182,12 @@ bool render_bfc_beyond_limit(const struct trace *t, const struct model_oom *o);
  * Function._initialize_uninitialized_variables), host data copied
  * to the device whole (tf.constant, tf.convert_to_tensor of an array), or
  * none of these (a step's tensors). */
-enum render_variable { RENDER_NOT_VARIABLE, RENDER_WEIGHT, RENDER_OPTIMIZER_SLOT, RENDER_DATA };
+enum render_variable {
+	RENDER_NOT_VARIABLE = TRACE_TF_NOT_VARIABLE,
+	RENDER_WEIGHT = TRACE_TF_WEIGHT,
+	RENDER_OPTIMIZER_SLOT = TRACE_TF_OPTIMIZER_SLOT,
+	RENDER_DATA = TRACE_TF_DATA
+};
 enum render_variable render_variable_of(const struct trace *t, int64_t stack);
 
 /* What a tensor is for (docs/report.md, "Memory by role"): trace-role.h's

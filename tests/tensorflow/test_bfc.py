@@ -222,6 +222,9 @@ class BFCTest(unittest.TestCase):
                     self.assertIn("a model weight", diag["evidence"])
                     self.assertIn("a smaller model", diag["try"])
                     self.assertNotIn("a smaller batch_size", diag["try"])
+                    # stderr, by the same rule and in the same words
+                    self.assertIn("cause (too_big): The model does not fit the arena", stderr)
+                    self.assertIn(f"memtrace:   try: {diag['try']}", stderr)
                 else:
                     # the array's bytes, more than TensorFlow's limit: no
                     # arena was ever taken (TensorFlow's peak is 0)
