@@ -391,6 +391,8 @@ void mt_cause_arena_answer(const struct mt_cause_arena_oom *o, char *out, size_t
 			    "memory limit): it cannot fit, whatever else is freed",
 			    fmt_size(o->step + o->requested).s, fmt_size(o->step).s,
 			    fmt_size(o->requested).s, fmt_size(o->limit).s);
+		else if (v == TRACE_TF_NOT_VARIABLE)
+			return; /* a step that would fit alone, or kept tensors: the report's */
 		else
 			SAY("memtrace:   cause (too_big): %s: its %s held %s in %llu tensors when "
 			    "the %s asked for failed, %s of it free (its largest free chunk %s); the "

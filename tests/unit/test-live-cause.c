@@ -319,6 +319,33 @@ START_TEST(arena_judged_inside)
 							    .largest_free = 12 * MiB },
 			      out, sizeof(out));
 	ck_assert_str_eq(out, "");
+	/* the same, the tensor refused a model's weight: the model, as the
+	 * report says it (trace_tf_title, trace_tf_remedy) */
+	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = 16 * MiB,
+							    .step = 200 * MiB,
+							    .limit = 799 * MiB,
+							    .reserved = 799 * MiB,
+							    .arena_free = 22 * MiB,
+							    .largest_free = 12 * MiB,
+							    .variable = TRACE_TF_WEIGHT },
+			      out, sizeof(out));
+	ck_assert_msg(strstr(out, "cause (too_big): The model does not fit the arena") &&
+			      strstr(out, "try: a smaller model"),
+		      "%s", out);
+	/* a step's tensor where weights and slots fill half the arena: the
+	 * model's state */
+	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = 16 * MiB,
+							    .step = 8 * MiB,
+							    .limit = 800 * MiB,
+							    .reserved = 800 * MiB,
+							    .arena_free = 22 * MiB,
+							    .largest_free = 12 * MiB,
+							    .weights = 150 * MiB,
+							    .slots = 250 * MiB },
+			      out, sizeof(out));
+	ck_assert_msg(strstr(out, "cause (too_big): The model and its optimizer's state do not "
+				  "fit the arena"),
+		      "%s", out);
 	/* neither: kept tensors, or a step that would fit alone: the report's */
 	mt_cause_arena_answer(&(struct mt_cause_arena_oom){ .requested = 64 * MiB,
 							    .step = 8 * MiB,
