@@ -63,6 +63,7 @@ sim_arena_fini(struct sim_arena *a)
 {
 	free(a->holes);
 	sim_blockmap_fini(&a->live);
+	sim_blockmap_fini(&a->overmap);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -150,6 +151,33 @@ sim_arena_alloc(struct sim_arena *a, size_t bytes, uint32_t owner,
 	return sim_arena_alloc_aligned(a, bytes, SIM_ARENA_GRANULE, owner, kind, addr);
 }
 
+/* Beyond the limit, in the address space above it: managed memory
+ * oversubscribes the device (its pages live on the host while the device
+ * is full), so it is not charged to used; a later sim_arena_free of it
+ * takes it off over. False when the address space is used up too. */
+bool
+sim_arena_alloc_over(struct sim_arena *a, size_t bytes, uint32_t owner, uint32_t kind,
+		     uintptr_t *addr)
+{
+	size_t limit = a->limit, used = a->used;
+	struct sim_block b;
+	bool ok;
+
+	a->limit = a->size;
+	ok = sim_arena_alloc(a, bytes, owner, kind, addr);
+	a->limit = limit;
+	if (!ok)
+		return false;
+	b = *sim_arena_find(a, *addr);
+	if (!sim_blockmap_insert(&a->overmap, &b)) {
+		sim_arena_free(a, *addr);
+		return false;
+	}
+	a->over += a->used - used;
+	a->used = used;
+	return true;
+}
+
 /* Index of the first hole that starts after off. */
 static size_t
 hole_after(const struct sim_arena *a, size_t off)
@@ -208,6 +236,10 @@ sim_arena_free(struct sim_arena *a, uintptr_t addr)
 
 	if (!sim_blockmap_remove(&a->live, addr, &b))
 		return false;
+	if (sim_blockmap_remove(&a->overmap, addr, NULL)) {
+		a->over -= b.size;
+		a->used += b.size; /* taken off below */
+	}
 	/* If the hole array cannot grow, the range is lost to the arena but
 	 * the bookkeeping stays consistent; only a host OOM gets here. */
 	(void)add_hole(a, b.addr - a->base, b.size);

@@ -19,6 +19,8 @@ struct sim_arena {
 	size_t size;                /* multiple of SIM_ARENA_GRANULE */
 	size_t used;                /* rounded bytes of live blocks */
 	size_t limit;               /* most bytes live at once; size unless set */
+	size_t over;                /* bytes of blocks beyond the limit (sim_arena_alloc_over) */
+	struct sim_blockmap overmap; /* those blocks */
 	struct sim_extent *holes;   /* free extents, sorted by offset, coalesced */
 	size_t nholes;
 	size_t capholes;
@@ -34,6 +36,8 @@ bool sim_arena_alloc(struct sim_arena *a, size_t bytes, uint32_t owner,
 		     uint32_t kind, uintptr_t *addr);
 bool sim_arena_alloc_aligned(struct sim_arena *a, size_t bytes, size_t align, uint32_t owner,
 			     uint32_t kind, uintptr_t *addr);
+bool sim_arena_alloc_over(struct sim_arena *a, size_t bytes, uint32_t owner, uint32_t kind,
+			  uintptr_t *addr);
 const struct sim_block *sim_arena_find(const struct sim_arena *a, uintptr_t addr);
 bool sim_arena_free(struct sim_arena *a, uintptr_t addr);
 size_t sim_arena_release_owner(struct sim_arena *a, uint32_t owner);

@@ -15,8 +15,10 @@ arena_alloc(CUdeviceptr *dptr, size_t bytes, CUcontext ctx, enum sim_kind kind)
 	struct sim_arena *arena = &sim_drv.dev[ctx->device].arena;
 	uintptr_t addr;
 
-	/* On failure *dptr is left as it was, as on the real driver. */
-	if (!sim_arena_alloc(arena, bytes, ctx->id, kind, &addr))
+	/* On failure *dptr is left as it was, as on the real driver. Managed
+	 * memory oversubscribes a full device, as on Linux since Pascal. */
+	if (!sim_arena_alloc(arena, bytes, ctx->id, kind, &addr) &&
+	    (kind != SIM_KIND_MANAGED || !sim_arena_alloc_over(arena, bytes, ctx->id, kind, &addr)))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	sim_ledger_note('a', addr, sim_arena_round(bytes));
 	*dptr = (CUdeviceptr)addr;

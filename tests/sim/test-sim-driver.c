@@ -258,6 +258,23 @@ test_kinds(void)
 	EXPECT(used_bytes() == 1024);
 	EXPECT_RC(cuMemAllocManaged(&m, 1000, 0), CUDA_ERROR_INVALID_VALUE);
 	EXPECT_RC(cuMemFree(m), CUDA_SUCCESS);
+	{
+		/* Managed memory oversubscribes a full device; device memory
+		 * does not, and the device's free memory stays its own. */
+		CUdeviceptr full, over, dev;
+		size_t free_b = 0, total = 0;
+
+		EXPECT_RC(cuMemGetInfo(&free_b, &total), CUDA_SUCCESS);
+		EXPECT_RC(cuMemAlloc(&full, free_b), CUDA_SUCCESS);
+		EXPECT_RC(cuMemAllocManaged(&over, 8 * MiB, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+		EXPECT_RC(cuMemAlloc(&dev, 512), CUDA_ERROR_OUT_OF_MEMORY);
+		EXPECT_RC(cuMemGetInfo(&free_b, &total), CUDA_SUCCESS);
+		EXPECT(free_b == 0);
+		EXPECT_RC(cuMemFree(over), CUDA_SUCCESS);
+		EXPECT_RC(cuMemAlloc(&dev, 512), CUDA_ERROR_OUT_OF_MEMORY);
+		EXPECT_RC(cuMemFree(full), CUDA_SUCCESS);
+		EXPECT(used_bytes() == 0);
+	}
 	EXPECT_RC(cuMemAllocPitch(&pitched, &pitch, 1000, 16, 4), CUDA_SUCCESS);
 	EXPECT(pitch == 1024);
 	EXPECT(used_bytes() == 16 * 1024);
