@@ -146,6 +146,7 @@ static void start(void)
 		.start_ns = start_ns,
 		.rank = config.rank,
 		.flight = config.flight,
+		.what_fits = config.what_fits,
 		.ring_id = ring_fd >= 0 ? ring_id : 0,
 		.op_name = mt_nvtx_name,
 		.pyframe = mt_python_frame,
@@ -246,6 +247,7 @@ __attribute__((constructor)) static void mt_constructor(void)
 	mt_log_init();
 	mt_hook_fd_init();
 	mt_config_load(&config, (mt_getenv_fn)getenv);
+	mt_what_fits = config.what_fits;
 	mt_record_set_start(start);
 	mt_frameworks_init(&(struct mt_frameworks_options){
 		.tensors = config.tensors,

@@ -109,6 +109,7 @@ void mt_config_load(struct mt_config *cfg, mt_getenv_fn get)
 	mt_log_set_quiet(cfg->quiet);
 	cfg->depth = parse_depth(get("MEMTRACE_DEPTH"));
 	cfg->follow = parse_bool("MEMTRACE_FOLLOW", get("MEMTRACE_FOLLOW"), true);
+	cfg->what_fits = parse_bool("MEMTRACE_WHAT_FITS", get("MEMTRACE_WHAT_FITS"), false);
 	cfg->tensors = parse_bool("MEMTRACE_TENSORS", get("MEMTRACE_TENSORS"), true);
 	snprintf(cfg->rank, sizeof(cfg->rank), "%s", mt_config_rank(get));
 	parse_output(get("MEMTRACE_OUTPUT"), cfg->output, sizeof(cfg->output));

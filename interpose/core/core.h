@@ -134,6 +134,7 @@ struct mt_config {
 	uint64_t flight; /* MEMTRACE_FLIGHT in bytes; 0: the full trace */
 #define MT_FLIGHT_MIN (1ull << 20) /* the least it can be */
 	char report_at_exit[8]; /* MEMTRACE_REPORT_AT_EXIT: "", "text", "json", "html" */
+	bool what_fits; /* MEMTRACE_WHAT_FITS: device allocations go on past the device (hook-common.h) */
 };
 typedef const char *(*mt_getenv_fn)(const char *name);
 void mt_config_load(struct mt_config *cfg, mt_getenv_fn get);

@@ -46,6 +46,40 @@
 		return rc;                                                                     \
 	}
 
+/* A device allocation that memtrace run --what-fits (MEMTRACE_WHAT_FITS,
+ * docs/report.md, "What would fit") lets go beyond the device: refused
+ * for want of memory, it is served from managed memory instead (BEYOND,
+ * an expression that allocates it and evaluates to ok when it could) and
+ * recorded as that, so the step runs to its end and its whole peak is
+ * seen. Else as MT_ALLOC_WRAPPER of device memory. */
+extern bool mt_what_fits;
+#define MT_DEVICE_ALLOC_WRAPPER(ret, ok, oomcode, err, name, params, args, PTR, BYTES, BEYOND, \
+				MANAGED)                                                       \
+	MT_EXPORT ret name params                                                              \
+	{                                                                                      \
+		MT_REAL_OR(name, err);                                                         \
+		if (!mt_enter())                                                               \
+			return real args;                                                      \
+		struct mt_order at_ = mt_record_order();                                       \
+		ret rc = real args;                                                            \
+		unsigned api_ = MT_API_##name, mem_ = MT_MEM_DEVICE;                           \
+		if (MT_UNLIKELY(rc == (oomcode) && mt_what_fits) && (BEYOND) == (ok)) {        \
+			rc = (ok);                                                             \
+			api_ = MT_API_##MANAGED;                                               \
+			mem_ = MT_MEM_MANAGED;                                                 \
+		}                                                                              \
+		mt_record_alloc(&(struct mt_rec){ .api = api_,                                 \
+						  .status = (int)rc,                            \
+						  .oom = rc == (oomcode),                       \
+						  .address = rc == (ok) ? (PTR) : 0,            \
+						  .bytes = (BYTES),                             \
+						  .mem = mem_ },                                \
+				at_);                                                          \
+		mt_leave();                                                                    \
+		mt_frameworks_poll();                                                          \
+		return rc;                                                                     \
+	}
+
 /* A free, recorded once the real free returned: the memory counts until
  * then. Another thread may get the same address before our record is
  * made, so the free is announced as running first (record.c, rule 3). A

@@ -13,8 +13,17 @@
 	MT_FREE_WRAPPER(CUresult, CUDA_SUCCESS, CUDA_ERROR_NOT_INITIALIZED, name, params, \
 			args, ADDR, STREAM)
 
-DRV_ALLOC(cuMemAlloc_v2, (CUdeviceptr *dptr, size_t bytesize), (dptr, bytesize), MT_OUT(dptr),
-	  bytesize, MT_MEM_DEVICE, 0, 0)
+/* --what-fits: managed memory in place of the device's (hook-common.h). */
+static CUresult beyond_device(CUdeviceptr *dptr, size_t bytesize)
+{
+	MT_REAL_OR(cuMemAllocManaged, CUDA_ERROR_NOT_INITIALIZED);
+	return real(dptr, bytesize, CU_MEM_ATTACH_GLOBAL);
+}
+
+MT_DEVICE_ALLOC_WRAPPER(CUresult, CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY,
+			CUDA_ERROR_NOT_INITIALIZED, cuMemAlloc_v2,
+			(CUdeviceptr *dptr, size_t bytesize), (dptr, bytesize), MT_OUT(dptr),
+			bytesize, beyond_device(dptr, bytesize), cuMemAllocManaged)
 DRV_ALLOC(cuMemAllocPitch_v2,
 	  (CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
 	   unsigned int ElementSizeBytes),

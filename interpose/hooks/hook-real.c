@@ -18,6 +18,8 @@
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 /* Our own wrappers, to hand out and to recognise. */
+bool mt_what_fits; /* hook-common.h: set once, before the first call */
+
 static void *const wrappers[MT_API_COUNT] = {
 #define MT_HOOK(lib_, ret, name_, params, args) [MT_API_##name_] = (void *)name_,
 #include "hooks.def"

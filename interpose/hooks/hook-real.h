@@ -41,6 +41,9 @@ int16_t mt_real_device(unsigned api);
 /* The device's free/total memory. Only called after a call of the
  * program that already used a context (a failure, a first allocation). */
 bool mt_real_mem_info(unsigned api, uint64_t *free_b, uint64_t *total_b);
+/* memtrace run --what-fits: device allocations go on past the device
+ * (hook-common.h). */
+extern bool mt_what_fits;
 
 /* hook-real.c: the routes by which a caller gets a function pointer. */
 

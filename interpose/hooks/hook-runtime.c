@@ -15,8 +15,24 @@
 	MT_FREE_WRAPPER(cudaError_t, cudaSuccess, cudaErrorInitializationError, name, params, \
 			args, ADDR, STREAM)
 
-RT_ALLOC(cudaMalloc, (void **devPtr, size_t size), (devPtr, size), MT_OUT(devPtr), size,
-	 MT_MEM_DEVICE, 0, 0)
+/* --what-fits: managed memory in place of the device's, and the error
+ * the refusal left for cudaGetLastError taken back (the caller got
+ * success). */
+static cudaError_t beyond_device(void **devPtr, size_t size)
+{
+	MT_REAL_OR(cudaMallocManaged, cudaErrorInitializationError);
+	mt_cudaGetLastError_fn last = mt_real_cudaGetLastError();
+	cudaError_t rc = devPtr ? real(devPtr, size, cudaMemAttachGlobal) : cudaErrorInvalidValue;
+
+	if (rc == cudaSuccess && last)
+		(void)last();
+	return rc;
+}
+
+MT_DEVICE_ALLOC_WRAPPER(cudaError_t, cudaSuccess, cudaErrorMemoryAllocation,
+			cudaErrorInitializationError, cudaMalloc, (void **devPtr, size_t size),
+			(devPtr, size), MT_OUT(devPtr), size, beyond_device(devPtr, size),
+			cudaMallocManaged)
 MT_WITH_PTSZ(RT_ALLOC, cudaMallocAsync, (void **devPtr, size_t size, cudaStream_t stream),
 	     (devPtr, size, stream), MT_OUT(devPtr), size, MT_MEM_DEVICE, stream, 0)
 MT_WITH_PTSZ(RT_ALLOC, cudaMallocFromPoolAsync,

@@ -379,6 +379,8 @@ static void write_static_meta(struct mt_writer *w, const struct mt_writer_option
 	put_meta_u64(w, "start_realtime_ns", realtime - (now - opt->start_ns));
 	put_meta_u64(w, "start_monotonic_ns", opt->start_ns);
 	put_meta_u64(w, "depth", (uint64_t)opt->depth);
+	if (opt->what_fits)
+		put_meta(w, "what_fits", "1");
 	put_meta_u64(w, "queue_capacity", mt_queue_capacity(opt->queue));
 	put_meta_u64(w, "commit_interval_ms", opt->interval_ms);
 	put_meta(w, "end", "running");

@@ -54,6 +54,7 @@ struct mt_writer_options {
 	uint64_t start_ns; /* CLOCK_MONOTONIC at trace start */
 	const char *rank;
 	uint64_t flight; /* MEMTRACE_FLIGHT in bytes; 0: the full trace */
+	bool what_fits;	 /* MEMTRACE_WHAT_FITS: meta what_fits 1 */
 	/* The queue's cells are the ring file TRACE-ring with this id
 	 * (ring-file.c; meta ring_id): the writer notes in each cell the seq
 	 * it wrote, releases cells as their events are committed, and removes
