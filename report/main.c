@@ -80,6 +80,11 @@ static void usage(FILE *f)
 		"      --group-by G    sites by: site (default: the user's own Python frame,\n"
 		"                      else the NVTX operation, else native frame), python,\n"
 		"                      op, native or stack\n"
+		"      --batch N       PyTorch: the batch size of the run, so that \"what would\n"
+		"                      fit\" says the largest batch in samples, not only as a\n"
+		"                      fraction of N (docs/report.md, \"What would fit\")\n"
+		"      --what-if batch=M  PyTorch, with --batch: the peak a batch of M would\n"
+		"                      reach, against the device\n"
 		"      --at-mark L     graphs and execs left behind as of the first mark L\n"
 		"                      (default: the end of the trace); torch-snapshot: the\n"
 		"                      live set then (default: the last OOM, else the end);\n"
@@ -286,7 +291,8 @@ static int check_args(const struct options *opt)
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct options *opt)
 {
-	enum { OPT_NO_PROGRESS = 256, OPT_GROUP_BY, OPT_AT_MARK, OPT_WIDTH, OPT_FULL_STACKS, OPT_RECOVER };
+	enum { OPT_NO_PROGRESS = 256, OPT_GROUP_BY, OPT_AT_MARK, OPT_WIDTH, OPT_FULL_STACKS, OPT_RECOVER,
+	       OPT_BATCH, OPT_WHAT_IF };
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
@@ -299,6 +305,8 @@ static int parse_args(int argc, char **argv, struct options *opt)
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "full-stacks", no_argument, NULL, OPT_FULL_STACKS },
 		{ "recover", no_argument, NULL, OPT_RECOVER },
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "what-if", required_argument, NULL, OPT_WHAT_IF },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -364,6 +372,17 @@ static int parse_args(int argc, char **argv, struct options *opt)
 		case OPT_RECOVER:
 			opt->recover = true;
 			break;
+		case OPT_BATCH:
+			if (!parse_top(optarg, &opt->render.batch) || opt->render.batch == 0)
+				return usage_error("--batch needs the batch size that ran (1 or more)",
+						   optarg);
+			break;
+		case OPT_WHAT_IF:
+			if (strncmp(optarg, "batch=", 6) != 0 ||
+			    !parse_top(optarg + 6, &opt->render.what_if_batch) ||
+			    opt->render.what_if_batch == 0)
+				return usage_error("--what-if takes batch=N (N 1 or more)", optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -376,6 +395,9 @@ static int parse_args(int argc, char **argv, struct options *opt)
 			return usage_error("unknown option", argv[optind - 1]);
 		}
 	}
+	if (opt->render.what_if_batch && !opt->render.batch)
+		return usage_error("--what-if batch=M needs --batch N, the batch size that ran",
+				   NULL);
 	opt->traces = argv + optind;
 	opt->n_traces = (size_t)(argc - optind);
 	if (!opt->width_given)

@@ -266,6 +266,8 @@ void model_cupti_finish(struct model *m);
 /* model-torch.c: a framework allocator's actions (MT_EV_TENSOR_*,
  * MT_EV_CACHE_*): its segments and the tensors' blocks inside them. */
 void model_torch_event(struct model *m, const struct trace_event *ev);
+void model_torch_device_alloc(struct model *m, const struct trace_event *ev);
+void model_torch_device_free(struct model *m, const struct trace_event *ev);
 /* A CUDA OOM: the cache as it was then, into o->framework. */
 void model_torch_at_oom(struct model *m, struct model_oom *o);
 void model_torch_finish(struct model *m);

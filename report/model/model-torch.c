@@ -16,7 +16,7 @@
 
 #define HOLDERS_KEPT 256 /* per moment, the largest */
 
-/* The tensors kept in the log at most (each 32 bytes): past that, the
+/* The tensors kept in the log at most (each 40 bytes): past that, the
  * repetitions are not judged (diagnose.c). */
 #define TENSORS_KEPT (8u << 20)
 
@@ -37,6 +37,13 @@ struct model_torch {
 	 * the tensors' bytes at their highest (get_memory_info's `peak`), not
 	 * the arena's, which is taken whole at the first tensor */
 	bool bfc;
+	/* the process's device memory outside the cache, in time: each
+	 * device or managed allocation once the tensors began, those that
+	 * became the cache's segments marked (what would fit replays the
+	 * others beside the tensors: render-fits.c) */
+	struct model_outside *outside;
+	size_t n_outside, cap_outside;
+	struct map outside_at; /* address -> index, while live */
 	/* right after the last tensor made (model_framework's last_*) */
 	struct {
 		int64_t seq, time_ns, stack;
@@ -216,6 +223,7 @@ static void log_tensor(struct model_torch *t, const struct trace_event *ev)
 	t->log[t->n_log] = (struct model_tensor){
 		.stack = ev->stack, .made = ev->seq, .gone = INT64_MAX,
 		.bytes = trace_cache_block_size(&t->cache, ev->address),
+		.requested = ev->bytes,
 	};
 	*(uint64_t *)xmap_put(&t->log_at, ev->address, NULL) = t->n_log++;
 }
@@ -238,9 +246,16 @@ void model_torch_event(struct model *m, const struct trace_event *ev)
 	if (!t) {
 		t = m->torch = xcalloc(1, sizeof(*t));
 		map_init(&t->log_at, sizeof(uint64_t));
+		map_init(&t->outside_at, sizeof(uint64_t));
 	}
 	if (ev->kind == MT_EV_CACHE_SEGMENT_ALLOC && ev->stream == MT_CACHE_EXACT_BLOCKS)
 		t->bfc = true;
+	if (ev->kind == MT_EV_CACHE_SEGMENT_ALLOC) {
+		uint64_t *at = map_get_u64(&t->outside_at, ev->address);
+
+		if (at)
+			t->outside[*at].cache = true;
+	}
 	/* a BFC peak's moment: before the first release after it */
 	if (t->bfc && t->peak_due &&
 	    (ev->kind == MT_EV_TENSOR_FREE || ev->kind == MT_EV_TENSOR_FREE_REQUESTED ||
@@ -327,6 +342,37 @@ void model_torch_finish(struct model *m)
 	}
 }
 
+/* The tensors are being traced: the process's device allocations, for
+ * what would fit. */
+void model_torch_device_alloc(struct model *m, const struct trace_event *ev)
+{
+	struct model_torch *t = m->torch;
+
+	if (!t || t->log_cut || t->bfc)
+		return;
+	grow_array(&t->outside, &t->cap_outside, t->n_outside + 1, sizeof(*t->outside));
+	t->outside[t->n_outside] = (struct model_outside){ .seq = ev->seq, .gone = INT64_MAX,
+							   .bytes = ev->bytes };
+	*(uint64_t *)xmap_put(&t->outside_at, ev->address, NULL) = t->n_outside++;
+}
+
+void model_torch_device_free(struct model *m, const struct trace_event *ev)
+{
+	struct model_torch *t = m->torch;
+	uint64_t at;
+
+	if (t && map_remove(&t->outside_at, ev->address, &at))
+		t->outside[at].gone = ev->seq;
+}
+
+const struct model_outside *model_torch_outside(const struct model *m, size_t *n)
+{
+	const struct model_torch *t = m->torch;
+
+	*n = t ? t->n_outside : 0;
+	return t ? t->outside : NULL;
+}
+
 void model_torch_fini(struct model *m)
 {
 	struct model_torch *t = m->torch;
@@ -337,7 +383,9 @@ void model_torch_fini(struct model *m)
 		return;
 	trace_cache_fini(&t->cache);
 	map_fini(&t->log_at);
+	map_fini(&t->outside_at);
 	free(t->log);
+	free(t->outside);
 	free(t);
 	m->torch = NULL;
 }

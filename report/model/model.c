@@ -212,6 +212,8 @@ static void on_alloc(struct model *m, const struct trace_event *ev)
 	}
 	model_count_alloc(m, ev, &ev->site, &rec);
 	live = model_live_insert(m, ev->address, &rec, ev->time_ns);
+	if (m->torch && (ev->mem == MT_MEM_DEVICE || ev->mem == MT_MEM_MANAGED))
+		model_torch_device_alloc(m, ev);
 	if (m->timeline_on)
 		model_timeline_alloc(m->timeline, live, ev);
 	if (ev->mem == MT_MEM_DEVICE && m->graphs.capturing)
@@ -238,6 +240,8 @@ static void on_free(struct model *m, const struct trace_event *ev)
 	 * mapped handle's release keeps its memory until unmapped */
 	m->live_time_ns = ev->time_ns;
 	trace_live_free_at(&m->live, ev->address, at, &out);
+	if (m->torch)
+		model_torch_device_free(m, ev);
 }
 
 /* The free recorded just before (on that thread) failed: the live set

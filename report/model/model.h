@@ -264,9 +264,19 @@ struct model_fw_segment {
 /* A tensor a framework's allocator made (model-torch.c): its stack, its
  * block's bytes, the seqs of the event that made it and of the one that
  * released it (INT64_MAX while live). */
+/* A device (or managed) allocation of the process while the tensors
+ * were traced (model-torch.c): cache says it became one of the cache's
+ * segments; the others are memory beside the cache (libraries'
+ * handles). */
+struct model_outside {
+	int64_t seq, gone; /* gone: INT64_MAX while live */
+	uint64_t bytes;
+	bool cache;
+};
+
 struct model_tensor {
 	int64_t stack;
-	uint64_t bytes;
+	uint64_t bytes, requested; /* the block's; what the tensor asked for */
 	int64_t made, gone;
 };
 
@@ -632,5 +642,6 @@ void model_finish(struct model *m);
 /* Every tensor made, in order, and the seq at which the tensors' bytes
  * (memory_allocated()) were at their peak; none when there were more
  * than the model keeps (model-torch.c). */
+const struct model_outside *model_torch_outside(const struct model *m, size_t *n);
 const struct model_tensor *model_torch_tensors(const struct model *m, size_t *n,
 					       int64_t *peak_seq);

@@ -27,6 +27,7 @@
  * frame labels, a label FRAME_CHARS; the rest is summed as "(other)".
  * What the page leaves out is said on it. 10M events give about 1.2 MB. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1701,6 +1702,47 @@ static void print_threads(const struct html *h)
 	fputs("<div id=\"threads\"><h2>Live at the peak, by thread</h2></div>\n", h->f);
 }
 
+/* What would fit (render_what_fits): the text report's sentences. */
+static void print_what_fits(const struct html *h, bool oom)
+{
+	struct render_fits x;
+
+	if (!render_what_fits(h->t, h->m, h->o, &x) || !x.has_section ||
+	    (!x.beyond && !oom && !x.batch))
+		return;
+	fputs("<section class=\"fits\" id=\"what-fits\"><h2>What would fit</h2>", h->f);
+	if (!x.has) {
+		fputs("<p>Not known from this run: ", h->f);
+		esc(h, x.why_not);
+		fputs(".</p></section>\n", h->f);
+		return;
+	}
+	if (x.beyond)
+		fprintf(h->f, "<p>This run went on past the device's %s on managed memory "
+			      "(<code>memtrace run --what-fits</code>): what it needed is below, not "
+			      "an out-of-memory failure.</p>", fmt_size(x.device_total).s);
+	fprintf(h->f, "<p>%s for PyTorch's cache on the device's %s. The tensors peaked at %s: "
+		      "%s fixed, %s that scales with the batch.</p>",
+		fmt_size(x.room).s, fmt_size(x.device_total).s, fmt_size(x.peak).s,
+		fmt_size(x.peak_fixed).s, fmt_size(x.peak_scaled).s);
+	if (x.state_too_big)
+		fputs("<p class=\"fit\">No batch fits: the fixed part alone is more than the "
+		      "room.</p>", h->f);
+	else if (x.batch)
+		fprintf(h->f, "<p class=\"fit\" data-largest-batch=\"%llu\">The largest batch that "
+			      "fits: <b>%llu</b> (%.3f of the %llu that ran).</p>",
+			(unsigned long long)x.largest_batch, (unsigned long long)x.largest_batch,
+			floor(x.batch_fraction * 1000) / 1000, (unsigned long long)x.batch);
+	else
+		fprintf(h->f, "<p class=\"fit\">The largest batch that fits: <b>%.3f</b> of the "
+			      "batch that ran.</p>", floor(x.batch_fraction * 1000) / 1000);
+	fprintf(h->f, "<ul><li>the batch halved frees %s</li><li>bf16 autocast about %s</li>"
+		      "<li>activation checkpointing at most %s</li></ul></section>\n",
+		fmt_size(x.saving[RENDER_REMEDY_HALF_BATCH]).s,
+		fmt_size(x.saving[RENDER_REMEDY_BF16]).s,
+		fmt_size(x.saving[RENDER_REMEDY_CHECKPOINT]).s);
+}
+
 void render_html(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o)
 {
@@ -1716,6 +1758,7 @@ void render_html(FILE *f, const struct trace *t, const struct model *m,
 		print_oom_headline(&h, oom);
 	else
 		print_peak_headline(&h);
+	print_what_fits(&h, oom != NULL);
 	/* the story of a run that rebuilds: right under the headline */
 	if (graphs_first)
 		print_graphs(&h, true);

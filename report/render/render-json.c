@@ -1,6 +1,7 @@
 /* The JSON report. Its keys are a contract with scripts and tests:
  * docs/report-json.md describes every one; keep them in step. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -915,6 +916,63 @@ static void write_roles(struct jw *w, const struct trace *t, const struct model_
 	jw_close(w, '}');
 }
 
+/* What would fit (render_what_fits): null without PyTorch. */
+static void write_what_fits(struct jw *w, const struct trace *t, const struct model *m,
+			    const struct render_opts *o)
+{
+	struct render_fits x;
+
+	if (!render_what_fits(t, m, o, &x) || !x.has_section) {
+		jw_null(w, "what_fits");
+		return;
+	}
+	jw_open(w, "what_fits", '{', false);
+	jw_bool(w, "beyond_device", x.beyond);
+	if (!x.has) {
+		jw_null(w, "batch_fraction");
+		jw_str(w, "why_not", x.why_not);
+		jw_close(w, '}');
+		return;
+	}
+	jw_key(w, "batch_fraction");
+	jw_fixed3(w, floor(x.batch_fraction * 1000) / 1000); /* never rounded up */
+	if (x.batch) {
+		jw_u64(w, "batch", x.batch);
+		jw_u64(w, "largest_batch", x.largest_batch);
+		jw_u64(w, "bytes_per_sample", x.bytes_per_sample);
+	} else {
+		jw_null(w, "batch");
+		jw_null(w, "largest_batch");
+		jw_null(w, "bytes_per_sample");
+	}
+	jw_bool(w, "model_state_too_big", x.state_too_big);
+	jw_u64(w, "device_total", x.device_total);
+	jw_u64(w, "room", x.room);
+	jw_u64(w, "peak", x.peak);
+	jw_u64(w, "peak_fixed", x.peak_fixed);
+	jw_u64(w, "peak_scaled", x.peak_scaled);
+	jw_u64(w, "replayed_reserved", x.replayed_reserved);
+	jw_open(w, "roles_at_peak", '{', false);
+	for (int i = 0; i < TRACE_ROLES; i++)
+		jw_u64(w, render_role_key[i], x.roles[i]);
+	jw_close(w, '}');
+	jw_open(w, "savings", '{', false);
+	for (int i = 0; i < RENDER_REMEDIES; i++)
+		jw_u64(w, render_remedy_key[i], x.saving[i]);
+	jw_close(w, '}');
+	if (x.what_if_batch) {
+		jw_open(w, "what_if", '{', false);
+		jw_u64(w, "batch", x.what_if_batch);
+		jw_u64(w, "peak", x.what_if_peak);
+		jw_u64(w, "reserved", x.what_if_reserved);
+		jw_bool(w, "fits", x.what_if_fits);
+		jw_close(w, '}');
+	} else {
+		jw_null(w, "what_if");
+	}
+	jw_close(w, '}');
+}
+
 /* A framework's cache at one moment (model-torch.c): null when the
  * trace has none of its allocator's actions. */
 static void write_framework(struct jw *w, const struct trace *t, const char *key,
@@ -1109,6 +1167,7 @@ void render_json(FILE *f, const struct trace *t, const struct model *m,
 	write_framework(w, t, "at_peak", &m->framework_peak, NULL);
 	write_framework(w, t, "at_end", &m->framework_end, NULL);
 	jw_close(w, '}');
+	write_what_fits(w, t, m, o);
 	jw_close(w, '}');
 	jw_putc(w, '\n');
 	jw_flush(w);

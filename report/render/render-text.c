@@ -9,6 +9,7 @@
  * escape sequences on a terminal. */
 #include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -1143,6 +1144,81 @@ static void print_diagnosis(const struct text *tx)
 	diagnoses_fini(&d);
 }
 
+/* What would fit (render_what_fits): the largest batch and each remedy's
+ * saving, for a run whose steps ran to their end; after an OOM, how to
+ * find out. */
+static void print_what_fits(const struct text *tx, bool oom)
+{
+	static const char *const words[RENDER_REMEDIES] = {
+		[RENDER_REMEDY_HALF_BATCH] = "the batch halved frees",
+		[RENDER_REMEDY_BF16] = "bf16 autocast (torch.autocast) about",
+		[RENDER_REMEDY_CHECKPOINT] = "activation checkpointing (torch.utils.checkpoint) at most",
+	};
+	struct render_fits x;
+
+	if (!render_what_fits(tx->t, tx->m, tx->o, &x) || !x.has_section)
+		return;
+	if (!x.beyond && !oom && !x.batch)
+		return; /* it fitted; asked with --batch */
+	if (!x.has) {
+		say(tx, 2, "What would fit: not known from this run: %s.", x.why_not);
+		fputc('\n', tx->f);
+		return;
+	}
+	if (x.beyond)
+		say(tx, 0, "This run went on past the device's %s on managed memory (memtrace run "
+			   "--what-fits): what it needed is below, not an out-of-memory failure.",
+		    fmt_size(x.device_total).s);
+	say(tx, 0, "What would fit on the device's %s (%s for PyTorch's cache: less the "
+		   "context, others' and libraries' memory), each batch replayed through the "
+		   "cache's rules:",
+	    fmt_size(x.device_total).s, fmt_size(x.room).s);
+	say(tx, 4, "  The tensors peaked at %s: %s fixed (parameters, gradients, optimizer "
+		   "state, workspaces), %s that scales with the batch (activations, temporaries, "
+		   "data).",
+	    fmt_size(x.peak).s, fmt_size(x.peak_fixed).s, fmt_size(x.peak_scaled).s);
+	if (x.state_too_big)
+		say(tx, 4, "  No batch fits: the fixed part alone is more than the room. A smaller "
+			   "model, parameters in bf16, or sharding (FSDP, ZeRO).");
+	else if (x.batch)
+		say(tx, 4, "  The largest batch that fits: %llu (%.3f of the %llu that ran; %s a "
+			   "sample).",
+		    (unsigned long long)x.largest_batch, floor(x.batch_fraction * 1000) / 1000,
+		    (unsigned long long)x.batch, fmt_size(x.bytes_per_sample).s);
+	else
+		say(tx, 4, "  The largest batch that fits: %.3f of the batch that ran (give "
+			   "--batch N for it in samples).",
+		    floor(x.batch_fraction * 1000) / 1000);
+	/* the remedies, largest saving first */
+	int order[RENDER_REMEDIES];
+	_autofree_ char *all = xstrdup("");
+
+	for (int i = 0; i < RENDER_REMEDIES; i++)
+		order[i] = i;
+	for (int i = 1; i < RENDER_REMEDIES; i++)
+		for (int j = i; j > 0 && x.saving[order[j]] > x.saving[order[j - 1]]; j--) {
+			int swap = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = swap;
+		}
+	for (int i = 0; i < RENDER_REMEDIES; i++) {
+		char *more = xasprintf("%s%s%s %s", all, i ? "; " : "", words[order[i]],
+				       fmt_size(x.saving[order[i]]).s);
+
+		free(all);
+		all = more;
+	}
+	say(tx, 4, "  Off the peak: %s.", all);
+	if (x.what_if_batch)
+		say(tx, 4, "  A batch of %llu: its tensors would peak at %s, PyTorch's cache %s: "
+			   "it %s.",
+		    (unsigned long long)x.what_if_batch, fmt_size(x.what_if_peak).s,
+		    x.what_if_fits ? fmt_size(x.what_if_reserved).s : "past the room",
+		    x.what_if_fits ? "fits" : "does not fit");
+	fputc('\n', tx->f);
+}
+
 void render_text(FILE *f, const struct trace *t, const struct model *m,
 		 const struct render_opts *o)
 {
@@ -1163,6 +1239,7 @@ void render_text(FILE *f, const struct trace *t, const struct model *m,
 	} else {
 		print_recovered(&tx);
 	}
+	print_what_fits(&tx, oom != NULL);
 	if (graphs_first)
 		print_graphs(&tx, true);
 	if (growth_first)

@@ -37,6 +37,8 @@ struct render_opts {
 	bool top_given; /* --top on the command line (JSON lists all otherwise) */
 	bool full_stacks; /* text: every caller of a row, whole (--full-stacks) */
 	enum render_weight weight; /* folded */
+	uint64_t batch;		   /* --batch: the batch size that ran; 0: not given */
+	uint64_t what_if_batch;	   /* --what-if batch=N; 0: none */
 };
 
 struct compare_rank;
@@ -189,6 +191,40 @@ enum render_variable {
 	RENDER_DATA = TRACE_TF_DATA
 };
 enum render_variable render_variable_of(const struct trace *t, int64_t stack);
+
+/* What would fit (render-fits.c; docs/report.md, "What would fit"): the
+ * largest batch and what each remedy frees, from PyTorch's tensors over
+ * a run whose steps ran to their end (a run that did not run out of
+ * memory, or memtrace run --what-fits). */
+enum render_remedy {
+	RENDER_REMEDY_HALF_BATCH, /* the batch halved */
+	RENDER_REMEDY_BF16,	  /* torch.autocast with bf16 */
+	RENDER_REMEDY_CHECKPOINT, /* activation checkpointing: at most */
+	RENDER_REMEDIES
+};
+extern const char *const render_remedy_key[RENDER_REMEDIES];
+
+struct render_fits {
+	bool has_section; /* PyTorch's run: what_fits is said, or why not */
+	bool has;	  /* a prediction; else why_not says why */
+	const char *why_not;
+	bool beyond; /* a --what-fits run: it went on past the device */
+	uint64_t device_total, room; /* what PyTorch's cache could reserve */
+	/* the tensors' peak in the run, fixed and scaling with the batch */
+	uint64_t peak, peak_fixed, peak_scaled, peak_activations;
+	uint64_t roles[TRACE_ROLES]; /* at that peak (the cache not counted) */
+	bool state_too_big; /* the fixed part alone does not fit */
+	double batch_fraction; /* the largest batch that fits / the one that ran */
+	uint64_t batch, largest_batch, bytes_per_sample; /* with --batch */
+	uint64_t saving[RENDER_REMEDIES]; /* bytes off the peak */
+	uint64_t what_if_batch, what_if_peak; /* --what-if batch=N: its tensors' peak */
+	bool what_if_fits;		      /* its replay in the cache fits the room */
+	uint64_t what_if_reserved;	      /* what the cache reserved in it */
+	uint64_t replayed_reserved; /* the cache's peak replayed at the batch that ran */
+};
+
+bool render_what_fits(const struct trace *t, const struct model *m, const struct render_opts *o,
+		      struct render_fits *out);
 
 /* What a tensor is for (docs/report.md, "Memory by role"): trace-role.h's
  * rule on the trace's frames. */
