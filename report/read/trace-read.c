@@ -1515,7 +1515,10 @@ struct site_sizes {
  * sites: what it keeps, a min and a max, comes out the same. */
 static int stack_sizes_v2(struct trace *t, trace_stack_sizes_fn fn, void *ctx)
 {
-	static const char *const cols[] = { "site", "bytes" };
+	/* the record's first columns, all of them up to bytes: the pages'
+	 * short way (read_in_order), where site and bytes alone take the
+	 * field-by-field one */
+	static const char *const cols[] = { "time_ns", "site", "address", "bytes" };
 	_autofree_ struct site_sizes *sizes = xcalloc(t->n_sites + 1, sizeof(*sizes));
 	struct trace_rows rows;
 	int rc;
@@ -1526,9 +1529,9 @@ static int stack_sizes_v2(struct trace *t, trace_stack_sizes_fn fn, void *ctx)
 		return -1;
 	}
 	while ((rc = trace_rows_next(t, &rows)) == 1) {
-		const struct trace_site *site = trace_find_site(t, rows.row->v[1]);
+		const struct trace_site *site = trace_find_site(t, rows.row->v[2]);
 		struct site_sizes *ss;
-		int64_t bytes = rows.row->v[2];
+		int64_t bytes = rows.row->v[4];
 
 		if (site == &t->no_site)
 			continue; /* the JOIN left it out */
