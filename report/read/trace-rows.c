@@ -333,6 +333,18 @@ static const uint8_t int_type_len[256] = {
 	[7] = TYPE_OTHER, [8] = 0, [9] = 0, [10 ... 255] = TYPE_OTHER,
 };
 
+/* The value of those types (0-6, 8, 9) from the 8 bytes at its place,
+ * big-endian: shifted down to its bytes with their sign, masked (nothing
+ * of NULL and the constants) and the constant added, with no branch. */
+static const struct {
+	uint8_t len, shift;
+	int64_t mask, constant;
+} int_type[10] = {
+	[0] = { 0, 0, 0, 0 },	  [1] = { 1, 56, -1, 0 }, [2] = { 2, 48, -1, 0 },
+	[3] = { 3, 40, -1, 0 },	  [4] = { 4, 32, -1, 0 }, [5] = { 6, 16, -1, 0 },
+	[6] = { 8, 0, -1, 0 },	  [8] = { 0, 0, 0, 0 },	  [9] = { 0, 0, 0, 1 },
+};
+
 /* The record at p (size bytes) into r the short way, or false to take
  * read_record's: the columns are the record's first fields, its header
  * is one byte long and their serial types one byte each, integers or
@@ -359,16 +371,17 @@ read_in_order_n(size_t n, struct trace_row *r, const uint8_t *p, uint64_t size)
 	if ((any_other & TYPE_OTHER) || total > (uint64_t)(p + size - body))
 		return false;
 	for (size_t col = 0; col < n; col++) {
-		unsigned st = types[col], len = int_type_len[st];
+		unsigned st = types[col];
 		uint64_t be;
 
 		/* big-endian two's complement, len bytes: the top of an 8-byte
 		 * load, shifted down with its sign (PAGE_SLACK: in the buffer) */
 		memcpy(&be, body, sizeof(be));
 		be = __builtin_bswap64(be);
-		r->v[col + 1] = len ? (int64_t)be >> (64 - 8 * len) : st == 9;
+		r->v[col + 1] = ((int64_t)be >> int_type[st].shift & int_type[st].mask) |
+				int_type[st].constant;
 		null |= (uint32_t)(st == 0) << (col + 1);
-		body += len;
+		body += int_type[st].len;
 	}
 	r->null = null;
 	r->other = 0;
