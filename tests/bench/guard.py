@@ -5,6 +5,7 @@
     guard.py [--build DIR] [--baseline COMMIT | --baseline-reporter PATH]
              [--traces DIR] [--rounds N] [--big] [--formats json,text,html]
              [--cases gen-1M,gen-10M,churn-10M] [--threshold 0.10]
+             [--also NAME=REPORTER ...]
 
 The baseline is tests/bench/guard-baseline's commit unless --baseline
 names another; its reporter is built once into DIR/guard/COMMIT-BUILDTYPE (the
@@ -139,6 +140,9 @@ def main():
     ap.add_argument("--cases", help="default: gen-1M,gen-10M,churn-10M (and gen-100M with --big)")
     ap.add_argument("--threshold", type=float, default=0.10)
     ap.add_argument("--fail-on-slower", action="store_true")
+    ap.add_argument("--also", action="append", default=[], metavar="NAME=REPORTER",
+                    help="another reporter in the same rounds (another commit's), its medians "
+                         "and ratios to the baseline printed after the verdicts")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     this = os.path.join(build, "report", "memtrace-report")
@@ -157,6 +161,7 @@ def main():
                                                                                 SIZES[n])
     events = {n: SIZES.get(n, 2 * CHURN_PAIRS) for n in names}
     reporters = {"baseline": base, "this": this}
+    reporters.update(a.split("=", 1) for a in args.also)
     order = list(reporters)
     figures = {f"{n} {fmt}": {r: {"cpu": [], "wall": []} for r in order}
                for n in names for fmt in args.formats.split(",")}
@@ -187,6 +192,15 @@ def main():
         print(f"{fig:<18} {statistics.median(b):8.2f}s {statistics.median(t):8.2f}s "
               f"{rate:8.2f}M {statistics.median(ratios):6.3f} {min(ratios):6.3f}-"
               f"{max(ratios):.3f}  {v} ({(statistics.median(ratios) - 1) * 100:+.0f}%)")
+    for name in order[2:]:
+        print(f"{name} ({reporters[name]}), same rounds:")
+        for fig, by in figures.items():
+            b, o = by["baseline"]["cpu"], by[name]["cpu"]
+            ratios = [y / x for x, y in zip(b, o)]
+            rate = events[fig.split()[0]] / statistics.median(o) / 1e6
+            print(f"{fig:<18} {statistics.median(b):8.2f}s {statistics.median(o):8.2f}s "
+                  f"{rate:8.2f}M {statistics.median(ratios):6.3f} {min(ratios):6.3f}-"
+                  f"{max(ratios):.3f}")
     return 1 if slower and args.fail_on_slower else 0
 
 
