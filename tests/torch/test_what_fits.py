@@ -58,9 +58,11 @@ class WhatFits(base.TorchTest):
         return proc.returncode, fig, trace, proc.stderr
 
     def fits(self, family, capacity, batch):
-        rc, fig, _, _ = self.run_fits(family, capacity, batch)
+        rc, fig, _, err = self.run_fits(family, capacity, batch)
         ok = rc == 0 and fig is not None and not fig["oom"]
-        print(f"  {family} on {capacity}, batch {batch}: {'fits' if ok else 'does not fit'}")
+        why = "" if ok else " (" + (f"exit {rc}: " + err.strip().splitlines()[-1][:200]
+                                      if rc else f"torch's OOM, {fig}") + ")"
+        print(f"  {family} on {capacity}, batch {batch}: {'fits' if ok else 'does not fit'}{why}")
         return ok
 
     def predict(self, family, capacity, batch):
