@@ -383,6 +383,11 @@ bool render_what_fits(const struct trace *t, const struct model *m, const struct
 			       "it go on past the device";
 		return true;
 	}
+	if (!out->beyond && !out->batch) {
+		out->why_not = "the run fitted: give --batch N (the batch size that ran) for how "
+			       "large a batch would still fit";
+		return true;
+	}
 	const struct model_device *dev = m->n_devices ? &m->devices[0] : NULL;
 
 	if (!dev || !dev->has_total) {
