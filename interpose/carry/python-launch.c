@@ -47,6 +47,9 @@ static MT_TLS struct launch_slot *mine;
 static MT_TLS bool no_slot; /* the slots ran out, or no Python state */
 static MT_TLS unsigned depth;
 static MT_TLS bool published;
+/* a framework's worker that runs work launched by another thread, and
+ * may call back into Python for it (torch's autograd device threads) */
+static MT_TLS bool worker;
 
 static struct launch_slot *my_slot(void)
 {
@@ -107,13 +110,21 @@ static struct launch_slot *the_launcher(void)
 	return found;
 }
 
+void mt_launch_worker(void)
+{
+	worker = true;
+}
+
 static __attribute__((noinline)) unsigned borrow(uintptr_t *ips, unsigned n, unsigned max)
 {
 	/* A thread running Python: its own frames say where. Not "a thread
 	 * with Python state": torch's autograd device threads have a thread
 	 * state (made once, for the GIL of Python backward functions) and
-	 * no frame while they run the graph for a waiting caller. */
-	if (mt_python_this_frame())
+	 * no frame while they run the graph for a waiting caller. A worker
+	 * running Python runs a callback of the graph (a dispatch mode such
+	 * as torch's MemTracker, a Python autograd Function): its own frames
+	 * are the framework's, the launcher's go after them. */
+	if (!worker && mt_python_this_frame())
 		return n;
 	struct launch_slot *s = the_launcher();
 	if (!s)

@@ -36,9 +36,13 @@ unsigned mt_python_splice_borrowed(uintptr_t *ips, unsigned n, unsigned max, uin
  * frames until it leaves; calls nest. */
 void mt_launch_enter(void);
 void mt_launch_leave(void);
-/* After mt_python_splice: on a thread with no Python state, while
- * exactly one thread is inside, that thread's Python frames after a
- * marker (mt_python_splice_borrowed). Else n unchanged. */
+/* The calling thread is a framework's worker: it runs work launched by a
+ * thread inside, and its Python frames, when it has any, are a callback
+ * of that work (torch's autograd device threads: torch-autograd.c). */
+void mt_launch_worker(void);
+/* After mt_python_splice: on a thread with no Python frame (or on a
+ * worker), while exactly one thread is inside, that thread's Python
+ * frames after a marker (mt_python_splice_borrowed). Else n unchanged. */
 unsigned mt_launch_splice(uintptr_t *ips, unsigned n, unsigned max);
 
 /* The first cap - 1 bytes of the str object obj (or of an exception

@@ -17,8 +17,16 @@
  * address back. Engine::execute throws (an error in a backward function,
  * torch's OutOfMemoryError): this file is built with -fexceptions, so the
  * cleanup below unpublishes the frames while the exception passes.
+ *
+ * Engine::thread_init starts each of autograd's device threads (from
+ * PythonEngine::thread_init, through libtorch_python.so's PLT too, after
+ * it gave the thread its Python state) and runs the thread's loop until
+ * the process ends. The thread is marked a worker: when it runs Python
+ * for the graph (a __torch_dispatch__ mode such as torch's MemTracker, a
+ * Python autograd Function), its stacks get the caller's frames after its
+ * own, which are torch's.
  * Part of PyTorch's adapter (torch.c; its row of frameworks.def exports
- * it). */
+ * both). */
 #include "frameworks.h"
 #include "python.h"
 
@@ -27,6 +35,7 @@
 #define ENGINE_EXECUTE                                                                        \
 	_ZN5torch8autograd6Engine7executeERKSt6vectorINS0_4EdgeESaIS3_EERKS2_IN2at6TensorESaIS9_\
 EEbbbS7_
+#define ENGINE_THREAD_INIT _ZN5torch8autograd6Engine11thread_initEiRKSt10shared_ptrINS0_10ReadyQueueEEb
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -37,6 +46,12 @@ typedef void *(*engine_execute_fn)(void *result, void *engine, const void *roots
 MT_EXPORT void *ENGINE_EXECUTE(void *result, void *engine, const void *roots, const void *inputs,
 			       bool keep_graph, bool create_graph, bool accumulate_grad,
 			       const void *outputs);
+
+typedef void (*engine_thread_init_fn)(void *engine, int device, const void *ready_queue,
+				      bool should_increment);
+
+MT_EXPORT void ENGINE_THREAD_INIT(void *engine, int device, const void *ready_queue,
+				  bool should_increment);
 
 static engine_execute_fn _Atomic real_execute_ptr;
 
@@ -70,4 +85,16 @@ MT_EXPORT void *ENGINE_EXECUTE(void *result, void *engine, const void *roots, co
 	entered = true;
 	return fn(result, engine, roots, inputs, keep_graph, create_graph, accumulate_grad,
 		  outputs);
+}
+
+MT_EXPORT void ENGINE_THREAD_INIT(void *engine, int device, const void *ready_queue,
+				  bool should_increment)
+{
+	engine_thread_init_fn fn = (engine_thread_init_fn)mt_framework_loaded(
+		STR(ENGINE_THREAD_INIT), (void *)ENGINE_THREAD_INIT);
+
+	if (MT_UNLIKELY(!fn))
+		return; /* cannot be: only torch's libraries call it */
+	mt_launch_worker();
+	fn(engine, device, ready_queue, should_increment);
 }

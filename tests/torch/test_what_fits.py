@@ -39,11 +39,13 @@ LONG_CASES = [
 
 
 class WhatFits(base.TorchTest):
-    def run_fits(self, family, capacity, batch, what_fits=False):
-        """The program at batch: plain (what_fits False), under memtrace run
-        --what-fits (True) or under memtrace run alone (None): (exit
-        status, its figures or None, the trace or None, its stderr)."""
+    def run_fits(self, family, capacity, batch, what_fits=False, extra=()):
+        """The program at batch (with the arguments extra): plain (what_fits
+        False), under memtrace run --what-fits (True) or under memtrace run
+        alone (None): (exit status, its figures or None, the trace or None,
+        its stderr)."""
         prog = [base.PYTHON, os.path.join(FITS, family + ".py"), "--batch", str(batch)]
+        prog += list(extra)
         trace = None
         cmd = [base.SIM_RUN, "--capacity", capacity, "--"]
         if what_fits is not False:
@@ -125,6 +127,39 @@ class WhatFits(base.TorchTest):
         self.assertIsNone(w["batch_fraction"])
         self.assertIn("--what-fits", w["why_not"])
         self.assertIn("memtrace run --what-fits", self.report(trace).replace("\n  ", " "))
+
+    def test_roles_against_memtracker(self):
+        """The split by role at the peak against torch's own MemTracker
+        (torch.distributed._tools.mem_tracker), which the program trains
+        under in the same run: parameters and optimizer state equal to the
+        byte. The two peaks are not the same moment: memtrace's is torch's
+        max_memory_allocated(), MemTracker's the most of what it sees, which
+        leaves out what torch's kernels take from the cache inside an op (a
+        reduction's staging buffer, cuBLAS's workspace) and names a
+        parameter's gradient only when its backward node has returned. So
+        memtrace's gradients lie between MemTracker's and MemTracker's plus
+        its temporaries, and the activations differ by at most the
+        temporaries. MemTracker runs Python on autograd's device thread (a
+        dispatch mode): backward's tensors must still get the line that
+        called backward(), else they are no gradients at all."""
+        if LONG:
+            self.skipTest("in the default suite")
+        rc, fig, trace, err = self.run_fits("mlp", "1G", 2048, what_fits=None,
+                                            extra=["--memtracker"])
+        self.assertEqual(rc, 0, err[-3000:])
+        self.assertFalse(fig["oom"], fig)
+        theirs = fig["memtracker"]
+        w = base.json.loads(self.report(trace, "--format", "json", "--batch", "2048"))["what_fits"]
+        ours = w["roles_at_peak"]
+        print(f"  memtrace at its peak {ours}\n  MemTracker at its peak {theirs}")
+        self.assertEqual(w["peak"], fig["max_memory_allocated"])
+        self.assertEqual(ours["parameters"], theirs["Parameter"] + theirs["Buffer"])
+        self.assertEqual(ours["optimizer_state"], theirs["Optstate"])
+        self.assertGreaterEqual(ours["gradients"], theirs["Gradient"])
+        self.assertLessEqual(ours["gradients"], theirs["Gradient"] + theirs["Temp"])
+        self.assertLessEqual(abs(ours["activations"] - theirs["Activation"]), theirs["Temp"])
+        self.assertGreater(ours["activations"], 0)
+        self.assertEqual(ours["other"], 0, "a tensor without its line")
 
 
 # Only the tests here: test_torch.py's own run in its meson test.

@@ -10,20 +10,44 @@ import sys
 import torch
 
 
+def by_role(snapshot):
+    """MemTracker's snapshot of one device: {its role's name: bytes}."""
+    return {getattr(k, "value", k): v for k, v in snapshot.items()}
+
+
 def run(build, step, steps=3):
     """build(batch) -> state; step(state) trains one step."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--memtracker", action="store_true",
+                    help="train under torch's MemTracker and print its split by role at its peak")
     args = ap.parse_args()
     torch.manual_seed(0)
     oom = False
+    out = {}
     try:
         state = build(args.batch)
-        for _ in range(steps):
-            step(state)
+        if args.memtracker:
+            from torch.distributed._tools.mem_tracker import MemTracker
+            tracker = MemTracker()
+            tracker.track_external(state["model"], state["opt"])
+            cuda = torch.device("cuda", 0)
+            with tracker:
+                try:
+                    for _ in range(steps):
+                        step(state)
+                        tracker.reset_mod_stats()  # it takes one iteration at a time
+                except torch.cuda.OutOfMemoryError:  # what was live as it ran out
+                    out["memtracker_at_oom"] = by_role(tracker.get_tracker_snapshot()[cuda])
+                    raise
+            out["memtracker"] = by_role(tracker.get_tracker_snapshot("peak")[cuda])
+        else:
+            for _ in range(steps):
+                step(state)
         torch.cuda.synchronize()
     except torch.cuda.OutOfMemoryError:
         oom = True
-    json.dump({"oom": oom, "max_memory_allocated": torch.cuda.max_memory_allocated(),
-               "max_memory_reserved": torch.cuda.max_memory_reserved()}, sys.stdout)
+    out.update({"oom": oom, "max_memory_allocated": torch.cuda.max_memory_allocated(),
+                "max_memory_reserved": torch.cuda.max_memory_reserved()})
+    json.dump(out, sys.stdout)
     print()
