@@ -15,6 +15,29 @@ def by_role(snapshot):
     return {getattr(k, "value", k): v for k, v in snapshot.items()}
 
 
+def state_blocks(state):
+    """torch's own blocks (memory_snapshot()) of the model's parameters and
+    buffers and of the optimizer's state, each storage once: what
+    memory_allocated() counts for them, where MemTracker counts the
+    request rounded to 512 bytes (a block holds more when the allocator
+    does not split off a remainder under 1 MiB)."""
+    blocks = {}
+    for seg in torch.cuda.memory_snapshot():
+        addr = seg["address"]
+        for b in seg["blocks"]:
+            blocks[addr] = b["size"]
+            addr += b["size"]
+
+    def total(tensors):
+        ptrs = {t.untyped_storage().data_ptr() for t in tensors if t.is_cuda}
+        return sum(blocks[p] for p in ptrs)
+
+    model, opt = state["model"], state["opt"]
+    return {"parameters": total(list(model.parameters()) + list(model.buffers())),
+            "optimizer_state": total(v for st in opt.state.values() for v in st.values()
+                                     if torch.is_tensor(v))}
+
+
 def run(build, step, steps=3):
     """build(batch) -> state; step(state) trains one step."""
     ap = argparse.ArgumentParser()
@@ -41,6 +64,7 @@ def run(build, step, steps=3):
                     out["memtracker_at_oom"] = by_role(tracker.get_tracker_snapshot()[cuda])
                     raise
             out["memtracker"] = by_role(tracker.get_tracker_snapshot("peak")[cuda])
+            out["blocks"] = state_blocks(state)
         else:
             for _ in range(steps):
                 step(state)
