@@ -33,7 +33,8 @@ def step(s):
     x = torch.randn(s["batch"], 3, 64, 64, device="cuda")
     y = torch.randint(0, 100, (s["batch"],), device="cuda")
     s["opt"].zero_grad()
-    loss = s["loss"](s["model"](x), y)
+    with s["amp"]():
+        loss = s["loss"](s["model"](x), y)
     loss.backward()
     s["opt"].step()
 

@@ -4,6 +4,8 @@ object, whether the program ran out of memory and torch's own
 max_memory_allocated() and max_memory_reserved(): the truth that
 tests/torch/test_what_fits.py checks memtrace's prediction against."""
 import argparse
+import contextlib
+import functools
 import json
 import sys
 
@@ -39,9 +41,12 @@ def state_blocks(state):
 
 
 def run(build, step, steps=3):
-    """build(batch) -> state; step(state) trains one step."""
+    """build(batch) -> state; step(state) trains one step, its forward and
+    loss under `with state["amp"]():` (torch.autocast with --autocast)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--autocast", action="store_true",
+                    help="the forward and the loss under torch.autocast with bfloat16")
     ap.add_argument("--memtracker", action="store_true",
                     help="train under torch's MemTracker and print its split by role at its peak")
     args = ap.parse_args()
@@ -50,6 +55,8 @@ def run(build, step, steps=3):
     out = {}
     try:
         state = build(args.batch)
+        state["amp"] = (functools.partial(torch.autocast, "cuda", dtype=torch.bfloat16)
+                        if args.autocast else contextlib.nullcontext)
         if args.memtracker:
             from torch.distributed._tools.mem_tracker import MemTracker
             tracker = MemTracker()

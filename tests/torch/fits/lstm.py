@@ -36,8 +36,9 @@ def step(s):
     data = torch.randint(0, NTOKENS, (BPTT + 1, s["batch"]), device="cuda")
     s["hidden"] = tuple(h.detach() for h in s["hidden"])
     s["model"].zero_grad()
-    out, s["hidden"] = s["model"](data[:-1], s["hidden"])
-    loss = s["loss"](out, data[1:].reshape(-1))
+    with s["amp"]():
+        out, s["hidden"] = s["model"](data[:-1], s["hidden"])
+        loss = s["loss"](out, data[1:].reshape(-1))
     loss.backward()
     torch.nn.utils.clip_grad_norm_(s["model"].parameters(), 0.25)
     s["opt"].step()

@@ -18,7 +18,8 @@ def step(s):
     x = torch.randn(s["batch"], 784, device="cuda")
     y = torch.randint(0, 10, (s["batch"],), device="cuda")
     s["opt"].zero_grad()
-    loss = s["loss"](s["model"](x), y)
+    with s["amp"]():
+        loss = s["loss"](s["model"](x), y)
     loss.backward()
     s["opt"].step()
 

@@ -34,8 +34,9 @@ def build(batch):
 
 def step(s):
     idx = torch.randint(0, VOCAB, (s["batch"], SEQ + 1), device="cuda")
-    logits = s["model"](idx[:, :-1])
-    loss = F.cross_entropy(logits.reshape(-1, VOCAB), idx[:, 1:].reshape(-1))
+    with s["amp"]():
+        logits = s["model"](idx[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, VOCAB), idx[:, 1:].reshape(-1))
     s["opt"].zero_grad(set_to_none=True)
     loss.backward()
     s["opt"].step()

@@ -31,8 +31,9 @@ def build(batch):
 def step(s):
     x = torch.rand(s["batch"], 1, 28, 28, device="cuda")
     s["opt"].zero_grad()
-    recon, mu, logvar = s["model"](x)
-    bce = F.binary_cross_entropy(recon, x.view(-1, 784), reduction="sum")
+    with s["amp"]():  # binary_cross_entropy is not allowed under autocast
+        recon, mu, logvar = s["model"](x)
+    bce = F.binary_cross_entropy(recon.float(), x.view(-1, 784), reduction="sum")
     kld = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
     (bce + kld).backward()
     s["opt"].step()
