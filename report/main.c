@@ -460,7 +460,7 @@ static int run_model(struct loaded *l, bool progress, struct moment_request mome
 	l->m.moment.at_mark = moment.wanted && moment.seq < 0 && l->t.opts.at_mark;
 	progress_start(&p, stderr, progress && progress_wanted(stderr), l->t.path,
 		       progress ? trace_count_events(&l->t) : 0);
-	rc = trace_read_events_pipe(&l->t, feed, feed_ahead, &ctx);
+	rc = trace_read_events_batched(&l->t, feed, feed_ahead, &ctx);
 	progress_end(&p);
 	if (rc < 0)
 		return -1;

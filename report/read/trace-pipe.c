@@ -1,4 +1,7 @@
-/* trace_read_events with the reading on a thread of its own (trace.h):
+/* The events in batches, with what the model will need of each asked of
+ * the memory a few events before it has it (trace_ahead_fn): on the
+ * caller's thread (trace_read_events_batched, the reporter's way), or
+ * (trace_read_events_pipe) with the reading on a thread of its own:
  * the reader fills batches of events while the caller's thread hands the
  * previous ones to fn, so on two cores the model's pass and the reading
  * overlap. A ring of PIPE_BATCHES batches bounds the memory.
@@ -105,6 +108,18 @@ static void push(void *ctx)
 		hand_over(p);
 }
 
+/* A batch's events to fn, each asked ahead of it within the batch. */
+static void drain(const struct batch *b, trace_event_fn fn, trace_ahead_fn ahead, void *ctx)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		if (ahead && i + TRACE_AHEAD_FAR < b->n)
+			ahead(ctx, &b->ev[i + TRACE_AHEAD_FAR], false);
+		if (ahead && i + TRACE_AHEAD_NEAR < b->n)
+			ahead(ctx, &b->ev[i + TRACE_AHEAD_NEAR], true);
+		fn(ctx, &b->ev[i]);
+	}
+}
+
 static void *reader(void *arg)
 {
 	struct pipe *p = arg;
@@ -168,13 +183,7 @@ int trace_read_events_pipe(struct trace *t, trace_event_fn fn, trace_ahead_fn ah
 		return trace_read_events(t, fn, ctx);
 	}
 	while ((b = next_batch(&p))) {
-		for (size_t i = 0; i < b->n; i++) {
-			if (ahead && i + TRACE_AHEAD_FAR < b->n)
-				ahead(ctx, &b->ev[i + TRACE_AHEAD_FAR], false);
-			if (ahead && i + TRACE_AHEAD_NEAR < b->n)
-				ahead(ctx, &b->ev[i + TRACE_AHEAD_NEAR], true);
-			fn(ctx, &b->ev[i]);
-		}
+		drain(b, fn, ahead, ctx);
 		emptied(&p);
 	}
 	pthread_join(thread, NULL);
@@ -183,4 +192,42 @@ int trace_read_events_pipe(struct trace *t, trace_event_fn fn, trace_ahead_fn ah
 	pthread_cond_destroy(&p.more);
 	free(p.ring);
 	return p.rc;
+}
+
+/* trace_read_events_batched: one batch, filled and drained in turn on
+ * the caller's thread. */
+struct one {
+	trace_event_fn fn;
+	trace_ahead_fn ahead;
+	void *ctx;
+	struct batch b;
+};
+
+static struct trace_event *one_slot(void *ctx)
+{
+	struct one *o = ctx;
+
+	return &o->b.ev[o->b.n];
+}
+
+static void one_push(void *ctx)
+{
+	struct one *o = ctx;
+
+	if (++o->b.n == PIPE_BATCH) {
+		drain(&o->b, o->fn, o->ahead, o->ctx);
+		o->b.n = 0;
+	}
+}
+
+int trace_read_events_batched(struct trace *t, trace_event_fn fn, trace_ahead_fn ahead, void *ctx)
+{
+	_autofree_ struct one *o = xcalloc(1, sizeof(*o));
+	int rc;
+
+	*o = (struct one){ .fn = fn, .ahead = ahead, .ctx = ctx };
+	rc = trace_read_events_sink(t, &(struct trace_sink){ .slot = one_slot, .done = one_push,
+							     .ctx = o });
+	drain(&o->b, fn, ahead, ctx); /* what was read, as the pipe hands it */
+	return rc;
 }

@@ -323,6 +323,13 @@ typedef void (*trace_ahead_fn)(void *ctx, const struct trace_event *ev, bool nea
 #define TRACE_AHEAD_FAR 8
 #define TRACE_AHEAD_NEAR 4
 
+/* trace_read_events with ahead called on each event a few events before
+ * fn, all on the caller's thread, the events read in batches of 256: one
+ * thread does the work the pipe's two do, for two thirds to five sixths
+ * of their CPU time (docs/performance.md, "One thread"). */
+int trace_read_events_batched(struct trace *t, trace_event_fn fn, trace_ahead_fn ahead,
+			      void *ctx);
+
 /* trace_read_events with the reading on a thread of its own: fn is called
  * on the calling thread, in seq order, while the next events are read. fn
  * must not use t's database (the reading thread's) nor change t. ahead

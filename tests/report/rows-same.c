@@ -1,7 +1,8 @@
 /* rows-same TRACE [EXPECT...]: the events of TRACE are the same whether
  * allocs and frees are read from the file's pages (trace-rows.c) or
  * through SQLite's rows, and whether they are read on the caller's thread
- * or on a thread of their own (trace-pipe.c): every field of every
+ * or on a thread of their own (trace-pipe.c), one by one or in batches:
+ * every field of every
  * event, the reader's counts and its outcome. Then it checks how the rows were read against EXPECT:
  *   pages        rows were decoded from the pages
  *   no-pages     none was (SQLite read them all)
@@ -47,7 +48,9 @@ struct read {
 	int rc;
 };
 
-static int read_trace(struct read *r, const char *path, bool sql_rows, bool pipe)
+enum how { ONE_BY_ONE, PIPE, BATCHED };
+
+static int read_trace(struct read *r, const char *path, bool sql_rows, enum how how)
 {
 	memset(r, 0, sizeof(*r));
 	if (trace_open(&r->t, path, NULL) < 0) {
@@ -59,8 +62,12 @@ static int read_trace(struct read *r, const char *path, bool sql_rows, bool pipe
 		fprintf(stderr, "rows-same: %s\n", r->t.error);
 		return -1;
 	}
-	r->rc = pipe ? trace_read_events_pipe(&r->t, keep, NULL, &r->e)
-		     : trace_read_events(&r->t, keep, &r->e);
+	if (how == PIPE)
+		r->rc = trace_read_events_pipe(&r->t, keep, NULL, &r->e);
+	else if (how == BATCHED)
+		r->rc = trace_read_events_batched(&r->t, keep, NULL, &r->e);
+	else
+		r->rc = trace_read_events(&r->t, keep, &r->e);
 	return 0;
 }
 
@@ -176,7 +183,7 @@ static int expect(const struct read *r, const char *what)
 
 int main(int argc, char **argv)
 {
-	static struct read sql, pages, piped;
+	static struct read sql, pages, piped, batched;
 	uint64_t freed = 0;
 	int bad;
 
@@ -184,11 +191,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: rows-same TRACE [EXPECT...]\n");
 		return 2;
 	}
-	if (read_trace(&sql, argv[1], true, false) < 0 || read_trace(&pages, argv[1], false, false) < 0 ||
-	    read_trace(&piped, argv[1], false, true) < 0)
+	if (read_trace(&sql, argv[1], true, ONE_BY_ONE) < 0 ||
+	    read_trace(&pages, argv[1], false, ONE_BY_ONE) < 0 ||
+	    read_trace(&piped, argv[1], false, PIPE) < 0 ||
+	    read_trace(&batched, argv[1], false, BATCHED) < 0)
 		return 1;
 	bad = compare(&sql, &pages, "SQLite's rows, the pages");
 	bad |= compare(&pages, &piped, "this thread, a thread of its own");
+	bad |= compare(&pages, &batched, "one by one, in batches");
 	if (sql.t.read_stats.from_pages || sql.t.read_stats.sites_from_pages ||
 	    sql.t.read_stats.frames_from_pages) {
 		fprintf(stderr, "rows-same: SQLite's rows were asked for, but the pages were read\n");
@@ -207,8 +217,10 @@ int main(int argc, char **argv)
 	trace_close(&sql.t);
 	trace_close(&pages.t);
 	trace_close(&piped.t);
+	trace_close(&batched.t);
 	free(sql.e.ev);
 	free(pages.e.ev);
 	free(piped.e.ev);
+	free(batched.e.ev);
 	return bad ? 1 : 0;
 }
