@@ -425,6 +425,28 @@ static void feed_ahead(void *ctx, const struct trace_event *ev, bool near)
 	model_prefetch(c->m, ev, near);
 }
 
+/* A batch of events read to the model, feed and feed_ahead inlined: no
+ * call through a pointer per event. */
+static void feed_batch(struct trace_sink *sink)
+{
+	trace_drain(sink->ev, sink->n, feed, feed_ahead, sink->ctx);
+	sink->n = 0;
+}
+
+/* The events read and modelled in turn on this thread, TRACE_BATCH at a
+ * time (trace_read_events_batched's way): with the reading on a thread
+ * of its own (trace_read_events_pipe) it took more CPU time
+ * (docs/performance.md, "The rows and the hand-off"). */
+static int read_and_feed(struct trace *t, struct feed_ctx *ctx)
+{
+	_autofree_ struct trace_event *ev = xcalloc(TRACE_BATCH, sizeof(*ev));
+	struct trace_sink sink = { .ev = ev, .cap = TRACE_BATCH, .full = feed_batch, .ctx = ctx };
+	int rc = trace_read_events_sink(t, &sink);
+
+	feed_batch(&sink);
+	return rc;
+}
+
 /* What the model keeps of one moment (model.moment), for the formats
  * that show one: the first --at-mark mark, the event whose seq is seq
  * (>= 0), or the end. */
@@ -460,7 +482,7 @@ static int run_model(struct loaded *l, bool progress, struct moment_request mome
 	l->m.moment.at_mark = moment.wanted && moment.seq < 0 && l->t.opts.at_mark;
 	progress_start(&p, stderr, progress && progress_wanted(stderr), l->t.path,
 		       progress ? trace_count_events(&l->t) : 0);
-	rc = trace_read_events_batched(&l->t, feed, feed_ahead, &ctx);
+	rc = read_and_feed(&l->t, &ctx);
 	progress_end(&p);
 	if (rc < 0)
 		return -1;

@@ -22,7 +22,7 @@
  * L2 cache (512 KiB here). Twice that was 13% slower in median wall time
  * on 10M events (13 interleaved runs, three sets), whether as 8 batches of
  * 512 or 16 of 256; 4 of 512 was as fast. */
-#define PIPE_BATCH 256
+#define PIPE_BATCH TRACE_BATCH
 #define PIPE_BATCHES 8
 #define PIPE_WAKE (PIPE_BATCHES / 2)
 
@@ -88,47 +88,28 @@ static void hand_over(struct pipe *p)
 	p->ring[filled % PIPE_BATCHES].n = 0;
 }
 
-/* The reader writes each event in place in the batch it fills. */
-static struct trace_event *slot(void *ctx)
+/* The reader writes each event in place in the batch it fills; a full
+ * one is handed over. */
+static void full(struct trace_sink *sink)
 {
-	struct pipe *p = ctx;
-	struct batch *b = &p->ring[atomic_load_explicit(&p->filled, memory_order_relaxed) %
-				   PIPE_BATCHES];
+	struct pipe *p = sink->ctx;
 
-	return &b->ev[b->n];
-}
-
-static void push(void *ctx)
-{
-	struct pipe *p = ctx;
-	struct batch *b = &p->ring[atomic_load_explicit(&p->filled, memory_order_relaxed) %
-				   PIPE_BATCHES];
-
-	if (++b->n == PIPE_BATCH)
-		hand_over(p);
-}
-
-/* A batch's events to fn, each asked ahead of it within the batch. */
-static void drain(const struct batch *b, trace_event_fn fn, trace_ahead_fn ahead, void *ctx)
-{
-	for (size_t i = 0; i < b->n; i++) {
-		if (ahead && i + TRACE_AHEAD_FAR < b->n)
-			ahead(ctx, &b->ev[i + TRACE_AHEAD_FAR], false);
-		if (ahead && i + TRACE_AHEAD_NEAR < b->n)
-			ahead(ctx, &b->ev[i + TRACE_AHEAD_NEAR], true);
-		fn(ctx, &b->ev[i]);
-	}
+	p->ring[atomic_load_explicit(&p->filled, memory_order_relaxed) % PIPE_BATCHES].n = sink->n;
+	hand_over(p);
+	sink->ev = p->ring[atomic_load_explicit(&p->filled, memory_order_relaxed) % PIPE_BATCHES].ev;
+	sink->n = 0;
 }
 
 static void *reader(void *arg)
 {
 	struct pipe *p = arg;
-	int rc = trace_read_events_sink(p->t, &(struct trace_sink){ .slot = slot, .done = push,
-								     .ctx = p });
+	struct trace_sink sink = { .ev = p->ring[0].ev, .cap = PIPE_BATCH, .full = full, .ctx = p };
+	int rc = trace_read_events_sink(p->t, &sink);
 	size_t filled = atomic_load_explicit(&p->filled, memory_order_relaxed);
 
 	p->rc = rc; /* before done, which publishes it */
-	if (p->ring[filled % PIPE_BATCHES].n)
+	p->ring[filled % PIPE_BATCHES].n = sink.n;
+	if (sink.n)
 		atomic_store(&p->filled, filled + 1);
 	atomic_store(&p->done, true);
 	if (atomic_load(&p->model_sleeps))
@@ -183,7 +164,7 @@ int trace_read_events_pipe(struct trace *t, trace_event_fn fn, trace_ahead_fn ah
 		return trace_read_events(t, fn, ctx);
 	}
 	while ((b = next_batch(&p))) {
-		drain(b, fn, ahead, ctx);
+		trace_drain(b->ev, b->n, fn, ahead, ctx);
 		emptied(&p);
 	}
 	pthread_join(thread, NULL);
@@ -200,34 +181,23 @@ struct one {
 	trace_event_fn fn;
 	trace_ahead_fn ahead;
 	void *ctx;
-	struct batch b;
 };
 
-static struct trace_event *one_slot(void *ctx)
+static void one_full(struct trace_sink *sink)
 {
-	struct one *o = ctx;
+	const struct one *o = sink->ctx;
 
-	return &o->b.ev[o->b.n];
-}
-
-static void one_push(void *ctx)
-{
-	struct one *o = ctx;
-
-	if (++o->b.n == PIPE_BATCH) {
-		drain(&o->b, o->fn, o->ahead, o->ctx);
-		o->b.n = 0;
-	}
+	trace_drain(sink->ev, sink->n, o->fn, o->ahead, o->ctx);
+	sink->n = 0;
 }
 
 int trace_read_events_batched(struct trace *t, trace_event_fn fn, trace_ahead_fn ahead, void *ctx)
 {
-	_autofree_ struct one *o = xcalloc(1, sizeof(*o));
-	int rc;
+	_autofree_ struct trace_event *ev = xcalloc(TRACE_BATCH, sizeof(*ev));
+	struct one o = { .fn = fn, .ahead = ahead, .ctx = ctx };
+	struct trace_sink sink = { .ev = ev, .cap = TRACE_BATCH, .full = one_full, .ctx = &o };
+	int rc = trace_read_events_sink(t, &sink);
 
-	*o = (struct one){ .fn = fn, .ahead = ahead, .ctx = ctx };
-	rc = trace_read_events_sink(t, &(struct trace_sink){ .slot = one_slot, .done = one_push,
-							     .ctx = o });
-	drain(&o->b, fn, ahead, ctx); /* what was read, as the pipe hands it */
+	one_full(&sink); /* what was read, as the pipe hands it */
 	return rc;
 }

@@ -1368,7 +1368,7 @@ static void add_stats(struct trace *t, const struct trace_rows *rows)
 	t->read_stats.handed_over |= rows->from_sql_after_pages;
 }
 
-static int read_events_v2(struct trace *t, const struct trace_sink *sink)
+static int read_events_v2(struct trace *t, struct trace_sink *sink)
 {
 	struct v2_reader r = {
 		.c = {
@@ -1387,9 +1387,10 @@ static int read_events_v2(struct trace *t, const struct trace_sink *sink)
 	if (open_cursors(t, &r) < 0)
 		goto out;
 	while ((next = cursor_first(r.c))) {
-		if (read_next_v2(t, &r, next, sink->slot(sink->ctx)) < 0)
+		if (read_next_v2(t, &r, next, &sink->ev[sink->n]) < 0)
 			goto out;
-		sink->done(sink->ctx);
+		if (++sink->n == sink->cap)
+			sink->full(sink);
 		if (cursor_next(t, &r, next) < 0)
 			goto out;
 		if (next == &r.c[CUR_ALLOCS] || next == &r.c[CUR_FREES])
@@ -1414,46 +1415,44 @@ out:
 /* A sink for version 1's rows, which are read into an event of their own. */
 static void sink_fn(void *ctx, const struct trace_event *ev)
 {
-	const struct trace_sink *sink = ctx;
+	struct trace_sink *sink = ctx;
 
-	*sink->slot(sink->ctx) = *ev;
-	sink->done(sink->ctx);
+	sink->ev[sink->n] = *ev;
+	if (++sink->n == sink->cap)
+		sink->full(sink);
 }
 
-int trace_read_events_sink(struct trace *t, const struct trace_sink *sink)
+int trace_read_events_sink(struct trace *t, struct trace_sink *sink)
 {
 	prepare_events(t);
 	return t->schema_version == 1 ? read_events_v1(t, sink_fn, (void *)sink)
 				      : read_events_v2(t, sink);
 }
 
-/* trace_read_events' sink: one event, handed to fn. */
+/* trace_read_events' sink: batches of one event, handed to fn. */
 struct fn_sink {
 	trace_event_fn fn;
 	void *ctx;
-	struct trace_event ev;
 };
 
-static struct trace_event *fn_slot(void *ctx)
+static void fn_full(struct trace_sink *sink)
 {
-	return &((struct fn_sink *)ctx)->ev;
-}
+	const struct fn_sink *s = sink->ctx;
 
-static void fn_done(void *ctx)
-{
-	struct fn_sink *s = ctx;
-
-	s->fn(s->ctx, &s->ev);
+	s->fn(s->ctx, sink->ev);
+	sink->n = 0;
 }
 
 int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx)
 {
 	struct fn_sink s = { .fn = fn, .ctx = ctx };
+	struct trace_event ev;
 
 	prepare_events(t);
 	if (t->schema_version == 1)
 		return read_events_v1(t, fn, ctx);
-	return read_events_v2(t, &(struct trace_sink){ .slot = fn_slot, .done = fn_done, .ctx = &s });
+	return read_events_v2(t, &(struct trace_sink){ .ev = &ev, .cap = 1, .full = fn_full,
+						       .ctx = &s });
 }
 
 /* seq runs from 0 without gaps, and max() of an integer primary key is one

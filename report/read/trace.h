@@ -302,16 +302,20 @@ typedef void (*trace_event_fn)(void *ctx, const struct trace_event *ev);
  * (trace-event.h) resolved as t->opts says. */
 int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx);
 
-/* Where trace_read_events_sink writes each event: slot gives room for
- * the next one, done hands it over once it is written there. For a
- * caller that keeps the events (trace-pipe.c): no copy of each. */
+/* Where trace_read_events_sink writes the events: in place, into ev[n]
+ * for n from 0, and once n reaches cap it calls full, which takes the
+ * batch and leaves room again (n back to 0, ev maybe another batch); the
+ * last batch, of n events (maybe none), is left to the caller. For a
+ * caller that keeps the events (trace-pipe.c): no copy of each, and no
+ * call per event. */
 struct trace_sink {
-	struct trace_event *(*slot)(void *ctx);
-	void (*done)(void *ctx);
+	struct trace_event *ev;
+	size_t n, cap;
+	void (*full)(struct trace_sink *sink);
 	void *ctx;
 };
 
-int trace_read_events_sink(struct trace *t, const struct trace_sink *sink);
+int trace_read_events_sink(struct trace *t, struct trace_sink *sink);
 
 /* ---- trace-pipe.c ---- */
 
@@ -323,10 +327,30 @@ typedef void (*trace_ahead_fn)(void *ctx, const struct trace_event *ev, bool nea
 #define TRACE_AHEAD_FAR 8
 #define TRACE_AHEAD_NEAR 4
 
+/* A batch's events to fn, each asked of ahead (NULL: none) a few events
+ * before, within the batch. Inline: a caller that names its own fn and
+ * ahead has them inlined, with no call through a pointer per event. */
+static inline __attribute__((always_inline)) void
+trace_drain(const struct trace_event *ev, size_t n, trace_event_fn fn, trace_ahead_fn ahead,
+	    void *ctx)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (ahead && i + TRACE_AHEAD_FAR < n)
+			ahead(ctx, &ev[i + TRACE_AHEAD_FAR], false);
+		if (ahead && i + TRACE_AHEAD_NEAR < n)
+			ahead(ctx, &ev[i + TRACE_AHEAD_NEAR], true);
+		fn(ctx, &ev[i]);
+	}
+}
+
+/* The events per batch of trace_read_events_batched and the pipe. */
+#define TRACE_BATCH 256
+
 /* trace_read_events with ahead called on each event a few events before
- * fn, all on the caller's thread, the events read in batches of 256: one
- * thread does the work the pipe's two do, for two thirds to five sixths
- * of their CPU time (docs/performance.md, "One thread"). */
+ * fn, all on the caller's thread, the events read in batches of
+ * TRACE_BATCH: one thread does the work the pipe's two do, for less CPU
+ * time (docs/performance.md, "The rows and the hand-off"). The reporter
+ * does the same with its own sink (main.c), its fn inlined. */
 int trace_read_events_batched(struct trace *t, trace_event_fn fn, trace_ahead_fn ahead,
 			      void *ctx);
 
