@@ -349,7 +349,7 @@ trace_drain(const struct trace_event *ev, size_t n, trace_event_fn fn, trace_ahe
 /* trace_read_events with ahead called on each event a few events before
  * fn, all on the caller's thread, the events read in batches of
  * TRACE_BATCH: one thread does the work the pipe's two do, for less CPU
- * time (docs/performance.md, "The rows and the hand-off"). The reporter
+ * time (docs/performance.md, "One thread"). The reporter
  * does the same with its own sink (main.c), its fn inlined. */
 int trace_read_events_batched(struct trace *t, trace_event_fn fn, trace_ahead_fn ahead,
 			      void *ctx);
