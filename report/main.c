@@ -435,8 +435,7 @@ static void feed_batch(struct trace_sink *sink)
 
 /* The events read and modelled in turn on this thread, TRACE_BATCH at a
  * time (trace_read_events_batched's way): with the reading on a thread
- * of its own (trace_read_events_pipe) it took more CPU time
- * (docs/performance.md, "One thread"). */
+ * of its own it took more CPU time (docs/performance.md, "One thread"). */
 static int read_and_feed(struct trace *t, struct feed_ctx *ctx)
 {
 	_autofree_ struct trace_event *ev = xcalloc(TRACE_BATCH, sizeof(*ev));

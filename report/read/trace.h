@@ -306,7 +306,7 @@ int trace_read_events(struct trace *t, trace_event_fn fn, void *ctx);
  * for n from 0, and once n reaches cap it calls full, which takes the
  * batch and leaves room again (n back to 0, ev maybe another batch); the
  * last batch, of n events (maybe none), is left to the caller. For a
- * caller that keeps the events (trace-pipe.c): no copy of each, and no
+ * caller that keeps the events (trace-batch.c): no copy of each, and no
  * call per event. */
 struct trace_sink {
 	struct trace_event *ev;
@@ -317,7 +317,7 @@ struct trace_sink {
 
 int trace_read_events_sink(struct trace *t, struct trace_sink *sink);
 
-/* ---- trace-pipe.c ---- */
+/* ---- trace-batch.c ---- */
 
 /* What fn will need of ev, asked of the memory: called twice on each
  * event, TRACE_AHEAD_FAR events before fn has it and again (near)
@@ -343,22 +343,17 @@ trace_drain(const struct trace_event *ev, size_t n, trace_event_fn fn, trace_ahe
 	}
 }
 
-/* The events per batch of trace_read_events_batched and the pipe. */
+/* The events per batch of trace_read_events_batched and the reporter. */
 #define TRACE_BATCH 256
 
 /* trace_read_events with ahead called on each event a few events before
  * fn, all on the caller's thread, the events read in batches of
- * TRACE_BATCH: one thread does the work the pipe's two do, for less CPU
- * time (docs/performance.md, "One thread"). The reporter
+ * TRACE_BATCH: one thread reads and models, for less CPU time than two
+ * (docs/performance.md, "One thread"). The reporter
  * does the same with its own sink (main.c), its fn inlined. */
 int trace_read_events_batched(struct trace *t, trace_event_fn fn, trace_ahead_fn ahead,
 			      void *ctx);
 
-/* trace_read_events with the reading on a thread of its own: fn is called
- * on the calling thread, in seq order, while the next events are read. fn
- * must not use t's database (the reading thread's) nor change t. ahead
- * (NULL: none) is called on the same thread. */
-int trace_read_events_pipe(struct trace *t, trace_event_fn fn, trace_ahead_fn ahead, void *ctx);
 
 /* ---- trace-read.c ---- */
 

@@ -1,7 +1,7 @@
 /* rows-same TRACE [EXPECT...]: the events of TRACE are the same whether
  * allocs and frees are read from the file's pages (trace-rows.c) or
- * through SQLite's rows, and whether they are read on the caller's thread
- * or on a thread of their own (trace-pipe.c), one by one or in batches:
+ * through SQLite's rows, and whether they are read one by one or in
+ * batches (trace-batch.c):
  * every field of every
  * event, the reader's counts and its outcome. Then it checks how the rows were read against EXPECT:
  *   pages        rows were decoded from the pages
@@ -48,7 +48,7 @@ struct read {
 	int rc;
 };
 
-enum how { ONE_BY_ONE, PIPE, BATCHED };
+enum how { ONE_BY_ONE, BATCHED };
 
 static int read_trace(struct read *r, const char *path, bool sql_rows, enum how how)
 {
@@ -62,9 +62,7 @@ static int read_trace(struct read *r, const char *path, bool sql_rows, enum how 
 		fprintf(stderr, "rows-same: %s\n", r->t.error);
 		return -1;
 	}
-	if (how == PIPE)
-		r->rc = trace_read_events_pipe(&r->t, keep, NULL, &r->e);
-	else if (how == BATCHED)
+	if (how == BATCHED)
 		r->rc = trace_read_events_batched(&r->t, keep, NULL, &r->e);
 	else
 		r->rc = trace_read_events(&r->t, keep, &r->e);
@@ -183,7 +181,7 @@ static int expect(const struct read *r, const char *what)
 
 int main(int argc, char **argv)
 {
-	static struct read sql, pages, piped, batched;
+	static struct read sql, pages, batched;
 	uint64_t freed = 0;
 	int bad;
 
@@ -193,11 +191,9 @@ int main(int argc, char **argv)
 	}
 	if (read_trace(&sql, argv[1], true, ONE_BY_ONE) < 0 ||
 	    read_trace(&pages, argv[1], false, ONE_BY_ONE) < 0 ||
-	    read_trace(&piped, argv[1], false, PIPE) < 0 ||
 	    read_trace(&batched, argv[1], false, BATCHED) < 0)
 		return 1;
 	bad = compare(&sql, &pages, "SQLite's rows, the pages");
-	bad |= compare(&pages, &piped, "this thread, a thread of its own");
 	bad |= compare(&pages, &batched, "one by one, in batches");
 	if (sql.t.read_stats.from_pages || sql.t.read_stats.sites_from_pages ||
 	    sql.t.read_stats.frames_from_pages) {
@@ -216,11 +212,9 @@ int main(int argc, char **argv)
 	       pages.t.read_stats.alloc_lookups, freed);
 	trace_close(&sql.t);
 	trace_close(&pages.t);
-	trace_close(&piped.t);
 	trace_close(&batched.t);
 	free(sql.e.ev);
 	free(pages.e.ev);
-	free(piped.e.ev);
 	free(batched.e.ev);
 	return bad ? 1 : 0;
 }

@@ -2,8 +2,7 @@
 """The reader's two ways of reading allocs, frees, sites and frames give the same
 events and frames
 (report/read/trace-rows.c: the file's pages where they are safe to read, else
-SQLite's rows), and so does reading them on a thread of their own
-(trace-pipe.c):
+SQLite's rows), and so does reading them in batches (trace-batch.c):
     rows-same.py ROWS-SAME SQL-LOAD TO-V2 GEN-TRACE SRCDIR
 
 rows-same (rows-same.c) reads each trace both ways and compares every
