@@ -136,13 +136,25 @@ class WhatFits(base.TorchTest):
                 w = base.json.loads(self.report(trace, "--format", "json", "--batch",
                                                 str(batch)))["what_fits"]
                 self.assertEqual(w["peak"], fig["max_memory_allocated"])
-                measured = {}
+                measured, half = {}, None
                 for remedy, b, extra in (("half_batch", batch // 2, ()),
                                          ("bf16_autocast", batch, ("--autocast",))):
                     rc, other, _, err = self.run_fits(family, capacity, b, extra=extra)
                     self.assertEqual(rc, 0, err[-3000:])
                     self.assertFalse(other["oom"], other)
                     measured[remedy] = fig["max_memory_allocated"] - other["max_memory_allocated"]
+                    half = half or other
+                # --what-if batch=M: the half batch's peak and cache, against its run
+                what_if = base.json.loads(self.report(
+                    trace, "--format", "json", "--batch", str(batch), "--what-if",
+                    f"batch={batch // 2}"))["what_fits"]["what_if"]
+                print(f"  --what-if batch={batch // 2}: {what_if}, measured {half}")
+                self.assertEqual(what_if["batch"], batch // 2)
+                self.assertTrue(what_if["fits"])
+                self.assertLessEqual(abs(what_if["peak"] - half["max_memory_allocated"]),
+                                     0.15 * half["max_memory_allocated"])
+                self.assertLessEqual(abs(what_if["reserved"] - half["max_memory_reserved"]),
+                                     0.15 * half["max_memory_reserved"])
                 saved = w["savings"]
                 print(f"RESULT remedies {family} batch {batch}: half batch {saved['half_batch']} "
                       f"(measured {measured['half_batch']}), bf16 autocast "

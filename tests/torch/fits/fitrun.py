@@ -6,6 +6,7 @@ tests/torch/test_what_fits.py checks memtrace's prediction against."""
 import argparse
 import contextlib
 import functools
+import gc
 import json
 import sys
 
@@ -82,3 +83,12 @@ def run(build, step, steps=3):
                 "max_memory_reserved": torch.cuda.max_memory_reserved()})
     json.dump(out, sys.stdout)
     print()
+    sys.stdout.flush()
+    # The model, its optimizer and what a step kept (the LSTM's hidden
+    # state holds its graph) released now, not while the interpreter
+    # finalizes: autograd's device thread taking the GIL then is made to
+    # exit by Python, which aborts the process ("terminate called without
+    # an active exception") now and then on a loaded machine.
+    state = None
+    gc.collect()
+    torch.cuda.synchronize()
