@@ -40,6 +40,9 @@ struct fits_event {
 struct fits_run {
 	const struct model_tensor *log;
 	const bool *fixed_of;
+	/* a reduction's staging buffer at its cap: twice its input at the
+	 * batch that ran (0: none), staging_capped's */
+	const double *capped_of;
 	const struct model_outside *outside;
 	const struct fits_event *ev;
 	size_t k, n;
@@ -70,6 +73,7 @@ static int cmp_event(const void *a, const void *b)
  * segment, every segment wholly free given back and the request tried
  * once more. The batch fits when no request is refused then. */
 #define MIB (1024ull * 1024)
+#define CAP_SLACK 1.02 /* staging_capped's */
 
 struct cblock {
 	uint64_t addr, size;
@@ -269,6 +273,12 @@ static bool replay(const struct fits_run *run, double r, uint64_t limit, uint64_
 		}
 		uint64_t req = run->fixed_of[i] ? run->log[i].requested
 						: (uint64_t)ceil((double)run->log[i].requested * r);
+
+		if (run->capped_of[i] > 0 && r < 1) { /* twice the input, up to the cap */
+			uint64_t lin = (uint64_t)ceil(CAP_SLACK * r * run->capped_of[i]) + 2 * MIB;
+
+			req = lin < run->log[i].requested ? lin : run->log[i].requested;
+		}
 		int64_t b = req ? csim_alloc(&c, req) : -2;
 
 		if (b == -1)
@@ -356,6 +366,61 @@ static void pass_at(struct fits_pass *p, uint64_t fixed, uint64_t act, uint64_t 
 
 	if (v > p->peak)
 		p->peak = v;
+}
+
+/* Whether a native frame of the stack has name in its function's. */
+static bool stack_has(const struct trace *t, int64_t stack, const char *name)
+{
+	const struct trace_stack *st = trace_find_stack(t, stack);
+
+	for (uint32_t d = 0; st && d < st->depth; d++) {
+		const struct trace_frame *f = trace_stack_frame(t, st, d);
+
+		if (f && f->function && strstr(f->function, name))
+			return true;
+	}
+	return false;
+}
+
+/* The staging buffers of torch's reductions at their cap. A reduction
+ * over the batch (a bias's gradient: [B, N] summed to N) that spreads
+ * its inputs over blocks takes a buffer from the cache for the blocks'
+ * partial results (gpu_reduce_kernel, just after the reduction's output
+ * is made): twice its input, B times the output, while the blocks per
+ * output grow with the batch, then no more once they fill the device's
+ * processors (tests/torch: 2048 outputs, 33.5 MB at batch 2048, 134 MB
+ * at 8192, 138 MB from 16384 on). Such a buffer below twice B times its
+ * output (less 2%) is at its cap: at a smaller batch it is twice its
+ * input there, up to the cap (with CAP_SLACK and 2 MiB for the blocks
+ * rounded up: at batch 18910 of the VAE, 119.5 MB where twice the input
+ * is 118.6 MB); at a larger one it is taken as scaling, a safe side.
+ * Without --batch, B is not known: none is taken at its cap. Returns,
+ * for each tensor, twice its input at the batch that ran when it is such
+ * a buffer, else 0. Caller frees. */
+static double *staging_capped(const struct trace *t, const struct model_tensor *log, size_t n,
+			      uint64_t batch)
+{
+	double *capped = xcalloc(n + 1, sizeof(*capped));
+	struct map memo; /* stack -> 1 + a staging buffer's */
+
+	if (!batch)
+		return capped;
+	map_init(&memo, sizeof(uint64_t));
+	for (size_t i = 1; i < n; i++) {
+		uint64_t *v = map_get_u64(&memo, (uint64_t)log[i].stack);
+
+		if (!v) {
+			v = xmap_put(&memo, (uint64_t)log[i].stack, NULL);
+			*v = 1 + stack_has(t, log[i].stack, "gpu_reduce_kernel");
+		}
+		if (*v != 2)
+			continue;
+		double linear = 2.0 * (double)batch * (double)log[i - 1].requested;
+
+		capped[i] = (double)log[i].requested < 0.98 * linear ? linear : 0;
+	}
+	map_fini(&memo);
+	return capped;
 }
 
 bool render_what_fits(const struct trace *t, const struct model *m, const struct render_opts *o,
@@ -549,10 +614,13 @@ bool render_what_fits(const struct trace *t, const struct model *m, const struct
 	map_fini(&params);
 	out->room = sat_sub(usable, most_outside);
 	if (steps && out->peak_scaled && !state_too_big) {
-		struct fits_run run = { .log = log, .fixed_of = fixed_of, .outside = beside,
-					.ev = ev, .k = k, .n = n, .usable = usable };
+		double *capped_of = staging_capped(t, log, n, out->batch);
+		struct fits_run run = { .log = log, .fixed_of = fixed_of, .capped_of = capped_of,
+					.outside = beside, .ev = ev, .k = k, .n = n,
+					.usable = usable };
 
 		search(out, &run, best, o);
+		free(capped_of);
 	}
 	free(fixed_of);
 	free(after_backward);

@@ -1180,6 +1180,11 @@ static void print_what_fits(const struct text *tx, bool oom)
 	if (x.state_too_big)
 		say(tx, 4, "  No batch fits: the fixed part alone is more than the room. A smaller "
 			   "model, parameters in bf16, or sharding (FSDP, ZeRO).");
+	else if (x.batch ? !x.largest_batch : x.batch_fraction < 0.001)
+		say(tx, 4, "  No batch fits: beside the fixed part, the cache's segments leave no "
+			   "room for %s. A smaller model, an optimizer with less state (SGD "
+			   "without momentum keeps none), or sharding (FSDP, ZeRO).",
+		    x.batch ? "one sample" : "a thousandth of the batch");
 	else if (x.batch)
 		say(tx, 4, "  The largest batch that fits: %llu (%.3f of the %llu that ran; %s a "
 			   "sample).",
