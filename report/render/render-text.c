@@ -511,26 +511,21 @@ static void print_framework(const struct text *tx, const char *when,
 	fputc('\n', tx->f);
 }
 
-/* Memory by role at the failure as one bar the device's width, each
- * role its letter, then the figures (render_roles). */
-static void print_roles(const struct text *tx, const struct model_oom *o)
+/* Memory by role as one bar of total's width, each role its letter, then
+ * others' memory (#) and the free (.), then the figures; indented by
+ * indent, under title. */
+static void role_bar(const struct text *tx, int indent, const char *title,
+		     const uint64_t roles[TRACE_ROLES], uint64_t total, uint64_t others,
+		     uint64_t free_b, const char *free_words)
 {
 	static const char letter[TRACE_ROLES] = { 'P', 'G', 'O', 'A', 'T', 'W', 'c', 'D', 'x' };
 	enum { WIDTH = 64 };
-	uint64_t roles[TRACE_ROLES], sum = 0;
+	uint64_t sum = 0, upto = 0;
 	char bar[WIDTH + 1];
 	size_t at = 0;
 
-	if (!render_roles(tx->t, &o->framework, o, roles))
-		return;
 	for (int i = 0; i < TRACE_ROLES; i++)
 		sum += roles[i];
-	uint64_t total = o->has_device_total && (uint64_t)o->device_total > sum
-				 ? (uint64_t)o->device_total : sum;
-	if (!total)
-		return;
-	uint64_t upto = 0;
-
 	for (int i = 0; i < TRACE_ROLES; i++) {
 		upto += roles[i];
 		size_t to = (size_t)((double)upto / (double)total * WIDTH + 0.5);
@@ -540,13 +535,6 @@ static void print_roles(const struct text *tx, const struct model_oom *o)
 		while (at < to && at < WIDTH)
 			bar[at++] = letter[i];
 	}
-	/* what the device had free is the rest; beyond it, others' memory */
-	uint64_t free_b = total - sum, others = 0;
-
-	if (o->has_device_free && o->device_free >= 0 && (uint64_t)o->device_free < free_b) {
-		others = free_b - (uint64_t)o->device_free;
-		free_b = (uint64_t)o->device_free;
-	}
 	size_t to = (size_t)((double)(sum + others) / (double)total * WIDTH + 0.5);
 
 	while (at < to && at < WIDTH)
@@ -554,8 +542,8 @@ static void print_roles(const struct text *tx, const struct model_oom *o)
 	while (at < WIDTH)
 		bar[at++] = '.';
 	bar[WIDTH] = '\0';
-	say(tx, 2, "Memory by role at the failure, of the device's %s:", fmt_size(total).s);
-	line(tx, 0, "  |%s|", bar);
+	say(tx, indent, "%*s%s", indent - 2, "", title);
+	line(tx, 0, "%*s|%s|", indent, "", bar);
 	_autofree_ char *legend = xstrdup("");
 
 	for (int i = 0; i < TRACE_ROLES; i++) {
@@ -575,12 +563,39 @@ static void print_roles(const struct text *tx, const struct model_oom *o)
 		legend = more;
 	}
 	if (free_b) {
-		char *more = xasprintf("%s, free %s (.)", legend, fmt_size(free_b).s);
+		char *more = xasprintf("%s, %s %s (.)", legend, free_words, fmt_size(free_b).s);
 
 		free(legend);
 		legend = more;
 	}
-	say(tx, 4, "  %s.", legend);
+	say(tx, indent + 2, "%*s%s.", indent, "", legend);
+}
+
+/* Memory by role at the failure as one bar the device's width
+ * (render_roles). */
+static void print_roles(const struct text *tx, const struct model_oom *o)
+{
+	uint64_t roles[TRACE_ROLES], sum = 0;
+
+	if (!render_roles(tx->t, &o->framework, o, roles))
+		return;
+	for (int i = 0; i < TRACE_ROLES; i++)
+		sum += roles[i];
+	uint64_t total = o->has_device_total && (uint64_t)o->device_total > sum
+				 ? (uint64_t)o->device_total : sum;
+	if (!total)
+		return;
+	/* what the device had free is the rest; beyond it, others' memory */
+	uint64_t free_b = total - sum, others = 0;
+
+	if (o->has_device_free && o->device_free >= 0 && (uint64_t)o->device_free < free_b) {
+		others = free_b - (uint64_t)o->device_free;
+		free_b = (uint64_t)o->device_free;
+	}
+	_autofree_ char *title = xasprintf("Memory by role at the failure, of the device's %s:",
+					   fmt_size(total).s);
+
+	role_bar(tx, 2, title, roles, total, others, free_b, "free");
 	fputc('\n', tx->f);
 }
 
@@ -1177,6 +1192,20 @@ static void print_what_fits(const struct text *tx, bool oom)
 		   "state, workspaces), %s that scales with the batch (activations, temporaries, "
 		   "data).",
 	    fmt_size(x.peak).s, fmt_size(x.peak_fixed).s, fmt_size(x.peak_scaled).s);
+	if (x.device_total >= x.peak) {
+		_autofree_ char *title = xasprintf("By role at that peak, of the device's %s:",
+						   fmt_size(x.device_total).s);
+
+		role_bar(tx, 4, title, x.roles, x.device_total, 0, x.device_total - x.peak,
+			 "the rest of the device");
+	} else {
+		_autofree_ char *title = xasprintf("By role at that peak, %s past the device's "
+						   "%s:",
+						   fmt_size(x.peak - x.device_total).s,
+						   fmt_size(x.device_total).s);
+
+		role_bar(tx, 4, title, x.roles, x.peak, 0, 0, "");
+	}
 	if (x.state_too_big)
 		say(tx, 4, "  No batch fits: the fixed part alone is more than the room. A smaller "
 			   "model, parameters in bf16, or sharding (FSDP, ZeRO).");
