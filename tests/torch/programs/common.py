@@ -30,9 +30,27 @@ def figures(**extra):
 
 
 def emit(fig):
+    """Prints the figures, then lets autograd's device thread settle."""
     json.dump(fig, sys.stdout, sort_keys=True)
     sys.stdout.write("\n")
     sys.stdout.flush()
+    settle_autograd()
+
+
+def settle_autograd():
+    """Returns once autograd's CUDA thread has let go of every earlier
+    backward. When a backward fails (out of memory), torch raises in the
+    caller while that thread still holds the failed graph; its last
+    reference, dropped there, releases a Python object under the GIL.
+    Should the interpreter be finalizing by then, Python ends that thread
+    and the process aborts ("terminate called without an active
+    exception", about one run in fifteen on a loaded machine, with or
+    without memtrace: a race in torch). The thread takes its tasks in
+    order, so a backward through it returns only after it moved past
+    the failed one; this one has no elements and allocates nothing."""
+    if torch.cuda.is_initialized():
+        leaf = torch.empty(0, device="cuda", requires_grad=True)
+        (leaf * 2).backward(torch.empty(0, device="cuda"))
 
 
 class OomObserver:
