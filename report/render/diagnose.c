@@ -44,6 +44,25 @@ static bool beyond_device(const struct model_oom *o)
 	       trace_cause_beyond_device(o->requested, (uint64_t)o->device_total);
 }
 
+/* The call that failed mapped a piece of PyTorch's expandable segments:
+ * the allocator maps them in pieces of its own size (2 MiB for small
+ * tensors, 20 MiB for the others) whatever a tensor asks, so the sizes
+ * of the device-side allocations say nothing of the program's: twenty
+ * pieces of 20 MiB kept are no twenty equal requests, and pieces of 2 and
+ * 20 MiB are no batch that grew. The tensor's own request is the
+ * framework's (f->requested). */
+static bool expandable_piece(const struct model_oom *o)
+{
+	const struct model_framework *f = &o->framework;
+
+	if (!f->has || f->bfc)
+		return false;
+	for (size_t i = 0; i < f->n_segments; i++)
+		if (f->segments[i].expandable)
+			return true;
+	return false;
+}
+
 static uint64_t oom_total(const struct model *m, const struct model_oom *o)
 {
 	if (o->has_device_total && o->device_total > 0)
@@ -527,7 +546,7 @@ static const struct model_group *repeated_holder(const struct trace *t,
 	const struct trace_frame *user;
 	uint32_t depth;
 
-	if (!failed)
+	if (!failed || expandable_piece(o))
 		return NULL;
 	/* the same user's frame: a failing call's native stack differs from
 	 * the successful ones' (an allocator's retry path) */
@@ -867,7 +886,10 @@ static void rule_cache_too_big(const struct trace *t, const struct model *m,
 	uint64_t total = oom_total(m, o);
 	uint64_t others = o->has_unexplained ? o->unexplained_bytes : 0;
 	uint64_t cached = sat_sub(f->reserved, f->allocated);
-	uint64_t need = a->step + o->requested;
+	/* the tensor's request, not the piece of it that failed to map */
+	uint64_t asked = f->has_request ? f->requested : o->requested;
+	uint64_t need = a->step + asked;
+	bool pieces = expandable_piece(o);
 	/* the process's device memory but the line's tensors: the other
 	 * lines' tensors, the cache's free blocks, the rest (workspaces) */
 	uint64_t held_else = sat_sub(o->live_bytes, a->step);
@@ -895,7 +917,9 @@ static void rule_cache_too_big(const struct trace *t, const struct model *m,
 	if (others)
 		outside = xasprintf("; and %s in use on the device the process did not allocate",
 				    fmt_size(others).s);
-	if (o->has_request_rounds && o->request_rounds.max_alloc < o->requested) {
+	if (pieces) {
+		/* the device-side sizes are the allocator's pieces */
+	} else if (o->has_request_rounds && o->request_rounds.max_alloc < o->requested) {
 		_autofree_ char *w = render_stack_label(t, o->stack, true);
 
 		scale = xasprintf("; the failing request scales with the batch or input: %s asked "
@@ -929,7 +953,7 @@ static void rule_cache_too_big(const struct trace *t, const struct model *m,
 			  "tensors%s, %s free in PyTorch's cache (its largest free block %s), %s "
 			  "besides (workspaces)%s%s",
 			  beyond ? beyond : "", fmt_size(a->step).s, where,
-			  fmt_size(o->requested).s, fmt_size(need).s, fmt_size(room).s,
+			  fmt_size(asked).s, fmt_size(need).s, fmt_size(room).s,
 			  fmt_size(total).s, fmt_size(held_else).s, fmt_size(a->others).s,
 			  held ? held : "", fmt_size(cached).s, fmt_size(f->largest_free).s,
 			  fmt_size(rest).s, outside ? outside : "", scale ? scale : ""),
