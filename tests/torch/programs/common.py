@@ -37,20 +37,33 @@ def emit(fig):
     settle_autograd()
 
 
+_SETTLED = []  # settle_autograd's tensors, kept to the end (below)
+
+
 def settle_autograd():
     """Returns once autograd's CUDA thread has let go of every earlier
-    backward. When a backward fails (out of memory), torch raises in the
-    caller while that thread still holds the failed graph; its last
-    reference, dropped there, releases a Python object under the GIL.
-    Should the interpreter be finalizing by then, Python ends that thread
-    and the process aborts ("terminate called without an active
-    exception", about one run in fifteen on a loaded machine, with or
-    without memtrace: a race in torch). The thread takes its tasks in
-    order, so a backward through it returns only after it moved past
-    the failed one; this one has no elements and allocates nothing."""
+    backward. Each backward's graph holds a Python object: torch 2.15's
+    backward() puts a copy of the caller's contextvars in the graph's
+    thread-local state (torch.autograd.graph._engine_run_backward), and
+    when a backward fails (out of memory) the nodes' saved Python tensors
+    too. Whichever thread drops the graph last releases them, under the
+    GIL; should that be autograd's thread while the interpreter is
+    finalizing, Python ends the thread and the process aborts ("terminate
+    called without an active exception": about one run in fifteen of
+    holdout/oom_grow.py on a loaded machine, with or without memtrace; a
+    race in torch). That thread takes its tasks in order, so a backward
+    through it returns only after it moved past the earlier ones. This one
+    has no elements and allocates nothing; it goes to the engine itself,
+    so that its graph holds no contextvars, and its tensors stay
+    referenced from here: whoever drops its graph releases no Python
+    object."""
     if torch.cuda.is_initialized():
         leaf = torch.empty(0, device="cuda", requires_grad=True)
-        (leaf * 2).backward(torch.empty(0, device="cuda"))
+        grad = torch.empty(0, device="cuda")
+        out = leaf * 2
+        _SETTLED.append((leaf, grad, out))
+        torch.autograd.Variable._execution_engine.run_backward(
+            (out,), (grad,), False, False, (), allow_unreachable=True, accumulate_grad=True)
 
 
 class OomObserver:
