@@ -92,3 +92,23 @@ def run(build, step, steps=3):
     state = None
     gc.collect()
     torch.cuda.synchronize()
+    settle_autograd()
+
+
+_SETTLED = []
+
+
+def settle_autograd():
+    """Returns once autograd's CUDA thread has dropped every earlier
+    backward's graph, each of which holds a Python object (torch 2.15 puts
+    the caller's contextvars in it); one dropped there while the
+    interpreter finalizes aborts the process. The thread takes its tasks
+    in order; this backward, through the engine itself (no contextvars)
+    and with its tensors kept, releases nothing Python owns (as
+    tests/torch/programs/common.py's)."""
+    leaf = torch.empty(0, device="cuda", requires_grad=True)
+    grad = torch.empty(0, device="cuda")
+    out = leaf * 2
+    _SETTLED.append((leaf, grad, out))
+    torch.autograd.Variable._execution_engine.run_backward(
+        (out,), (grad,), False, False, (), allow_unreachable=True, accumulate_grad=True)
