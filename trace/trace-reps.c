@@ -94,6 +94,29 @@ static bool count_passes(const struct trace_rep_tensor *t, size_t n, bool open, 
 	return true;
 }
 
+/* Some line at this level comes round: TRACE_GROWTH_MIN_ROUNDS passes. */
+static bool comes_round(const struct map *lines)
+{
+	size_t pos = 0;
+	uint64_t k;
+	void *v;
+
+	while (map_next(lines, &pos, &k, &v))
+		if (((const struct line *)v)->passes >= TRACE_GROWTH_MIN_ROUNDS)
+			return true;
+	return false;
+}
+
+/* The most user frames a tensor has. */
+static uint32_t deepest(const struct trace_rep_tensor *t, size_t n)
+{
+	uint32_t d = 0;
+
+	for (size_t i = 0; i < n; i++)
+		d = t[i].depth > d ? t[i].depth : d;
+	return d;
+}
+
 static bool grew(const struct line *l, uint64_t floor)
 {
 	if (l->kept < TRACE_GROWTH_MIN_ROUNDS || l->kept_bytes < floor)
@@ -163,6 +186,13 @@ bool trace_reps_growth(const struct trace_rep_tensor *tensors, size_t n, bool op
 	out->level = level_of(tensors, n);
 	map_init(&lines, sizeof(struct line));
 	ok = count_passes(tensors, n, open, out->level, &lines);
+	/* no line comes round there: the loop is further in (a model built
+	 * at the script's level, then trained in a function's loop) */
+	while (ok && !comes_round(&lines) && out->level + 1 < deepest(tensors, n)) {
+		map_fini(&lines);
+		map_init(&lines, sizeof(struct line));
+		ok = count_passes(tensors, n, open, ++out->level, &lines);
+	}
 	while (ok && map_next(&lines, &pos, &k, &v)) {
 		const struct line *l = v;
 

@@ -5,7 +5,9 @@
  * in `models.append(build_model())`, the lines of a training loop coming
  * round again. The level of the program where lines repeat is the
  * outermost frame at which the tensors' frames differ (a script's loop,
- * or a loop inside main()). A pass of a line is its tensors made one
+ * or a loop inside main()) and some line comes round at least
+ * TRACE_GROWTH_MIN_ROUNDS times (a model built at the script's level,
+ * then trained in a function's loop: that loop). A pass of a line is its tensors made one
  * after another, until a tensor of another line at that level: a module's
  * 24 layers built from one line are one pass. A line grew when at least
  * TRACE_GROWTH_MIN_ROUNDS of its passes left tensors live at the moment

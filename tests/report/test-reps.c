@@ -103,6 +103,32 @@ START_TEST(test_loop_in_main)
 }
 END_TEST
 
+START_TEST(test_loop_in_a_function)
+{
+	static struct prog p;
+	struct trace_rep_growth g;
+
+	/* the model built at the script's level, then trained in a function
+	 * the script calls once: the script's lines differ (the build, the
+	 * call) but none comes round; the loop is one level in */
+	p.n = 0;
+	make(&p, false, BUILD, 100, true);
+	for (int i = 0; i < 6; i++)
+		step(&p, true, i, 6, true);
+	ck_assert(trace_reps_growth(p.t, p.n, false, 1, &g));
+	ck_assert_uint_eq(g.level, 1);
+	ck_assert_uint_eq(g.key, VAL);
+	ck_assert_uint_eq(g.kept, 6);
+	ck_assert_uint_eq(g.per_pass, 5000);
+	/* the same, keeping nothing: no growth one level in either */
+	p.n = 0;
+	make(&p, false, BUILD, 100, true);
+	for (int i = 0; i < 6; i++)
+		step(&p, true, i, 6, false);
+	ck_assert(!trace_reps_growth(p.t, p.n, false, 1, &g));
+}
+END_TEST
+
 START_TEST(test_builds_kept)
 {
 	static struct prog p;
@@ -178,6 +204,7 @@ Suite *reps_suite(void)
 	tcase_add_test(tc, test_graph_kept_each_step);
 	tcase_add_test(tc, test_nothing_kept);
 	tcase_add_test(tc, test_loop_in_main);
+	tcase_add_test(tc, test_loop_in_a_function);
 	tcase_add_test(tc, test_builds_kept);
 	tcase_add_test(tc, test_epoch_not_batch);
 	tcase_add_test(tc, test_warm_up);

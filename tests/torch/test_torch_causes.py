@@ -85,6 +85,11 @@ class Causes(base.TorchTest):
         """A validation loss appended with its graph, every step, until OOM."""
         self.check_growth("gpt_val_loss", "val", "loss.item()", oom=True)
 
+    def test_kept_logits(self):
+        """The model built at the script's level, the loop in a function:
+        each step's logits appended on the device until OOM."""
+        self.check_growth("kept_logits", "forward", "detach()", oom=True)
+
     def test_lstm_lm(self):
         """cuDNN off: evaluate() without no_grad, its loss kept per epoch."""
         self.check_growth("lstm_lm", "eval", "torch.no_grad()", oom=False)
