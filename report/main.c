@@ -465,6 +465,10 @@ static int run_model(struct loaded *l, bool progress, struct moment_request mome
 	for (size_t i = 0; i < l->t.n_devices; i++)
 		model_device_info(&l->m, l->t.devices[i].id, l->t.devices[i].total_bytes,
 				  l->t.devices[i].has_free, l->t.devices[i].free_bytes_at_first_use);
+	for (size_t i = 0; i < l->t.n_apis; i++) {
+		if (l->t.apis[i].name && strcmp(l->t.apis[i].name, "XlaPjrt") == 0)
+			l->m.xla_arrays_api = l->t.apis[i].id;
+	}
 	render_meta_int(&l->t, "end_monotonic_ns", &duration);
 	model_timeline_init(&l->tl, duration);
 	l->m.timeline = &l->tl;

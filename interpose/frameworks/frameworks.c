@@ -1,7 +1,8 @@
 /* The table of framework adapters (frameworks.def) and the one entry of
  * each kind the layers above call: the poll after an allocation, a line
- * on stderr, an exception raised into Python. On top of the adapters,
- * which call only what they share (framework-base.c). */
+ * on stderr, an exception raised into Python, a symbol looked up on a
+ * library handle. On top of the adapters, which call only what they share
+ * (framework-base.c). */
 #include "frameworks.h"
 
 #include <errno.h>
@@ -74,4 +75,16 @@ void mt_frameworks_raised(const void *type, const void *value)
 		if (rows[i]->raised && rows[i]->raised(type, value))
 			return;
 	}
+}
+
+void *mt_frameworks_symbol(const char *name, void *p)
+{
+	for (unsigned i = 0; p && name && i < ROWS; i++) {
+		if (rows[i]->symbol) {
+			void *q = rows[i]->symbol(name, p);
+			if (q != p)
+				return q;
+		}
+	}
+	return p;
 }

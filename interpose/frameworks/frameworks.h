@@ -53,6 +53,10 @@ struct mt_framework {
 	 * type and value, value not NULL): true when it is this framework's;
 	 * no later row sees it. */
 	bool (*raised)(const void *type, const void *value);
+	/* A symbol looked up with dlsym on a library handle (name), p the
+	 * answer (not NULL): what to hand back instead, or p; the first row
+	 * that answers other than p has it. */
+	void *(*symbol)(const char *name, void *p);
 };
 
 /* The settings and callbacks, and each adapter's init (preload.c's
@@ -74,6 +78,9 @@ static inline void mt_frameworks_poll(void)
  * takes it (hook-log.c). */
 void mt_frameworks_stderr(const char *text, size_t len);
 void mt_frameworks_raised(const void *type, const void *value);
+/* dlsym on a library handle answered p for name: what the program gets
+ * (hook-dl.c). */
+void *mt_frameworks_symbol(const char *name, void *p);
 
 /* ---- framework-base.c: what the adapters share ---- */
 /* The settings and callbacks (mt_frameworks_init). */

@@ -1,7 +1,9 @@
 /* dlsym, the route TensorFlow, XLA, JAX and every runtime take to driver
  * functions: dlopen("libcuda.so.1") and dlsym on that handle, which never
  * meets our exported symbols. On a library handle we hand back our wrapper
- * for any function we hook. On the pseudo-handles RTLD_DEFAULT and
+ * for any function we hook, or what a framework adapter hands back for one
+ * of its entry points (mt_frameworks_symbol: XLA's GetPjrtApi,
+ * frameworks/xla-pjrt.c). On the pseudo-handles RTLD_DEFAULT and
  * RTLD_NEXT the answer depends on who is asking, which glibc reads from the
  * return address: those calls are passed on as a tail call, so glibc sees
  * our caller, and the global scope already holds our wrappers.
@@ -44,7 +46,9 @@ void *mt_real_dlsym(void *handle, const char *name)
 static __attribute__((noinline)) void *lookup_on_handle(dlsym_fn fn, void *handle,
 							const char *name)
 {
-	return mt_wrap_symbol(name, fn(handle, name));
+	void *p = fn(handle, name);
+	void *ours = mt_wrap_symbol(name, p);
+	return ours != p ? ours : mt_frameworks_symbol(name, p);
 }
 
 MT_EXPORT __attribute__((optimize("O2", "omit-frame-pointer", "optimize-sibling-calls"))) void *

@@ -847,7 +847,10 @@ const struct mt_event *mt_answer_event(struct mt_answer *a, const struct mt_even
 		a->last_oom_ns = time_ns;
 		return NULL;
 	default:
-		cache_event(a, ev);
+		/* JAX's arrays (frameworks/xla-pjrt.c): not a cache's blocks, not
+		 * modelled here yet */
+		if (ev->api != MT_API_XlaPjrt)
+			cache_event(a, ev);
 		return NULL;
 	}
 }

@@ -18,7 +18,7 @@
 
 void model_init(struct model *m)
 {
-	*m = (struct model){ 0 };
+	*m = (struct model){ .xla_arrays_api = -1 };
 	for (size_t i = 0; i < SITE_KINDS; i++)
 		map_init(&m->site_index[i], sizeof(uint32_t));
 	map_init(&m->site_stacks, 0);
@@ -479,6 +479,12 @@ void model_feed(struct model *m, const struct trace_event *ev)
 	case MT_EV_TENSOR_ALLOC:
 	case MT_EV_TENSOR_FREE_REQUESTED:
 	case MT_EV_TENSOR_FREE:
+		if (ev->api == m->xla_arrays_api) {
+			m->xla_array_events++; /* not PyTorch's tensors: not modelled yet */
+			break;
+		}
+		model_torch_event(m, ev);
+		break;
 	case MT_EV_CACHE_SEGMENT_ALLOC:
 	case MT_EV_CACHE_SEGMENT_FREE:
 	case MT_EV_CACHE_SEGMENT_MAP:

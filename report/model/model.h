@@ -485,6 +485,11 @@ struct model {
 	uint64_t untracked_allocs; /* allocations without address or memory kind */
 	uint64_t unknown_events;   /* event kinds this version does not know */
 	uint64_t tensor_events;    /* a framework allocator's actions (MT_EV_TENSOR_*, MT_EV_CACHE_*) */
+	/* JAX's arrays in XLA's arena (api XlaPjrt, interpose/frameworks/
+	 * xla-pjrt.c): not modelled yet, only counted; the caller sets the
+	 * api's id before the events (-1: the trace has none) */
+	int64_t xla_arrays_api;
+	uint64_t xla_array_events;
 	struct model_torch *torch; /* their state (model-torch.c); NULL: none */
 	struct model_framework framework_peak; /* when its reserved bytes peaked (a BFC arena: its allocated bytes) */
 	struct model_framework framework_end;
